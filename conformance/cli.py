@@ -1,0 +1,135 @@
+"""`dra-conformance` command line: cluster, driver, profile and run subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from conformance.errors import ConformanceError
+
+DEFAULT_CLUSTER = "dra-conformance"
+
+
+def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
+    cluster = sub.add_parser("cluster", help="create, inspect and delete the kind cluster")
+    csub = cluster.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    up = csub.add_parser("up", help="create a DRA-ready kind cluster (or reuse a healthy one)")
+    up.add_argument("--name", default=DEFAULT_CLUSTER, help="cluster name (default %(default)s)")
+    up.add_argument("--workers", type=int, default=2, help="worker nodes (default %(default)s)")
+    up.add_argument("--k8s", default="v1.37.2", help="Kubernetes version (default %(default)s)")
+    mode = up.add_mutually_exclusive_group()
+    mode.add_argument("--offline", dest="offline", action="store_const", const=True,
+                      help="build the node image here from Go modules and Debian packages")
+    mode.add_argument("--online", dest="offline", action="store_const", const=False,
+                      help="use the official kindest/node image from a registry")
+    up.add_argument("--retain", action="store_true", help="keep nodes of a failed create")
+    up.set_defaults(func=_cluster_up)
+
+    image = csub.add_parser("image", help="build the offline node image (no-op when present)")
+    image.add_argument("--k8s", default="v1.37.2")
+    image.set_defaults(func=_cluster_image)
+
+    for action, helptext, func in (
+        ("down", "delete the cluster", _cluster_down),
+        ("status", "nodes, version, served DRA resources, enabled gates", _cluster_status),
+        ("kubeconfig", "print the kubeconfig path", _cluster_kubeconfig),
+    ):
+        p = csub.add_parser(action, help=helptext)
+        p.add_argument("--name", default=DEFAULT_CLUSTER)
+        p.set_defaults(func=func)
+
+
+def _cluster_up(args: argparse.Namespace) -> int:
+    from conformance.cluster import kind
+
+    cluster = kind.up(name=args.name, workers=args.workers, kubernetes=args.k8s,
+                      offline=args.offline, retain=args.retain)
+    print(cluster.kubeconfig)
+    return 0
+
+
+def _cluster_image(args: argparse.Namespace) -> int:
+    from conformance.cluster import host, nodeimage
+    from conformance.cluster.versions import NodeVersions, cache_root
+    from conformance.progress import Progress
+
+    progress = Progress()
+    host.prepare_host(progress, cache_root() / "logs")
+    print(nodeimage.build_node_image(NodeVersions(kubernetes=args.k8s), progress))
+    return 0
+
+
+def _existing_kind_cluster(name: str):
+    from conformance.cluster import kind
+
+    path = kind.kubeconfig_path(name)
+    if not path.exists():
+        raise ConformanceError(f"no cluster named {name!r} was created by dra-conformance",
+                               f"create it with: dra-conformance cluster up --name {name}")
+    return path
+
+
+def _cluster_down(args: argparse.Namespace) -> int:
+    from conformance.cluster import kind
+    from conformance.progress import Progress
+
+    progress = Progress()
+    cluster = kind.cluster_for(args.name, 1, "v1.37.2", True, progress)
+    with progress.stage(f"delete cluster {args.name}"):
+        cluster.delete()
+    return 0
+
+
+def _cluster_kubeconfig(args: argparse.Namespace) -> int:
+    print(_existing_kind_cluster(args.name))
+    return 0
+
+
+def _cluster_status(args: argparse.Namespace) -> int:
+    from conformance.cluster import status
+
+    print(status.describe(_existing_kind_cluster(args.name)))
+    return 0
+
+
+def build_parser(extra: Sequence[Callable[[argparse._SubParsersAction], None]] = ()
+                 ) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dra-conformance",
+        description="Conformance suite for Kubernetes DRA drivers: provision a kind cluster, "
+                    "install a driver from its profile, run the scenario suites, write a verdict.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_cluster_commands(sub)
+    for add in extra:
+        add(sub)
+    return parser
+
+
+def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
+    from conformance import cli_driver
+
+    return [cli_driver.add_driver_commands, cli_driver.add_profile_commands,
+            cli_driver.add_run_command]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        extra = _extra_commands()
+    except ImportError:
+        extra = []
+    args = build_parser(extra).parse_args(argv)
+    try:
+        return args.func(args)
+    except ConformanceError as exc:
+        print(f"dra-conformance: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("dra-conformance: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""Build the Go binaries of the node image from the Go module proxy, cached by version.
+
+Each component is built in a small wrapper module (`go mod init` + `go get`), because the
+upstream modules carry replace directives that `go install pkg@version` refuses. Outputs land in
+`<cache>/bin/<component>-<version>-<key>/`; a complete output directory is never rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.cluster.versions import NodeVersions, cache_root, digest
+from conformance.errors import BuildError, HostError
+from conformance.progress import Progress
+
+KUBERNETES_COMMANDS = (
+    "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy",
+    "kubelet", "kubeadm", "kubectl",
+)
+CONTAINERD_COMMANDS = ("containerd", "ctr", "containerd-shim-runc-v2")
+BUILD_DATE = "2026-01-01T00:00:00Z"  # fixed so rebuilds are reproducible
+
+
+@dataclass(frozen=True)
+class GoComponent:
+    name: str
+    version: str
+    module: str
+    packages: tuple[str, ...]
+    ldflags: str = "-s -w"
+    tags: tuple[str, ...] = ()
+    replaces: tuple[tuple[str, str], ...] = ()
+    extra_gomod_lines: tuple[str, ...] = ()
+    binaries: tuple[str, ...] = field(default=())
+
+    @property
+    def key(self) -> str:
+        return digest("go", self.name, self.version, self.module, self.packages, self.ldflags,
+                      self.tags, self.replaces, self.extra_gomod_lines, go_version())
+
+
+_GO_VERSION: str | None = None
+
+
+def go_binary() -> str:
+    go = shutil.which("go")
+    if go is None:
+        raise HostError("the Go toolchain (`go`) is not on PATH; it builds the node image",
+                        "install Go >= 1.26 (for example from the Go distribution) and retry")
+    return go
+
+
+def go_version() -> str:
+    global _GO_VERSION
+    if _GO_VERSION is None:
+        _GO_VERSION = subprocess.run([go_binary(), "env", "GOVERSION"], capture_output=True,
+                                     text=True, check=True).stdout.strip()
+    return _GO_VERSION
+
+
+def go_env() -> dict[str, str]:
+    cache = cache_root()
+    return {
+        **os.environ,
+        "GOCACHE": str(cache / "gocache"),
+        "GOFLAGS": "-mod=mod",
+        "CGO_ENABLED": "0",
+        "GOTOOLCHAIN": "local",
+    }
+
+
+def _version_ldflags(version: str) -> str:
+    major, minor = version.removeprefix("v").split(".")[:2]
+    flags = ["-s", "-w"]
+    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
+        flags += [
+            f"-X {pkg}.gitVersion={version}", f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitMinor={minor}",
+            f"-X {pkg}.gitCommit=0000000000000000000000000000000000000000",
+            f"-X {pkg}.gitTreeState=clean", f"-X {pkg}.buildDate={BUILD_DATE}",
+        ]
+    return " ".join(flags)
+
+
+def _module_info(module: str, version: str, workdir: Path) -> dict:
+    out = _run([go_binary(), "mod", "download", "-json", f"{module}@{version}"], workdir,
+               stage=f"download {module}@{version}")
+    return json.loads(out)
+
+
+def _staging_replaces(v: NodeVersions, workdir: Path) -> tuple[tuple[str, str], ...]:
+    """Every `=> ./staging/...` replace of k8s.io/kubernetes, pointed at the tagged module."""
+    info = _module_info("k8s.io/kubernetes", v.kubernetes, workdir)
+    replaces = []
+    for line in Path(info["GoMod"]).read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == "=>" and parts[2].startswith("./staging/"):
+            replaces.append((parts[0], f"{parts[0]}@{v.staging}"))
+    if not replaces:
+        raise BuildError(f"no staging replaces found in k8s.io/kubernetes@{v.kubernetes} go.mod")
+    return tuple(replaces)
+
+
+def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return [
+        GoComponent(
+            name="kubernetes", version=v.kubernetes, module="k8s.io/kubernetes",
+            packages=tuple(f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS),
+            ldflags=_version_ldflags(v.kubernetes), replaces=_staging_replaces(v, workdir),
+            binaries=KUBERNETES_COMMANDS,
+        ),
+        GoComponent(
+            name="containerd", version=v.containerd, module="github.com/containerd/containerd/v2",
+            packages=tuple(f"github.com/containerd/containerd/v2/cmd/{c}"
+                           for c in CONTAINERD_COMMANDS),
+            ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version="
+                    f"{v.containerd} -X github.com/containerd/containerd/v2/version.Package="
+                    "github.com/containerd/containerd/v2",
+            tags=("no_aufs", "no_zfs", "no_btrfs", "no_devmapper"), binaries=CONTAINERD_COMMANDS,
+        ),
+        GoComponent(name="etcd", version=v.etcd, module="go.etcd.io/etcd/server/v3",
+                    packages=("go.etcd.io/etcd/server/v3",), binaries=("etcd",)),
+        GoComponent(name="kind", version=v.kind, module="sigs.k8s.io/kind",
+                    packages=("sigs.k8s.io/kind",), binaries=("kind",)),
+    ]
+
+
+def _run(cmd: list[str], cwd: Path, stage: str, log: Path | None = None) -> str:
+    result = subprocess.run(cmd, cwd=cwd, env=go_env(), capture_output=True, text=True)
+    if log is not None:
+        log.write_text(result.stdout + result.stderr)
+    if result.returncode != 0:
+        excerpt = "\n".join((result.stderr or result.stdout).strip().splitlines()[-25:])
+        raise BuildError(f"stage '{stage}' failed ({' '.join(cmd[:3])} ...):\n{excerpt}",
+                         f"full log: {log}" if log else "")
+    return result.stdout
+
+
+def output_dir(component: GoComponent) -> Path:
+    return cache_root() / "bin" / f"{component.name}-{component.version}-{component.key}"
+
+
+def is_built(component: GoComponent) -> bool:
+    out = output_dir(component)
+    return all((out / b).is_file() for b in component.binaries)
+
+
+def build(component: GoComponent, progress: Progress) -> Path:
+    """Build one component unless its output directory is complete; return that directory."""
+    out = output_dir(component)
+    if is_built(component):
+        return out
+    work = cache_root() / "gobuild" / f"{component.name}-{component.version}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    go = go_binary()
+    log = work / "build.log"
+    with progress.stage(f"go build {component.name} {component.version}"):
+        _run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
+        for old, new in component.replaces:
+            _run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit")
+        _run([go, "get", f"{component.module}@{component.version}"], work,
+             f"go get {component.module}@{component.version}", log)
+        if component.name == "kubernetes":
+            _copy_godebug(component, work)
+        tmp_out = out.with_name(out.name + ".tmp")
+        shutil.rmtree(tmp_out, ignore_errors=True)
+        tmp_out.mkdir(parents=True)
+        cmd = [go, "build", "-trimpath", "-ldflags", component.ldflags]
+        if component.tags:
+            cmd += ["-tags", ",".join(component.tags)]
+        if len(component.packages) == 1:
+            cmd += ["-o", str(tmp_out / component.binaries[0]), component.packages[0]]
+        else:
+            cmd += ["-o", str(tmp_out) + "/", *component.packages]
+        _run(cmd, work, f"go build {component.name}", log)
+        shutil.rmtree(out, ignore_errors=True)
+        tmp_out.rename(out)
+    return out
+
+
+def _copy_godebug(component: GoComponent, work: Path) -> None:
+    """k8s.io/kubernetes sets a `godebug default=...` line its binaries depend on."""
+    info = _module_info(component.module, component.version, work)
+    lines = [ln for ln in Path(info["GoMod"]).read_text().splitlines()
+             if ln.startswith("godebug ")]
+    if lines:
+        with open(work / "go.mod", "a") as f:
+            f.write("\n" + "\n".join(lines) + "\n")
+
+
+def build_all(v: NodeVersions, progress: Progress) -> dict[str, Path]:
+    work = cache_root() / "gobuild"
+    return {c.name: build(c, progress) for c in components(v, work)}

@@ -1,0 +1,163 @@
+"""Images the harness itself needs in the cluster, built locally (offline and online alike):
+the workload image (busybox from Debian's busybox-static) and the fake driver image (Debian
+python3 + pip packages + the driver package). Loaded into the kind nodes on demand."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conformance.cluster import docker_client, rootfs
+from conformance.cluster.tarbuild import TarBuilder
+from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest
+from conformance.errors import BuildError, HostError
+from conformance.progress import Progress
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+WORKLOAD_REPOSITORY = "localhost/dra-conformance/workload"
+DRIVER_REPOSITORY = "localhost/dra-conformance/fake-driver"
+PYTHON_BASE_REPOSITORY = "localhost/dra-conformance/python-base"
+PYTHON_PACKAGES = ("python3", "ca-certificates")
+
+
+def _busybox() -> Path:
+    for candidate in (Path("/bin/busybox"), Path("/usr/bin/busybox")):
+        if candidate.exists():
+            return candidate
+    raise HostError("busybox (static) is needed for the workload image",
+                    "apt-get install busybox-static")
+
+
+def _file_digest(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            if "__pycache__" in f.parts:
+                continue
+            h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def workload_image_ref() -> str:
+    return f"{WORKLOAD_REPOSITORY}:{digest('workload', _file_digest(_busybox()))}"
+
+
+def build_workload_image(progress: Progress) -> str:
+    ref = workload_image_ref()
+    if docker_client.image_exists(ref):
+        return ref
+    busybox = _busybox()
+    applets = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    with progress.stage("build workload image"):
+        tar = TarBuilder()
+        tar.add_file("bin/busybox", busybox, 0o755)
+        for applet in applets:
+            if applet != "busybox":
+                tar.add_symlink(f"bin/{applet}", "busybox")
+        for d in ("etc", "proc", "sys", "dev"):
+            tar.add_dir(d)
+        tar.add_dir("tmp", 0o1777)
+        data = tar.close()
+        repo, tag = ref.rsplit(":", 1)
+        docker_client.client().api.import_image_from_data(
+            data.read(), repository=repo, tag=tag,
+            changes=["ENV PATH=/bin", 'ENTRYPOINT ["/bin/sh", "-c"]', 'CMD ["env"]'])
+    return ref
+
+
+def python_base_ref() -> str:
+    return f"{PYTHON_BASE_REPOSITORY}:{digest('python-base', DEBIAN_SUITE, PYTHON_PACKAGES)}"
+
+
+def build_python_base(progress: Progress) -> str:
+    ref = python_base_ref()
+    if docker_client.image_exists(ref):
+        return ref
+    return rootfs.import_debootstrap_image(ref, DEBIAN_SUITE, PYTHON_PACKAGES,
+                                           "python-base", progress)
+
+
+def _pip_site(requirements: Path, progress: Progress) -> Path:
+    key = digest("pip", requirements.read_text(), sys.version_info[:2])
+    site = cache_root() / "pip-site" / key
+    if (site / ".complete").exists():
+        return site
+    with progress.stage("pip install driver dependencies for the image"):
+        shutil.rmtree(site, ignore_errors=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
+             "--disable-pip-version-check", "--target", str(site), "-r", str(requirements)],
+            capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"pip install for the driver image failed:\n{result.stderr[-1500:]}",
+                             "check that PyPI (or your mirror) is reachable")
+        (site / ".complete").write_text("")
+    return site
+
+
+def _generate_driver_stubs() -> None:
+    result = subprocess.run([sys.executable, "-m", "fakedriver.protogen"], capture_output=True,
+                            text=True, cwd=REPO_ROOT / "drivers/fake")
+    if result.returncode != 0:
+        raise BuildError(f"generating the driver's gRPC stubs failed:\n{result.stderr[-1500:]}",
+                         "pip install grpcio-tools")
+
+
+def driver_image_ref(package: Path, requirements: Path) -> str:
+    return f"{DRIVER_REPOSITORY}:{digest('driver', _file_digest(package, requirements))}"
+
+
+def build_driver_image(progress: Progress) -> str:
+    """The fake driver image: python-base + pip site + the `fakedriver` package (with stubs)."""
+    package = REPO_ROOT / "drivers/fake/fakedriver"
+    requirements = REPO_ROOT / "drivers/fake/image-requirements.txt"
+    _generate_driver_stubs()
+    ref = driver_image_ref(package, requirements)
+    if docker_client.image_exists(ref):
+        return ref
+    base = build_python_base(progress)
+    site = _pip_site(requirements, progress)
+    client = docker_client.client()
+    with progress.stage("build fake driver image"):
+        container = client.containers.create(base, command=["true"])
+        try:
+            tar = TarBuilder()
+            tar.add_tree("opt/fakedriver/site", site)
+            for f in sorted(package.rglob("*")):
+                if f.is_file() and "__pycache__" not in f.parts:
+                    tar.add_file(f"opt/fakedriver/app/fakedriver/{f.relative_to(package)}", f,
+                                 0o644)
+            container.put_archive("/", tar.close())
+            repo, tag = ref.rsplit(":", 1)
+            container.commit(repository=repo, tag=tag, changes=[
+                "ENV PYTHONPATH=/opt/fakedriver/app:/opt/fakedriver/site",
+                "ENV PYTHONUNBUFFERED=1",
+                'ENTRYPOINT ["python3", "-m", "fakedriver"]',
+            ])
+        finally:
+            container.remove(force=True)
+    return ref
+
+
+def node_has_image(node: str, ref: str) -> bool:
+    container = docker_client.client().containers.get(node)
+    code, out = container.exec_run(["ctr", "-n", "k8s.io", "images", "ls", "-q", f"name=={ref}"])
+    return code == 0 and ref in out.decode()
+
+
+def load_into_cluster(kind_binary: Path, cluster: str, nodes: list[str], ref: str,
+                      progress: Progress) -> None:
+    missing = [n for n in nodes if not node_has_image(n, ref)]
+    if not missing:
+        return
+    with progress.stage(f"load {ref} into {len(missing)} node(s)"):
+        result = subprocess.run([str(kind_binary), "load", "docker-image", ref, "--name", cluster,
+                                 "--nodes", ",".join(missing)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"kind load docker-image {ref} failed:\n{result.stderr[-1500:]}")

@@ -1,0 +1,188 @@
+"""The kind cluster provider: create (online or offline image), reuse, status, delete."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from conformance.cluster import docker_client, gobuild, host, kindconfig, nodeimage
+from conformance.cluster.versions import NodeVersions, cache_root
+from conformance.errors import ClusterError
+from conformance.progress import Progress
+
+REGISTRY_PROBE = ("registry-1.docker.io", 443)
+
+
+def registry_reachable(timeout_s: float = 3.0) -> bool:
+    try:
+        with socket.create_connection(REGISTRY_PROBE, timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def kubeconfig_path(name: str) -> Path:
+    return cache_root() / "clusters" / name / "kubeconfig"
+
+
+def kind_binary(v: NodeVersions, progress: Progress) -> Path:
+    component = next(c for c in gobuild.components(v, cache_root() / "gobuild")
+                     if c.name == "kind")
+    return gobuild.build(component, progress) / "kind"
+
+
+@dataclass
+class KindCluster:
+    options: kindconfig.ClusterOptions
+    kind: Path
+    progress: Progress
+
+    @property
+    def name(self) -> str:
+        return self.options.name
+
+    @property
+    def kubeconfig(self) -> Path:
+        return kubeconfig_path(self.name)
+
+    def _kind(self, *args: str, check: bool = True, timeout: float | None = None
+              ) -> subprocess.CompletedProcess:
+        result = subprocess.run([str(self.kind), *args], capture_output=True, text=True,
+                                timeout=timeout)
+        if check and result.returncode != 0:
+            raise ClusterError(f"kind {' '.join(args)} failed:\n{_tail(result.stderr)}")
+        return result
+
+    def exists(self) -> bool:
+        out = self._kind("get", "clusters", check=False).stdout.split()
+        return self.name in out
+
+    def nodes(self) -> list[str]:
+        return self._kind("get", "nodes", "--name", self.name).stdout.split()
+
+    def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def healthy(self) -> bool:
+        if not self.kubeconfig.exists():
+            return False
+        result = self.kubectl("get", "nodes", "-o", "json", timeout=20)
+        if result.returncode != 0:
+            return False
+        items = json.loads(result.stdout)["items"]
+        return len(items) == 1 + self.options.workers and all(_node_ready(n) for n in items)
+
+    def export_logs(self, dest: Path) -> Path:
+        dest.mkdir(parents=True, exist_ok=True)
+        self._kind("export", "logs", str(dest), "--name", self.name, check=False, timeout=300)
+        return dest
+
+    def create(self, image: str, retain: bool, logs_dir: Path) -> None:
+        self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write(kindconfig.render(self.options))
+            config_file = f.name
+        args = ["create", "cluster", "--name", self.name, "--image", image, "--config",
+                config_file, "--kubeconfig", str(self.kubeconfig)]
+        if retain:
+            args.append("--retain")
+        try:
+            with self.progress.stage(f"kind create cluster {self.name} ({image})"):
+                self._kind(*args, timeout=900)
+            with self.progress.stage("wait for nodes Ready and kube-proxy"):
+                self.wait_ready(timeout_s=240)
+        except (ClusterError, subprocess.TimeoutExpired) as exc:
+            exported = self.export_logs(logs_dir / f"cluster-{self.name}-{int(time.time())}")
+            if not retain:
+                self.delete()
+            hint = "nodes kept (--retain): inspect with `docker exec`" if retain else \
+                "re-run with --retain to keep the failed nodes"
+            raise ClusterError(f"cluster {self.name} did not come up: {exc}",
+                               f"node logs: {exported}; {hint}") from exc
+        finally:
+            os.unlink(config_file)
+
+    def wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        last = ""
+        while time.monotonic() < deadline:
+            nodes = self.kubectl("get", "nodes", "-o", "json")
+            proxies = self.kubectl("get", "pods", "-n", "kube-system", "-l",
+                                   "k8s-app=kube-proxy", "-o", "json")
+            if nodes.returncode == 0 and proxies.returncode == 0:
+                items = json.loads(nodes.stdout)["items"]
+                pods = json.loads(proxies.stdout)["items"]
+                ready = [n["metadata"]["name"] for n in items if _node_ready(n)]
+                running = [p for p in pods if p["status"].get("phase") == "Running"]
+                last = (f"nodes ready {len(ready)}/{len(items)}, kube-proxy running "
+                        f"{len(running)}/{len(pods)}")
+                if items and len(ready) == len(items) == 1 + self.options.workers \
+                        and len(running) == len(items):
+                    return
+            else:
+                last = _tail(nodes.stderr or proxies.stderr, 3)
+            time.sleep(2)
+        raise ClusterError(f"timed out after {timeout_s:.0f}s waiting for Ready nodes; "
+                           f"last state: {last}")
+
+    def delete(self) -> None:
+        self._kind("delete", "cluster", "--name", self.name, "--kubeconfig",
+                   str(self.kubeconfig), check=False, timeout=300)
+        if self.kubeconfig.exists():
+            self.kubeconfig.unlink()
+
+
+def _node_ready(node: dict) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True"
+               for c in node.get("status", {}).get("conditions", []))
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join((text or "").strip().splitlines()[-lines:])
+
+
+def cluster_for(name: str, workers: int, kubernetes: str, offline: bool,
+                progress: Progress) -> KindCluster:
+    v = NodeVersions(kubernetes=kubernetes)
+    opts = kindconfig.ClusterOptions(name=name, workers=workers, kubernetes=kubernetes,
+                                     offline=offline, cgroup_v1=kindconfig.host_uses_cgroup_v1())
+    return KindCluster(opts, kind_binary(v, progress), progress)
+
+
+def decide_offline(kubernetes: str, offline: bool | None) -> bool:
+    """Explicit choice wins; a locally built node image means offline; else probe a registry."""
+    if offline is not None:
+        return offline
+    if docker_client.image_exists(nodeimage.node_image_ref(NodeVersions(kubernetes=kubernetes))):
+        return True
+    return not registry_reachable()
+
+
+def up(name: str = "dra-conformance", workers: int = 2, kubernetes: str = "v1.37.2",
+       offline: bool | None = None, retain: bool = False, progress: Progress | None = None,
+       logs_dir: Path = Path("reports")) -> KindCluster:
+    """Create the cluster, or reuse a healthy one of the same name."""
+    progress = progress or Progress()
+    host.prepare_host(progress, cache_root() / "logs")
+    offline = decide_offline(kubernetes, offline)
+    cluster = cluster_for(name, workers, kubernetes, offline, progress)
+    if cluster.exists():
+        if cluster.healthy():
+            progress.note(f"reusing healthy cluster {name}")
+            return cluster
+        progress.note(f"cluster {name} exists but is not healthy: deleting it")
+        cluster.delete()
+    if offline:
+        image = nodeimage.build_node_image(NodeVersions(kubernetes=kubernetes), progress)
+    else:
+        image = f"kindest/node:{kubernetes}"
+    cluster = replace(cluster, options=replace(cluster.options, offline=offline))
+    cluster.create(image, retain, logs_dir)
+    return cluster

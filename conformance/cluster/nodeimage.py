@@ -1,0 +1,193 @@
+"""Assemble the kind node image offline: bookworm rootfs + Go-built binaries + preloaded images.
+
+This is what `kind build node-image` does, minus its registry fetches: start a container from
+the base rootfs, copy files in, import the control-plane images into the node's containerd, and
+commit the container with kind's entrypoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from conformance.cluster import docker_client, gobuild, rootfs
+from conformance.cluster.tarbuild import TarBuilder
+from conformance.cluster.versions import NodeVersions, cache_root, node_image_key
+from conformance.errors import BuildError
+from conformance.progress import Progress
+
+NODE_REPOSITORY = "localhost/dra-conformance/node"
+COMPONENTS_REPOSITORY = "localhost/dra-conformance/k8s-components"
+ASSETS = ("node-setup.sh", "dra-cni.sh", "dra-cni.service")
+KIND_SCRIPT_DIRS = ("usr/local/bin/", "kind/bin/")
+
+
+def _assets_digest() -> str:
+    h = hashlib.sha256()
+    for name in ASSETS:
+        h.update(resources.files("conformance.cluster.assets").joinpath(name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def node_image_ref(v: NodeVersions) -> str:
+    return f"{NODE_REPOSITORY}:{v.kubernetes}-{node_image_key(v, _assets_digest())}"
+
+
+def kind_module_dir(v: NodeVersions) -> Path:
+    out = subprocess.run([gobuild.go_binary(), "mod", "download", "-json",
+                          f"sigs.k8s.io/kind@{v.kind}"], capture_output=True, text=True,
+                         env=gobuild.go_env(), cwd=cache_root())
+    if out.returncode != 0:
+        raise BuildError(f"cannot download sigs.k8s.io/kind@{v.kind}: {out.stderr[-1000:]}")
+    return Path(json.loads(out.stdout)["Dir"])
+
+
+def kubeadm_images(kubeadm: Path, v: NodeVersions) -> list[str]:
+    """The exact image names kubeadm will ask the kubelet for."""
+    out = subprocess.run([str(kubeadm), "config", "images", "list", "--kubernetes-version",
+                          v.kubernetes], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise BuildError(f"kubeadm config images list failed: {out.stderr[-1000:]}")
+    return [line.strip() for line in out.stdout.splitlines() if line.strip().count("/")]
+
+
+def _commit(container, ref: str, changes: list[str]) -> None:
+    repo, tag = ref.rsplit(":", 1)
+    container.commit(repository=repo, tag=tag, changes=changes)
+
+
+def build_pause_image(k8s_module: Path, ref_names: list[str], progress: Progress) -> None:
+    """Compile kubernetes' own pause.c statically and wrap it in a one-file image."""
+    if all(docker_client.image_exists(r) for r in ref_names):
+        return
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise BuildError("gcc is needed to build the pause image", "apt-get install gcc libc6-dev")
+    with progress.stage("build pause image"), tempfile.TemporaryDirectory() as tmp:
+        source = k8s_module / "build/pause/linux/pause.c"
+        binary = Path(tmp) / "pause"
+        result = subprocess.run([gcc, "-Os", "-static", "-o", str(binary), str(source),
+                                 "-DVERSION=dra-conformance"], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise BuildError(f"compiling pause.c failed:\n{result.stderr[-1500:]}")
+        tar = TarBuilder()
+        tar.add_file("pause", binary, 0o755)
+        data = tar.close()
+        client = docker_client.client()
+        repo, tag = ref_names[0].rsplit(":", 1)
+        client.api.import_image_from_data(data.read(), repository=repo, tag=tag,
+                                          changes=['ENTRYPOINT ["/pause"]'])
+        image = client.images.get(ref_names[0])
+        for other in ref_names[1:]:
+            image.tag(*other.rsplit(":", 1))
+
+
+def build_components_image(base_ref: str, bins: dict[str, Path], tags: list[str],
+                           progress: Progress) -> None:
+    """One image holding apiserver, controller-manager, scheduler, proxy and etcd, tagged with
+    every name kubeadm uses: their manifests all give an explicit command, so one image serves."""
+    if all(docker_client.image_exists(t) for t in tags):
+        return
+    client = docker_client.client()
+    with progress.stage("build control-plane component image"):
+        container = client.containers.create(base_ref, command=["true"])
+        try:
+            tar = TarBuilder()
+            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                         "kube-proxy"):
+                tar.add_file(f"usr/local/bin/{name}", bins["kubernetes"] / name, 0o755)
+            tar.add_file("usr/local/bin/etcd", bins["etcd"] / "etcd", 0o755)
+            container.put_archive("/", tar.close())
+            _commit(container, tags[0], ['ENTRYPOINT []', 'CMD []'])
+        finally:
+            container.remove(force=True)
+        image = client.images.get(tags[0])
+        for other in tags[1:]:
+            image.tag(*other.rsplit(":", 1))
+
+
+def _save_images(refs: list[str], dest: Path) -> None:
+    """`docker save a b c`: one archive that keeps every tag (the SDK's get_image takes one)."""
+    api = docker_client.client().api
+    response = api._get(api._url("/images/get"), params={"names": refs}, stream=True)
+    api._raise_for_status(response)
+    with open(dest, "wb") as out:
+        for chunk in response.iter_content(chunk_size=4 << 20):
+            out.write(chunk)
+
+
+def _node_files(v: NodeVersions, bins: dict[str, Path], kind_dir: Path) -> TarBuilder:
+    tar = TarBuilder(tempfile.TemporaryFile())
+    files = kind_dir / "images/base/files"
+    for path in sorted(files.rglob("*")):
+        rel = str(path.relative_to(files))
+        if path.is_file() and not rel.startswith("LICENSES"):
+            script = rel.startswith(KIND_SCRIPT_DIRS)
+            tar.add_file(rel, path, 0o755 if script else 0o644)
+    for name in ("kubelet", "kubeadm", "kubectl"):
+        tar.add_file(f"usr/bin/{name}", bins["kubernetes"] / name, 0o755)
+    for name in gobuild.CONTAINERD_COMMANDS:
+        tar.add_file(f"usr/local/bin/{name}", bins["containerd"] / name, 0o755)
+    assets = resources.files("conformance.cluster.assets")
+    tar.add_bytes("kind/bin/node-setup.sh", assets.joinpath("node-setup.sh").read_bytes(), 0o755)
+    tar.add_bytes("kind/bin/dra-cni.sh", assets.joinpath("dra-cni.sh").read_bytes(), 0o755)
+    tar.add_bytes("etc/systemd/system/dra-cni.service",
+                  assets.joinpath("dra-cni.service").read_bytes())
+    tar.add_bytes("kind/version", f"{v.kubernetes}\n".encode())
+    return tar
+
+
+def build_node_image(v: NodeVersions, progress: Progress) -> str:
+    """Return the node image reference, building whatever is missing."""
+    ref = node_image_ref(v)
+    if docker_client.image_exists(ref):
+        return ref
+    base = rootfs.ensure_base_image(v, progress)
+    bins = gobuild.build_all(v, progress)
+    images = kubeadm_images(bins["kubernetes"] / "kubeadm", v)
+    pause = [i for i in images if "/pause:" in i]
+    components = [i for i in images if "/coredns" not in i and "/pause:" not in i]
+    if not pause:
+        raise BuildError(f"kubeadm listed no pause image: {images}")
+    k8s_module = Path(json.loads(subprocess.run(
+        [gobuild.go_binary(), "mod", "download", "-json", f"k8s.io/kubernetes@{v.kubernetes}"],
+        capture_output=True, text=True, env=gobuild.go_env(), cwd=cache_root()).stdout)["Dir"])
+    build_pause_image(k8s_module, pause, progress)
+    build_components_image(base, bins, components, progress)
+    kind_dir = kind_module_dir(v)
+    client = docker_client.client()
+    work = cache_root() / "node-build"
+    work.mkdir(parents=True, exist_ok=True)
+    with progress.stage(f"assemble node image {ref}"):
+        archive = work / "images.tar"
+        _save_images(components + pause, archive)
+        container = client.containers.run(
+            base, entrypoint=["sleep", "infinity"], detach=True, privileged=True,
+            tmpfs={"/tmp": "", "/run": ""}, environment={"PAUSE_IMAGE": pause[0]})
+        try:
+            container.put_archive("/", _node_files(v, bins, kind_dir).close())
+            img_tar = TarBuilder(tempfile.TemporaryFile())
+            img_tar.add_file("kind/images.tar", archive, 0o644)
+            container.put_archive("/", img_tar.close())
+            archive.unlink()
+            code, output = container.exec_run(["/kind/bin/node-setup.sh"],
+                                              environment={"PAUSE_IMAGE": pause[0]})
+            (work / "node-setup.log").write_bytes(output)
+            if code != 0:
+                excerpt = "\n".join(output.decode(errors="replace").splitlines()[-25:])
+                raise BuildError(f"stage 'node setup' failed (exit {code}):\n{excerpt}",
+                                 f"full log: {work / 'node-setup.log'}")
+            container.stop(timeout=5)
+            _commit(container, ref, [
+                'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
+                "ENV container=docker",
+                "STOPSIGNAL SIGRTMIN+3",
+            ])
+        finally:
+            container.remove(force=True)
+    return ref

@@ -1,0 +1,56 @@
+"""Cluster providers behind one call: `kind` (created and owned by the run) or `existing`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.errors import ClusterError
+from conformance.progress import Progress
+
+
+@dataclass
+class ClusterHandle:
+    kubeconfig: str
+    context: str | None
+    name: str
+    provisioned: bool
+    provider: str = "kind"
+    node_containers: dict[str, str] = field(default_factory=dict)  # node -> docker container
+    _keep: bool = True
+
+    def teardown(self) -> None:
+        if self.provisioned and not self._keep:
+            from conformance.cluster import kind
+
+            kind.cluster_for(self.name, 1, "v1.37.2", True, Progress()).delete()
+
+
+def provision(kind: str = "kind", name: str = "dra-conformance", kubeconfig: str | None = None,
+              context: str | None = None, keep: bool = True, workers: int = 2,
+              kubernetes: str = "v1.37.2", offline: bool | None = None,
+              progress: Progress | None = None) -> ClusterHandle:
+    """`kind`: create or reuse the named kind cluster. `existing`: use the given kubeconfig.
+
+    `keep` defaults to True: a reused cluster makes the next run fast; `--dra-keep-cluster`
+    false deletes it at the end of the run.
+    """
+    if kind == "existing":
+        path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube/config")
+        if not Path(path).exists():
+            raise ClusterError(f"kubeconfig {path} does not exist",
+                               "pass --kubeconfig PATH (and --context NAME) for an existing "
+                               "cluster, or use --dra-cluster kind")
+        return ClusterHandle(kubeconfig=path, context=context, name=context or "existing",
+                             provisioned=False, provider="existing")
+    if kind != "kind":
+        raise ClusterError(f"unknown cluster provider {kind!r}", "use kind or existing")
+    from conformance.cluster import kind as kind_provider
+
+    cluster = kind_provider.up(name=name, workers=workers, kubernetes=kubernetes,
+                               offline=offline, progress=progress)
+    nodes = cluster.nodes()
+    return ClusterHandle(kubeconfig=str(cluster.kubeconfig), context=None, name=name,
+                         provisioned=True, provider="kind",
+                         node_containers={n: n for n in nodes}, _keep=keep)

@@ -1,0 +1,94 @@
+"""Smoke check that the cluster is real: pods run on every worker, reach the API server through
+the `kubernetes` service IP, and resource.k8s.io/v1 serves every DRA resource."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from kubernetes import client, config
+
+DRA_RESOURCES = ("deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices",
+                 "devicetaintrules")
+
+
+@dataclass
+class SmokeResult:
+    workers: list[str] = field(default_factory=list)
+    pods_ran_on: dict[str, str] = field(default_factory=dict)  # node -> pod phase
+    api_via_service: dict[str, bool] = field(default_factory=dict)  # node -> reached
+    served_dra_resources: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _api_client(kubeconfig: str) -> client.ApiClient:
+    return config.new_client_from_config(config_file=kubeconfig)
+
+
+def served_resources(api: client.ApiClient) -> list[str]:
+    resources = client.ResourceV1Api(api).get_api_resources().resources
+    return sorted(r.name for r in resources if "/" not in r.name)
+
+
+def _probe_pod(name: str, node: str, image: str) -> dict:
+    # Connect to the API server's service IP (DNAT by kube-proxy, routed over the pod network).
+    script = ('nc -z -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" '
+              '&& echo API-REACHABLE || echo API-UNREACHABLE')
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "dra-conformance-smoke"}},
+        "spec": {
+            "nodeSelector": {"kubernetes.io/hostname": node},
+            "restartPolicy": "Never",
+            "containers": [{"name": "probe", "image": image, "imagePullPolicy": "IfNotPresent",
+                            "command": ["/bin/sh", "-c", script]}],
+        },
+    }
+
+
+def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> SmokeResult:
+    api = _api_client(kubeconfig)
+    core = client.CoreV1Api(api)
+    result = SmokeResult()
+    result.served_dra_resources = served_resources(api)
+    missing = [r for r in DRA_RESOURCES if r not in result.served_dra_resources]
+    if missing:
+        result.problems.append(f"resource.k8s.io/v1 does not serve: {', '.join(missing)}")
+    nodes = core.list_node().items
+    result.workers = sorted(n.metadata.name for n in nodes
+                            if "node-role.kubernetes.io/control-plane" not in
+                            (n.metadata.labels or {}))
+    namespace = f"dra-smoke-{uuid.uuid4().hex[:6]}"
+    core.create_namespace({"metadata": {"name": namespace}})
+    try:
+        pods = {}
+        for node in result.workers:
+            pod = _probe_pod(f"probe-{node}"[:60], node, workload_image)
+            core.create_namespaced_pod(namespace, pod)
+            pods[node] = pod["metadata"]["name"]
+        deadline = time.monotonic() + timeout_s
+        pending = dict(pods)
+        while pending and time.monotonic() < deadline:
+            for node, name in list(pending.items()):
+                phase = core.read_namespaced_pod(name, namespace).status.phase
+                result.pods_ran_on[node] = phase
+                if phase in ("Succeeded", "Failed"):
+                    log = core.read_namespaced_pod_log(name, namespace)
+                    result.api_via_service[node] = "API-REACHABLE" in log
+                    del pending[node]
+            time.sleep(1)
+        for node in result.workers:
+            if result.pods_ran_on.get(node) != "Succeeded":
+                result.problems.append(f"probe pod on {node} ended as "
+                                       f"{result.pods_ran_on.get(node, 'not started')}")
+            elif not result.api_via_service.get(node):
+                result.problems.append(f"pod on {node} could not reach the API server through "
+                                       "the kubernetes service IP")
+    finally:
+        core.delete_namespace(namespace)
+    return result

@@ -1,0 +1,142 @@
+"""The devices a driver publishes (from ResourceSlices), and which of them each device kind of
+the profile can use. Pure functions over API dicts (camelCase wire form), so they are tested
+without a cluster and shared by the run context, `profile check` and the lease.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from conformance.cel import Scalar, device_attributes, device_capacity, parse_simple_selector
+from conformance.frozen import FrozenMap
+from conformance.profile import Profile
+
+
+@dataclass(frozen=True)
+class PublishedDevice:
+    pool: str
+    name: str
+    node: str | None  # None: the slice uses nodeSelector/allNodes, not one node
+    attributes: Mapping[str, Scalar] = field(default_factory=FrozenMap)  # qualified names
+    version_attributes: frozenset[str] = frozenset()  # names whose value is a version
+    capacity: Mapping[str, str] = field(default_factory=FrozenMap)  # qualified name -> quantity
+    taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect)
+
+    @property
+    def id(self) -> str:
+        """`<pool>/<device>`: unique per driver, the form results[] and the fake CDI env use."""
+        return f"{self.pool}/{self.name}"
+
+    def matchable_attributes(self) -> dict[str, Scalar]:
+        return {k: v for k, v in self.attributes.items() if k not in self.version_attributes}
+
+    def to_dict(self) -> dict:
+        return {
+            "pool": self.pool,
+            "name": self.name,
+            "node": self.node,
+            "attributes": dict(self.attributes),
+            "version_attributes": sorted(self.version_attributes),
+            "capacity": dict(self.capacity),
+            "taints": [list(t) for t in self.taints],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> PublishedDevice:
+        return cls(
+            pool=data["pool"],
+            name=data["name"],
+            node=data.get("node"),
+            attributes=FrozenMap(data.get("attributes") or {}),
+            version_attributes=frozenset(data.get("version_attributes") or ()),
+            capacity=FrozenMap(data.get("capacity") or {}),
+            taints=tuple(tuple(t) for t in data.get("taints") or ()),  # type: ignore[misc]
+        )
+
+
+def latest_slices(slices: Iterable[Mapping]) -> list[Mapping]:
+    """Only slices of each pool's highest generation: consumers ignore older ones, and a
+    driver that is republishing may briefly leave both."""
+    slices = list(slices)
+    newest: dict[str, int] = {}
+    for s in slices:
+        pool = s["spec"]["pool"]
+        newest[pool["name"]] = max(newest.get(pool["name"], 0), int(pool.get("generation", 0)))
+    return [
+        s
+        for s in slices
+        if int(s["spec"]["pool"].get("generation", 0)) == newest[s["spec"]["pool"]["name"]]
+    ]
+
+
+def published_devices(slices: Iterable[Mapping], driver: str) -> tuple[PublishedDevice, ...]:
+    out: list[PublishedDevice] = []
+    for s in latest_slices(x for x in slices if x.get("spec", {}).get("driver") == driver):
+        spec = s["spec"]
+        for device in spec.get("devices") or ():
+            attrs = device_attributes(device, driver, include_versions=True)
+            versions = frozenset(
+                (n if "/" in n else f"{driver}/{n}")
+                for n, typed in (device.get("attributes") or {}).items()
+                if typed.get("version") is not None
+            )
+            taints = tuple(
+                (t.get("key", ""), t.get("value", "") or "", t.get("effect", ""))
+                for t in device.get("taints") or ()
+            )
+            out.append(
+                PublishedDevice(
+                    pool=spec["pool"]["name"],
+                    name=device["name"],
+                    node=device.get("nodeName") or spec.get("nodeName"),
+                    attributes=FrozenMap(attrs),
+                    version_attributes=versions,
+                    capacity=FrozenMap(device_capacity(device, driver)),
+                    taints=taints,
+                )
+            )
+    return tuple(sorted(out, key=lambda d: (d.node or "", d.pool, d.name)))
+
+
+def class_expressions(device_class: Mapping) -> list[str]:
+    return [
+        sel["cel"]["expression"]
+        for sel in (device_class.get("spec") or {}).get("selectors") or ()
+        if sel.get("cel", {}).get("expression")
+    ]
+
+
+def matching_devices(
+    expressions: Sequence[str], devices: Iterable[PublishedDevice], driver: str
+) -> frozenset[str] | None:
+    """Ids of the devices all `expressions` accept, or None if one is beyond the tiny
+    evaluator (see conformance.cel) - unknown, which callers must not read as "none"."""
+    parsed = [parse_simple_selector(e) for e in expressions]
+    if any(p is None for p in parsed):
+        return None
+    return frozenset(
+        d.id
+        for d in devices
+        if all(p.matches(driver, d.matchable_attributes()) for p in parsed if p is not None)
+    )
+
+
+def kind_device_sets(
+    profile: Profile,
+    devices: Sequence[PublishedDevice],
+    device_classes: Mapping[str, Mapping],
+) -> dict[str, frozenset[str] | None]:
+    """For each device kind of the profile, the ids of the devices it may be allocated, or
+    None when that cannot be evaluated here. `device_classes` maps class name -> DeviceClass
+    dict as read from the cluster; a class missing there yields an empty set."""
+    out: dict[str, frozenset[str] | None] = {}
+    for kind in profile.device_kinds:
+        class_name, expression = profile.kind_class_and_expression(kind)
+        cls = device_classes.get(class_name)
+        if cls is None:
+            out[kind] = frozenset()
+            continue
+        expressions = class_expressions(cls) + ([expression] if expression else [])
+        out[kind] = matching_devices(expressions, devices, profile.driver)
+    return out

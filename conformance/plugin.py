@@ -1,0 +1,1 @@
+"""pytest plugin entry point (placeholder while the harness is written; inert)."""

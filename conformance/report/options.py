@@ -1,0 +1,80 @@
+"""Command-line options of the report, and where the run directory is.
+
+The conformance plugin owns the `--dra-*` options. `add_report_options` adds only those that no
+other plugin registered yet, so the report also works on its own
+(`-p conformance.report.standalone`) and in either registration order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.report.facts import WORKERINPUT_RUN_DIR, get_run_id
+
+HTML_MODES = ("auto", "always", "never")
+
+
+def option(config: pytest.Config, name: str, default: Any = None) -> Any:
+    """`config.getoption(name)`, or `default` when no plugin defined the option."""
+    try:
+        value = config.getoption(name, default)
+    except (ValueError, AttributeError):
+        return default
+    return default if value is None else value
+
+
+def add_report_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dra-conformance", "DRA conformance")
+    _add(
+        parser,
+        group,
+        "--dra-report-dir",
+        dest="dra_report_dir",
+        default=None,
+        metavar="DIR",
+        help="run directory for summary.json, junit.xml, allure-results/ ... "
+        "(default: reports/<run-id>)",
+    )
+    _add(
+        parser,
+        group,
+        "--dra-html-report",
+        dest="dra_html_report",
+        default="auto",
+        choices=HTML_MODES,
+        help="generate the Allure HTML report at the end of the run: auto (when node and the "
+        "allure npm package are installed), always (fail the report step if not), never",
+    )
+
+
+def _add(parser: pytest.Parser, group: Any, flag: str, **kwargs: Any) -> None:
+    if flag in _known_flags(parser):  # another plugin already defines it: use theirs
+        return
+    group.addoption(flag, **kwargs)
+
+
+def _known_flags(parser: pytest.Parser) -> set[str]:
+    groups = [*getattr(parser, "_groups", ()), getattr(parser, "_anonymous", None)]
+    return {
+        name
+        for group in groups
+        if group is not None
+        for opt in getattr(group, "options", ())
+        for name in opt.names()
+    }
+
+
+def resolve_run_dir(config: pytest.Config) -> Path:
+    """The run directory (absolute), identical on the xdist controller and its workers."""
+    from_controller = getattr(config, "workerinput", {}).get(WORKERINPUT_RUN_DIR)
+    if from_controller:
+        return Path(from_controller)
+    given = option(config, "dra_report_dir")
+    base = Path(config.invocation_params.dir)
+    if given:
+        path = Path(given)
+        return path if path.is_absolute() else base / path
+    return base / "reports" / get_run_id(config)

@@ -1,0 +1,167 @@
+"""One test's result, built from its setup/call/teardown reports (as seen on the controller)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import pytest
+
+NOT_APPLICABLE_PREFIX = "not applicable: "
+MAX_REASON_CHARS = 500
+
+# user_properties names (the plugin -> report contract, docs/CONTRACTS.md)
+PROP_REQUIREMENT = "requirement"
+PROP_METRIC = "metric"
+PROP_INVENTORY = "inventory"
+
+
+class TestOutcome(StrEnum):
+    __test__ = False  # not a pytest test class
+
+    PASSED = "passed"
+    FAILED = "failed"  # the test body failed (an assertion: a product defect)
+    ERROR = "error"  # setup or teardown failed, or the test did not complete
+    SKIPPED = "skipped"  # skipped for a reason other than non-applicability (or xfail)
+    NOT_APPLICABLE = "not-applicable"
+
+
+@dataclass
+class TestRecord:
+    """What the report keeps of one test item (or of one failed collector)."""
+
+    __test__ = False
+
+    nodeid: str
+    phases: dict[str, str] = field(default_factory=dict)  # when -> passed|failed|skipped
+    reasons: dict[str, str] = field(default_factory=dict)  # when -> reason text
+    properties: list[tuple[str, Any]] = field(default_factory=list)
+    wasxfail: bool = False
+    duration_s: float = 0.0
+    worker: str = ""
+    collect_error: bool = False
+
+    def add_report(self, report: pytest.TestReport) -> None:
+        self.phases[report.when] = report.outcome
+        self.duration_s += float(getattr(report, "duration", 0.0) or 0.0)
+        self.worker = self.worker or str(getattr(report, "worker_id", "") or "")
+        if hasattr(report, "wasxfail"):
+            self.wasxfail = True
+        if report.outcome != "passed":
+            self.reasons[report.when] = report_reason(report)
+        # An item's user_properties only grow, and every phase report carries all of them so
+        # far: the latest report has the complete list (recording twice is not doubling).
+        properties = [
+            (str(entry[0]), entry[1])
+            for entry in getattr(report, "user_properties", ()) or ()
+            if isinstance(entry, list | tuple) and len(entry) == 2
+        ]
+        if len(properties) >= len(self.properties):
+            self.properties = properties
+
+    @property
+    def requirements(self) -> list[str]:
+        ids: list[str] = []
+        for name, value in self.properties:
+            if name == PROP_REQUIREMENT and str(value) not in ids:
+                ids.append(str(value))
+        return ids
+
+    @property
+    def metrics(self) -> list[dict[str, Any]]:
+        found = (_json_dict(v) for n, v in self.properties if n == PROP_METRIC)
+        return [m for m in found if m is not None]
+
+    @property
+    def inventory(self) -> dict[str, Any]:
+        entries: dict[str, Any] = {}
+        for name, value in self.properties:
+            item = _json_dict(value) if name == PROP_INVENTORY else None
+            if item is not None and "key" in item:
+                entries[str(item["key"])] = item.get("value")
+        return entries
+
+    @property
+    def outcome(self) -> TestOutcome:
+        if self.collect_error:
+            return TestOutcome.ERROR
+        call = self.phases.get("call")
+        if call == "failed":
+            return TestOutcome.FAILED
+        if self.phases.get("setup") == "failed" or self.phases.get("teardown") == "failed":
+            return TestOutcome.ERROR
+        for when in ("setup", "call", "collect"):
+            if self.phases.get(when) == "skipped":
+                reason = self.reasons.get(when, "")
+                if not self.wasxfail and reason.startswith(NOT_APPLICABLE_PREFIX):
+                    return TestOutcome.NOT_APPLICABLE
+                return TestOutcome.SKIPPED
+        if call == "passed":
+            return TestOutcome.PASSED
+        return TestOutcome.ERROR  # no call phase: interrupted or a worker crashed
+
+    @property
+    def reason(self) -> str:
+        outcome = self.outcome
+        if outcome is TestOutcome.PASSED:
+            return ""
+        if outcome is TestOutcome.FAILED:
+            return self.reasons.get("call", "")
+        if outcome is TestOutcome.ERROR:
+            for when in ("collect", "setup", "teardown", "call"):
+                if self.phases.get(when) == "failed":
+                    return f"{when} error: {self.reasons.get(when, '')}".rstrip(": ")
+            return "incomplete: the test reported no call phase (interrupted or worker crashed)"
+        for when in ("setup", "call", "collect"):
+            if self.phases.get(when) == "skipped":
+                reason = self.reasons.get(when, "")
+                if outcome is TestOutcome.NOT_APPLICABLE:
+                    return reason[len(NOT_APPLICABLE_PREFIX) :]
+                return reason
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "outcome": str(self.outcome),
+            "duration_s": round(self.duration_s, 3),
+            "reason": self.reason,
+            "worker": self.worker,
+        }
+
+
+def report_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    """A one-line reason: the skip reason, the xfail reason or the failure's crash message."""
+    wasxfail = getattr(report, "wasxfail", None)
+    if report.outcome == "skipped" and wasxfail is not None:
+        return _shorten("xfail: " + str(wasxfail).removeprefix("reason: "))
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return _shorten(str(longrepr[2]).removeprefix("Skipped: "))
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return _shorten(str(crash.message))
+    text = str(longrepr or "").strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    # The exception line ("E   AssertionError: ...") says most; fall back to the last line.
+    errors = [ln.strip()[1:].strip() for ln in lines if ln.lstrip().startswith("E ")]
+    return _shorten(errors[0] if errors else (lines[-1] if lines else ""))
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > MAX_REASON_CHARS:
+        return text[: MAX_REASON_CHARS - 3] + "..."
+    return text
+
+
+def _json_dict(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    try:
+        parsed = json.loads(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed if isinstance(parsed, dict) else None

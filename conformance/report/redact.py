@@ -1,0 +1,65 @@
+"""Remove credentials from text that goes into reports: tokens, bearer strings, keys, passwords.
+
+Used by the evidence bundle for every text file, and available to whatever writes diagnostics
+(kubeconfigs, pod specs, logs) so that no report carries a secret.
+"""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "<redacted>"
+
+# Order matters: whole blocks first, then key/value forms, then free-standing token shapes.
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # PEM private keys (any kind)
+    (
+        re.compile(
+            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----"
+        ),
+        f"-----BEGIN \\1PRIVATE KEY-----{REDACTED}-----END \\1PRIVATE KEY-----",
+    ),
+    # HTTP authorization headers and bearer strings
+    (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{REDACTED}"),
+    # kubeconfig / YAML / JSON / env / flag forms: key: value, "key": "value", key=value
+    (
+        re.compile(
+            r"""(?ix)
+            (["']?
+              (?:client-key-data|client-key|client-certificate-data|token|id-token|
+                 refresh-token|access-token|auth-token|api-key|apikey|password|passwd|
+                 secret|[a-z0-9_.-]*(?:_token|-token|_secret|-secret|_password|-password))
+            ["']?)
+            (\s*[:=]\s*|\s+(?=["']))
+            (["']?)
+            ([^\s"',}]+)
+            """
+        ),
+        rf"\1\2\3{REDACTED}",
+    ),
+    # JSON Web Tokens (service-account tokens) wherever they appear
+    (
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
+        REDACTED,
+    ),
+    # kubeadm bootstrap tokens
+    (re.compile(r"\b[a-z0-9]{6}\.[a-z0-9]{16}\b"), REDACTED),
+]
+
+
+def redact_text(text: str) -> str:
+    """`text` with every credential-looking value replaced by `<redacted>`."""
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def find_secrets(text: str) -> list[str]:
+    """The credential-looking strings `redact_text` would remove (for checks and tests)."""
+    found: list[str] = []
+    for pattern, _ in _PATTERNS:
+        for match in pattern.finditer(text):
+            value = match.group(0)
+            if REDACTED not in value:
+                found.append(value)
+    return found

@@ -1,0 +1,156 @@
+"""`summary.json`: the machine-readable result of one run (schema dra-conformance.io/summary/v1).
+
+The document is built from plain inputs (run info, facts, catalog, test records) so it can be
+tested without pytest, and every other human-facing file (summary.md, Allure environment) is
+rendered from this document rather than from the inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.report.catalog import RequirementInfo
+from conformance.report.facts import RunFacts
+from conformance.report.metrics import aggregate_metrics, describe
+from conformance.report.outcomes import TestOutcome, TestRecord
+from conformance.report.redact import redact_text
+from conformance.report.verdict import RequirementStatus, decide_verdict, requirement_results
+
+SCHEMA = "dra-conformance.io/summary/v1"
+SUMMARY_JSON = "summary.json"
+
+
+@dataclass
+class RunInfo:
+    id: str
+    started: float  # epoch seconds
+    finished: float
+    pytest_args: list[str] = field(default_factory=list)
+    xdist_workers: int = 0  # 0: not distributed
+    exit_status: int = 0
+    interrupted: bool = False
+    report_dir: str = ""
+
+
+def iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def build_summary(
+    *,
+    run: RunInfo,
+    facts: RunFacts | None,
+    catalog: Mapping[str, RequirementInfo],
+    records: Iterable[TestRecord],
+    catalog_error: str | None = None,
+    session_metrics: Iterable[dict[str, Any]] = (),
+    inventory: Mapping[str, Any] | None = None,
+    artifacts: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    records = list(records)
+    results = requirement_results(catalog, records)
+    collection_errors = sum(1 for r in records if r.collect_error)
+    verdict, reasons = decide_verdict(
+        results,
+        catalog_error=catalog_error,
+        collection_errors=collection_errors,
+        interrupted=run.interrupted,
+    )
+    merged_inventory: dict[str, Any] = {}
+    for record in records:
+        merged_inventory.update(record.inventory)
+    merged_inventory.update(inventory or {})
+    samples = [m for r in records for m in r.metrics] + list(session_metrics)
+    facts = facts or RunFacts()
+
+    return {
+        "schema": SCHEMA,
+        "run": {
+            "id": run.id,
+            "started": iso(run.started),
+            "finished": iso(run.finished),
+            "duration_s": round(max(0.0, run.finished - run.started), 3),
+            "pytest_args": [redact_text(a) for a in run.pytest_args],
+            "xdist_workers": run.xdist_workers,
+            "exit_status": run.exit_status,
+            "report_dir": run.report_dir,
+            "python": platform.python_version(),
+        },
+        "driver": {
+            "name": facts.driver_name or None,
+            "profile_path": facts.profile_path or None,
+            "profile_digest": facts.profile_digest or None,
+            "capabilities": sorted(facts.capabilities),
+        },
+        "cluster": {
+            "provider": facts.cluster_provider or None,
+            "name": facts.cluster_name or None,
+            "kubernetes_version": facts.kubernetes_version or None,
+            "nodes": [dict(n) for n in facts.nodes],
+            "feature_gates": dict(sorted(facts.feature_gates.items())),
+            "served_dra_apis": sorted(facts.served_dra_apis),
+        },
+        "verdict": verdict,
+        "verdict_reasons": reasons,
+        "counts": {
+            "tests": count_tests(records),
+            "requirements": count_requirements(results),
+        },
+        "requirements": [r.to_dict() for r in results],
+        "tests": [r.to_dict() | {"requirements": r.requirements} for r in records],
+        "performance": {
+            "metrics": aggregate_metrics(samples),
+            "requirement_duration_s": _requirement_durations(results),
+        },
+        "inventory": merged_inventory,
+        "artifacts": dict(artifacts or {}),
+    }
+
+
+def count_tests(records: Iterable[TestRecord]) -> dict[str, int]:
+    """Per test item: total and one count per outcome (JUnit: skipped = skipped + not_applicable)."""
+    counter = Counter(r.outcome for r in records)
+    counts = {"total": sum(counter.values())}
+    for outcome in TestOutcome:
+        counts[outcome.value.replace("-", "_")] = counter.get(outcome, 0)
+    return counts
+
+
+def count_requirements(results: Iterable[Any]) -> dict[str, Any]:
+    results = list(results)
+    counts: dict[str, Any] = {"total": len(results)}
+    for status in RequirementStatus:
+        counts[status.value.replace("-", "_")] = sum(1 for r in results if r.status is status)
+    counts["by_level"] = {}
+    for level in ("MUST", "SHOULD", "MAY"):
+        of_level = [r for r in results if r.level == level]
+        entry = {"total": len(of_level)}
+        for status in RequirementStatus:
+            entry[status.value.replace("-", "_")] = sum(1 for r in of_level if r.status is status)
+        counts["by_level"][level] = entry
+    return counts
+
+
+def _requirement_durations(results: Iterable[Any]) -> dict[str, Any] | None:
+    ran = [
+        r.duration_s
+        for r in results
+        if r.status in (RequirementStatus.PASSED, RequirementStatus.FAILED) and r.tests
+    ]
+    return {"unit": "s", **describe(ran)} if ran else None
+
+
+def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> Path:
+    path = Path(run_dir) / SUMMARY_JSON
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,274 @@
+"""The requirements catalog (`scenarios/requirements.yaml`): loading, validation, and whether a
+requirement applies to this driver and cluster.
+
+A requirement that does not apply is skipped with a reason starting `not applicable: ` and is
+never counted as passed; the reason names what is missing and how to change that.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from conformance.capabilities import CAPABILITIES
+from conformance.errors import ConformanceError
+from conformance.frozen import FrozenMap
+from conformance.schema import Problems, join, load_yaml, suggest
+
+SCHEMA = 1
+SUITES = (
+    "core",
+    "allocation",
+    "device_loss",
+    "claim_deletion",
+    "node_drain",
+    "no_preemption",
+    "extended_resource",
+)
+LEVELS = ("MUST", "SHOULD", "MAY")
+NOT_APPLICABLE_PREFIX = "not applicable: "
+
+Level = Literal["MUST", "SHOULD", "MAY"]
+
+_ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)$")
+_GATE_RE = re.compile(r"^[A-Z][A-Za-z0-9]+$")
+
+
+class CatalogError(ConformanceError):
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        if len(problems) == 1:
+            text = f"requirements catalog {source}: {problems[0]}"
+        else:
+            lines = "\n".join(f"  {p}" for p in problems)
+            text = f"requirements catalog {source}: {len(problems)} problems\n{lines}"
+        super().__init__(text)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    suite: str
+    level: Level
+    statement: str
+    disruptive: bool = False
+    capabilities: tuple[str, ...] = ()
+    min_version: tuple[int, int] | None = None
+    feature_gates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Catalog:
+    source: Path
+    requirements: tuple[Requirement, ...]
+
+    @property
+    def by_id(self) -> Mapping[str, Requirement]:
+        return FrozenMap({r.id: r for r in self.requirements})
+
+    def in_suite(self, suite: str) -> tuple[Requirement, ...]:
+        return tuple(r for r in self.requirements if r.suite == suite)
+
+    def suggest_id(self, unknown: str) -> str | None:
+        return suggest(unknown, [r.id for r in self.requirements])
+
+
+def load_catalog(path: str | Path) -> Catalog:
+    shown = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise CatalogError(shown, [f"cannot read the file: {exc.strerror or exc}"]) from None
+    try:
+        document = load_yaml(text)
+    except ValueError as exc:
+        raise CatalogError(shown, [str(exc)]) from None
+    return parse_catalog(document, source=Path(path), shown=shown)
+
+
+def parse_catalog(document: Any, *, source: Path, shown: str | None = None) -> Catalog:
+    shown = shown or str(source)
+    p = Problems()
+    top = p.mapping("", document, ("schema", "requirements"))
+    if top is None:
+        raise CatalogError(shown, p.items)
+    if top.get("schema") != SCHEMA:
+        p.wrong("schema", str(SCHEMA), top.get("schema"))
+    entries = p.list_of("requirements", top.get("requirements"), "requirements") or []
+    out: list[Requirement] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        req = _requirement(p, join("requirements", i), entry)
+        if req is None:
+            continue
+        if req.id in seen:
+            p.add(
+                join(join("requirements", i), "id"),
+                f"{req.id} is already defined at requirements[{seen[req.id]}]",
+            )
+            continue
+        seen[req.id] = i
+        out.append(req)
+    if p.items:
+        raise CatalogError(shown, p.items)
+    return Catalog(source.resolve(), tuple(out))
+
+
+_KEYS = ("id", "suite", "level", "statement", "disruptive", "gates")
+_GATE_KEYS = ("capabilities", "min_version", "feature_gates")
+
+
+def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
+    before = len(p.items)
+    section = p.mapping(path, entry, _KEYS)
+    if section is None:
+        return None
+    for key in ("id", "suite", "level", "statement"):
+        if key not in section:
+            p.missing(
+                join(path, key),
+                {
+                    "id": "an ID such as DRA-CORE-001",
+                    "suite": "a suite name",
+                    "level": "MUST, SHOULD or MAY",
+                    "statement": "one sentence",
+                }[key],
+            )
+    rid = (
+        p.string(join(path, "id"), section.get("id"), "an ID such as DRA-CORE-001", _ID_RE)
+        if ("id" in section)
+        else None
+    )
+    suite = p.choice(join(path, "suite"), section["suite"], SUITES) if "suite" in section else None
+    level = p.choice(join(path, "level"), section["level"], LEVELS) if "level" in section else None
+    statement = (
+        p.string(join(path, "statement"), section["statement"], "one sentence")
+        if ("statement" in section)
+        else None
+    )
+    disruptive = False
+    if "disruptive" in section:
+        disruptive = bool(p.boolean(join(path, "disruptive"), section["disruptive"]))
+    capabilities: list[str] = []
+    min_version = None
+    gates: list[str] = []
+    if "gates" in section:
+        gpath = join(path, "gates")
+        g = p.mapping(gpath, section["gates"], _GATE_KEYS) or {}
+        for i, cap in enumerate(
+            p.list_of(join(gpath, "capabilities"), g.get("capabilities", []), "capability names")
+            or []
+        ):
+            if cap in CAPABILITIES:
+                capabilities.append(cap)
+            else:
+                best = suggest(str(cap), sorted(CAPABILITIES))
+                hint = f"; did you mean '{best}'?" if best else ""
+                p.add(join(join(gpath, "capabilities"), i), f"unknown capability {cap!r}{hint}")
+        if "min_version" in g:
+            raw = g["min_version"]
+            m = _VERSION_RE.match(raw) if isinstance(raw, str) else None
+            if m is None:
+                p.wrong(
+                    join(gpath, "min_version"), 'a quoted "<major>.<minor>" such as "1.35"', raw
+                )
+            else:
+                min_version = (int(m[1]), int(m[2]))
+        for i, gate in enumerate(
+            p.list_of(
+                join(gpath, "feature_gates"), g.get("feature_gates", []), "feature gate names"
+            )
+            or []
+        ):
+            if isinstance(gate, str) and _GATE_RE.match(gate):
+                gates.append(gate)
+            else:
+                p.wrong(
+                    join(join(gpath, "feature_gates"), i),
+                    "a feature gate name such as DRADeviceTaintRules",
+                    gate,
+                )
+    if len(p.items) > before or not (rid and suite and level and statement):
+        return None
+    return Requirement(
+        rid,
+        suite,
+        level,
+        " ".join(statement.split()),
+        disruptive,  # type: ignore[arg-type]
+        tuple(capabilities),
+        min_version,
+        tuple(gates),
+    )
+
+
+# --- applicability -------------------------------------------------------------------------
+
+
+class ApplicabilityFacts(Protocol):
+    """What decides applicability; RunContext provides it, tests build `Applicability`."""
+
+    capabilities: frozenset[str]
+    version: tuple[int, int] | None
+    feature_gates: Mapping[str, bool] | None  # None: could not be read from the cluster
+    feature_gates_error: str | None
+    provisioned: bool  # the harness created this cluster (disruptive tests always run)
+    allow_disruptive: bool
+    profile_source: str
+
+
+@dataclass(frozen=True)
+class Applicability:
+    capabilities: frozenset[str] = frozenset()
+    version: tuple[int, int] | None = None
+    feature_gates: Mapping[str, bool] | None = None
+    feature_gates_error: str | None = None
+    provisioned: bool = True
+    allow_disruptive: bool = False
+    profile_source: str = "the profile"
+
+
+def missing_capabilities_reason(names: Iterable[str], facts: ApplicabilityFacts) -> str | None:
+    missing = [c for c in names if c not in facts.capabilities]
+    if not missing:
+        return None
+    listed = ", ".join(missing)
+    plural = "capabilities" if len(missing) > 1 else "capability"
+    return (
+        f"the driver profile does not declare {plural} {listed} (add {listed} to "
+        f"capabilities in {facts.profile_source} if the driver supports it)"
+    )
+
+
+def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | None:
+    """Why `req` does not apply here (without the `not applicable: ` prefix), or None."""
+    reasons: list[str] = []
+    if req.min_version:
+        want = ".".join(map(str, req.min_version))
+        if facts.version is None:
+            reasons.append(f"needs Kubernetes >= {want}, and the cluster version is unknown")
+        elif facts.version < req.min_version:
+            have = ".".join(map(str, facts.version))
+            reasons.append(f"needs Kubernetes >= {want}, the cluster runs {have}")
+    for gate in req.feature_gates:
+        if facts.feature_gates is None:
+            why = f" ({facts.feature_gates_error})" if facts.feature_gates_error else ""
+            reasons.append(f"feature gate {gate} could not be read from the cluster{why}")
+        elif gate not in facts.feature_gates:
+            reasons.append(f"feature gate {gate} is not known to the cluster's API server")
+        elif not facts.feature_gates[gate]:
+            reasons.append(f"feature gate {gate} is disabled in the cluster")
+    capability = missing_capabilities_reason(req.capabilities, facts)
+    if capability:
+        reasons.append(capability)
+    if req.disruptive and not facts.provisioned and not facts.allow_disruptive:
+        reasons.append(
+            "disruptive, and the cluster was not created by this run "
+            "(pass --dra-allow-disruptive to run it on this cluster)"
+        )
+    return "; ".join(reasons) or None

@@ -1,0 +1,179 @@
+"""Validation helpers for the YAML files users write (profile, requirements catalog).
+
+Every problem names the field path and the expected form, and unknown keys get a did-you-mean,
+because these files are written by hand by people who are not reading our source.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import yaml
+
+
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    pass
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys (PyYAML silently keeps the last one)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: dict[Any, yaml.Node] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise DuplicateKeyError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"duplicate key {key!r} (first defined on line {seen[key].start_mark.line + 1})",
+                key_node.start_mark,
+            )
+        seen[key] = key_node
+    return loader.construct_mapping(node)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML; raises ValueError with a one-line, position-bearing message."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        raise ValueError(f"not valid YAML: {exc.problem}{where}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML: {exc}") from None
+
+
+def describe(value: Any) -> str:
+    """How a wrong value reads in an error: `12`, `"abc"`, `a list`, `nothing`."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value + '"' if len(value) <= 60 else '"' + value[:57] + '..."'
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, Sequence):
+        return "a list"
+    return repr(value)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def suggest(name: str, allowed: Iterable[str]) -> str | None:
+    allowed = list(allowed)
+    for candidate in (name, _camel(name)):
+        lowered = {a.lower(): a for a in allowed}
+        if candidate.lower() in lowered:
+            return lowered[candidate.lower()]
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS_SUBDOMAIN_RE = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+
+
+class Problems:
+    """Collects `path: message` problems while walking a parsed document."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.items.append(f"{path}: {message}" if path else message)
+
+    def wrong(self, path: str, expected: str, value: Any) -> None:
+        self.add(path, f"expected {expected}, got {describe(value)}")
+
+    def missing(self, path: str, expected: str) -> None:
+        self.add(path, f"required field is missing (expected {expected})")
+
+    # --- structural checks; each returns the value when usable, else None ----------------
+
+    def mapping(self, path: str, value: Any, allowed: Sequence[str]) -> Mapping[str, Any] | None:
+        """A mapping whose keys are all in `allowed` (unknown keys reported, not fatal)."""
+        if not isinstance(value, Mapping):
+            self.wrong(path, "a mapping", value)
+            return None
+        for key in value:
+            if not isinstance(key, str):
+                self.wrong(join(path, str(key)), "a string key", key)
+            elif key not in allowed:
+                best = suggest(key, allowed)
+                hint = (
+                    f"did you mean '{best}'?" if best else "expected one of: " + ", ".join(allowed)
+                )
+                self.add(join(path, key), f"unknown field; {hint}")
+        return value
+
+    def string_map(self, path: str, value: Any) -> Mapping[str, Any] | None:
+        if not isinstance(value, Mapping):
+            self.wrong(path, "a mapping", value)
+            return None
+        return value
+
+    def string(
+        self,
+        path: str,
+        value: Any,
+        expected: str = "a non-empty string",
+        pattern: re.Pattern[str] | None = None,
+    ) -> str | None:
+        if (
+            not isinstance(value, str)
+            or not value.strip()
+            or (pattern is not None and not pattern.match(value))
+        ):
+            self.wrong(path, expected, value)
+            return None
+        return value
+
+    def integer(self, path: str, value: Any, minimum: int = 0) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.wrong(path, f"an integer >= {minimum}", value)
+            return None
+        return value
+
+    def boolean(self, path: str, value: Any) -> bool | None:
+        if not isinstance(value, bool):
+            self.wrong(path, "true or false", value)
+            return None
+        return value
+
+    def list_of(self, path: str, value: Any, expected_item: str) -> list[Any] | None:
+        if not isinstance(value, list):
+            self.wrong(path, f"a list of {expected_item}", value)
+            return None
+        return value
+
+    def choice(self, path: str, value: Any, choices: Sequence[str]) -> str | None:
+        if isinstance(value, str) and value in choices:
+            return value
+        expected = "one of " + ", ".join(choices)
+        best = suggest(value, choices) if isinstance(value, str) else None
+        if best:
+            self.add(path, f"expected {expected}, got {describe(value)} (did you mean '{best}'?)")
+        else:
+            self.wrong(path, expected, value)
+        return None

@@ -1,0 +1,5 @@
+import sys
+
+from fakedriver.cli import main
+
+sys.exit(main())

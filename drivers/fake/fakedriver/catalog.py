@@ -1,0 +1,280 @@
+"""The device catalog: which fake devices each node has.
+
+Format (YAML)::
+
+    features:
+      partitionableDevices: true     # render `partitionable` entries (DRAPartitionableDevices)
+    nodes:                           # first entry whose glob matches the node name wins
+    - match: "*-worker"
+      devices:
+      - {name: fa80-0, type: accelerator, model: fa-80, memory: 80Gi, numaNode: 0,
+         interconnect: fabric-a, pcieRoot: pci0000:00}
+      partitionable:
+      - {name: fp48-0, model: fp-48, memory: 48Gi, partitions: 4, numaNode: 1}
+    default:                         # nodes no entry matches
+      devices: [...]
+
+A partitionable entry becomes a shared counter set (``memory``, ``partitions``)
+plus ``<name>-p<i>`` partition devices and a ``<name>-whole`` device that
+consumes all counters, so allocating one excludes the others.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fakedriver import DRIVER_NAME
+
+DEVICE_TYPES = ("accelerator", "fpga", "partition")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+_FACTORS = {
+    None: 1,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+}
+
+
+class CatalogError(ValueError):
+    """The catalog is invalid; the message names the offending field."""
+
+
+def parse_quantity(text: str, where: str = "quantity") -> int:
+    """Integer quantities with an optional SI or binary suffix, e.g. ``80Gi``."""
+    match = _QUANTITY.match(str(text).strip())
+    if not match:
+        raise CatalogError(f"{where}: {text!r} is not an integer quantity such as 80Gi")
+    return int(match.group(1)) * _FACTORS[match.group(2)]
+
+
+def format_quantity(value: int) -> str:
+    """The shortest exact binary form (``12Gi``, ``1536Mi``, ``7``)."""
+    for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+        factor = _FACTORS[suffix]
+        if value and value % factor == 0:
+            return f"{value // factor}{suffix}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class CounterUse:
+    counter_set: str
+    counters: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class CounterSetSpec:
+    name: str
+    counters: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    name: str
+    type: str
+    model: str
+    memory: str
+    uuid: str
+    numa_node: int | None = None
+    interconnect: str | None = None
+    pcie_root: str | None = None
+    parent: str | None = None
+    consumes: tuple[CounterUse, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeInventory:
+    """What one node has: devices in catalog order, plus shared counter sets."""
+
+    devices: tuple[DeviceSpec, ...]
+    counter_sets: tuple[CounterSetSpec, ...] = ()
+
+    def by_name(self) -> dict[str, DeviceSpec]:
+        return {d.name: d for d in self.devices}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    entries: tuple[tuple[str, Mapping[str, Any]], ...]
+    default: Mapping[str, Any]
+    partitionable: bool = True
+    source: str = "<dict>"
+
+    @classmethod
+    def load(cls, path: str | Path) -> Catalog:
+        try:
+            data = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise CatalogError(f"{path}: cannot read catalog: {exc}") from exc
+        return cls.from_dict(data or {}, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str = "<dict>") -> Catalog:
+        if not isinstance(data, Mapping):
+            raise CatalogError(f"{source}: the catalog must be a mapping")
+        features = data.get("features") or {}
+        entries = []
+        for i, entry in enumerate(data.get("nodes") or []):
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("match"), str):
+                raise CatalogError(f"{source}: nodes[{i}].match: a glob string is required")
+            entries.append((entry["match"], entry))
+        catalog = cls(
+            entries=tuple(entries),
+            default=data.get("default") or {"devices": []},
+            partitionable=bool(features.get("partitionableDevices", True)),
+            source=source,
+        )
+        # Validate every set eagerly so a bad catalog fails at start, not on
+        # the first node that happens to match the broken entry.
+        for i, (_, entry) in enumerate(catalog.entries):
+            catalog._build("validation-node", entry, f"{source}: nodes[{i}]")
+        catalog._build("validation-node", catalog.default, f"{source}: default")
+        return catalog
+
+    def entry_for(self, node_name: str) -> tuple[str, Mapping[str, Any]]:
+        for i, (pattern, entry) in enumerate(self.entries):
+            if fnmatch.fnmatchcase(node_name, pattern):
+                return f"nodes[{i}]", entry
+        return "default", self.default
+
+    def for_node(self, node_name: str) -> NodeInventory:
+        where, entry = self.entry_for(node_name)
+        return self._build(node_name, entry, f"{self.source}: {where}")
+
+    def _build(self, node_name: str, entry: Mapping[str, Any], where: str) -> NodeInventory:
+        devices: list[DeviceSpec] = []
+        counter_sets: list[CounterSetSpec] = []
+        for i, raw in enumerate(entry.get("devices") or []):
+            devices.append(_device(node_name, raw, f"{where}.devices[{i}]"))
+        if self.partitionable:
+            for i, raw in enumerate(entry.get("partitionable") or []):
+                counter_set, parts = _partitionable(node_name, raw, f"{where}.partitionable[{i}]")
+                counter_sets.append(counter_set)
+                devices.extend(parts)
+        seen: set[str] = set()
+        for device in devices:
+            if device.name in seen:
+                raise CatalogError(f"{where}: device name {device.name!r} is not unique")
+            seen.add(device.name)
+        if len({c.name for c in counter_sets}) != len(counter_sets):
+            raise CatalogError(f"{where}: partitionable names must be unique")
+        return NodeInventory(devices=tuple(devices), counter_sets=tuple(counter_sets))
+
+
+def device_uuid(node_name: str, device_name: str) -> str:
+    # Deterministic, so a restarted driver publishes the same identity.
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{DRIVER_NAME}/{node_name}/{device_name}"))
+
+
+def _name(raw: Mapping[str, Any], where: str) -> str:
+    name = raw.get("name")
+    if not isinstance(name, str) or not _DNS_LABEL.match(name):
+        raise CatalogError(f"{where}.name: {name!r} must be a DNS label (a-z, 0-9, '-')")
+    return name
+
+
+def _optional_int(raw: Mapping[str, Any], key: str, where: str) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CatalogError(f"{where}.{key}: {value!r} must be an integer")
+    return value
+
+
+def _optional_str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, str):
+        raise CatalogError(f"{where}.{key}: {value!r} must be a string")
+    return value
+
+
+def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
+    if not isinstance(raw, Mapping):
+        raise CatalogError(f"{where}: a mapping is required")
+    name = _name(raw, where)
+    kind = raw.get("type")
+    if kind not in DEVICE_TYPES:
+        raise CatalogError(f"{where}.type: {kind!r} must be one of {', '.join(DEVICE_TYPES)}")
+    model = raw.get("model")
+    if not isinstance(model, str) or not model:
+        raise CatalogError(f"{where}.model: a non-empty string is required")
+    memory = str(raw.get("memory", "0"))
+    parse_quantity(memory, f"{where}.memory")
+    return DeviceSpec(
+        name=name,
+        type=kind,
+        model=model,
+        memory=memory,
+        uuid=_optional_str(raw, "uuid", where) or device_uuid(node_name, name),
+        numa_node=_optional_int(raw, "numaNode", where),
+        interconnect=_optional_str(raw, "interconnect", where),
+        pcie_root=_optional_str(raw, "pcieRoot", where),
+    )
+
+
+def _partitionable(
+    node_name: str, raw: Any, where: str
+) -> tuple[CounterSetSpec, list[DeviceSpec]]:
+    if not isinstance(raw, Mapping):
+        raise CatalogError(f"{where}: a mapping is required")
+    name = _name(raw, where)
+    model = raw.get("model")
+    if not isinstance(model, str) or not model:
+        raise CatalogError(f"{where}.model: a non-empty string is required")
+    total = parse_quantity(str(raw.get("memory", "")), f"{where}.memory")
+    count = raw.get("partitions")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 16:
+        raise CatalogError(f"{where}.partitions: {count!r} must be an integer from 1 to 16")
+    if total % count:
+        raise CatalogError(f"{where}.memory: {raw.get('memory')} is not divisible by {count}")
+    share = format_quantity(total // count)
+    common = {
+        "type": "partition",
+        "model": model,
+        "numa_node": _optional_int(raw, "numaNode", where),
+        "pcie_root": _optional_str(raw, "pcieRoot", where),
+        "interconnect": _optional_str(raw, "interconnect", where),
+        "parent": name,
+    }
+    counter_set = CounterSetSpec(
+        name=name, counters={"memory": format_quantity(total), "partitions": str(count)}
+    )
+    devices = [
+        DeviceSpec(
+            name=f"{name}-p{i}",
+            memory=share,
+            uuid=device_uuid(node_name, f"{name}-p{i}"),
+            consumes=(CounterUse(name, {"memory": share, "partitions": "1"}),),
+            **common,
+        )
+        for i in range(count)
+    ]
+    devices.append(
+        DeviceSpec(
+            name=f"{name}-whole",
+            memory=format_quantity(total),
+            uuid=device_uuid(node_name, f"{name}-whole"),
+            consumes=(CounterUse(name, dict(counter_set.counters)),),
+            **common,
+        )
+    )
+    return counter_set, devices

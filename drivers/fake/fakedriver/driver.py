@@ -1,0 +1,314 @@
+"""The driver: wires catalog, faults, slices, prepare, health and the servers.
+
+Start order matters: controls are read first (a misbehaviour may say to lose
+the checkpoint), then the checkpoint, then slices are published, then the DRA
+socket is served, and only then the registration socket appears, so the
+kubelet never connects to a plugin that cannot answer yet.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fakedriver import DRIVER_NAME
+from fakedriver.catalog import Catalog
+from fakedriver.cdi import CdiSpecStore
+from fakedriver.checkpoint import Checkpoint
+from fakedriver.claims import ClaimReader
+from fakedriver.control import ControlWatcher
+from fakedriver.controls import FaultState, NodeControls, parse_controls
+from fakedriver.grpcapi import (
+    DRA_SERVICES,
+    HEALTH_SERVICES,
+    dra_v1_pb2_grpc,
+    dra_v1beta1_pb2_grpc,
+    drahealth_v1_pb2_grpc,
+    drahealth_v1alpha1_pb2_grpc,
+    pluginregistration_v1_pb2_grpc,
+)
+from fakedriver.health import HealthMonitor
+from fakedriver.prepare import DevicePreparer
+from fakedriver.publisher import PartitionableUnsupported, PublishResult, SliceClient, SlicePublisher
+from fakedriver.ready import DEFAULT_READY_FILE, clear_marker, write_marker
+from fakedriver.server import Registrar, UnixSocketServer
+from fakedriver.services import (
+    DraV1beta1Service,
+    DraV1Service,
+    HealthV1alpha1Service,
+    HealthV1Service,
+    RegistrationService,
+)
+from fakedriver.slices import PoolPlan, render_pool
+from fakedriver.status import StatusReporter, StatusSink
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DriverOptions:
+    node_name: str
+    driver_name: str = DRIVER_NAME
+    catalog: Path = Path("/etc/fake-dra/catalog.yaml")
+    registration_dir: Path = Path("/var/lib/kubelet/plugins_registry")
+    plugin_dir: Path | None = None  # default /var/lib/kubelet/plugins/<driver>
+    registration_socket: Path | None = None  # default <registration_dir>/<driver>-reg.sock
+    dra_socket: Path | None = None  # default <plugin_dir>/dra.sock
+    cdi_dir: Path = Path("/var/run/cdi")
+    state_dir: Path | None = None  # default <plugin_dir>
+    ready_file: Path = Path(DEFAULT_READY_FILE)
+    control_namespace: str = "dra-fake-driver"
+    control_configmap: str = "fake-dra-control"
+    status_configmap_prefix: str = "fake-dra-status-"
+    dra_versions: tuple[str, ...] = ("v1", "v1beta1")
+    health_versions: tuple[str, ...] = ("v1", "v1alpha1")
+    health_interval: float = 10.0
+    health_timeout: int = 30
+    resync_interval: float = 30.0
+    grpc_workers: int = 16
+
+    def resolved(self) -> DriverOptions:
+        plugin_dir = self.plugin_dir or Path("/var/lib/kubelet/plugins") / self.driver_name
+        unknown = [v for v in self.dra_versions if v not in DRA_SERVICES] + [
+            v for v in self.health_versions if v not in HEALTH_SERVICES
+        ]
+        if unknown or not self.dra_versions:
+            raise ValueError(f"unsupported or empty gRPC versions: {unknown or 'no DRA version'}")
+        return DriverOptions(
+            **{
+                **self.__dict__,
+                "plugin_dir": plugin_dir,
+                "registration_socket": self.registration_socket
+                or self.registration_dir / f"{self.driver_name}-reg.sock",
+                "dra_socket": self.dra_socket or plugin_dir / "dra.sock",
+                "state_dir": self.state_dir or plugin_dir,
+            }
+        )
+
+    def supported_versions(self) -> list[str]:
+        return [DRA_SERVICES[v] for v in self.dra_versions] + [
+            HEALTH_SERVICES[v] for v in self.health_versions
+        ]
+
+
+class FakeDriver:
+    def __init__(
+        self,
+        options: DriverOptions,
+        catalog: Catalog,
+        claims: ClaimReader,
+        slices: SliceClient,
+        status_sink: StatusSink,
+        owner: dict[str, Any] | None = None,
+    ) -> None:
+        self.options = opts = options.resolved()
+        assert opts.state_dir and opts.dra_socket and opts.registration_socket
+        self.node = opts.node_name
+        self.driver = opts.driver_name
+        self.stopping = threading.Event()
+        self.inventory = catalog.for_node(self.node)
+        self.partitionable = catalog.partitionable
+        opts.state_dir.mkdir(parents=True, exist_ok=True)
+        self.faults = FaultState(counters_file=opts.state_dir / "fault-counters.json")
+        self.cdi = CdiSpecStore(opts.cdi_dir, self.driver)
+        self.checkpoint = Checkpoint(opts.state_dir / "checkpoint.json")
+        self.status = StatusReporter(status_sink, self.status_document, self.stopping)
+        self.preparer = DevicePreparer(
+            driver=self.driver,
+            node_name=self.node,
+            inventory=lambda: self.inventory,
+            claims=claims,
+            cdi=self.cdi,
+            checkpoint=self.checkpoint,
+            faults=self.faults,
+            on_change=self.status.mark_dirty,
+        )
+        self.health = HealthMonitor(
+            self.node, lambda: self.inventory, self.faults, opts.health_interval, opts.health_timeout
+        )
+        self.publisher = SlicePublisher(slices, self.driver, self.node, owner)
+        self.registered = False
+        self.registration_error = ""
+        self.published = False
+        self.last_plan: PoolPlan | None = None
+        self.last_publish_error = ""
+        self._publish_lock = threading.Lock()
+        self._servers: list[UnixSocketServer] = []
+        self.faults.add_listener(self._controls_changed)
+
+    # -- controls and slices -------------------------------------------------
+
+    def apply_controls(self, data: Mapping[str, str], resource_version: str = "") -> NodeControls:
+        controls = parse_controls(data, self.node)
+        for error in controls.errors:
+            log.warning("control %s: %s", self.options.control_configmap, error)
+        self.faults.update(controls, resource_version)
+        return controls
+
+    def _controls_changed(self, controls: NodeControls) -> None:
+        log.info("controls applied (resourceVersion %s): %s", self.faults.resource_version,
+                 controls.to_dict())
+        self.republish()
+        self.health.notify()
+        self.status.mark_dirty()
+
+    def republish(self) -> PublishResult | None:
+        with self._publish_lock:
+            try:
+                plan = self._plan()
+                try:
+                    result = self.publisher.publish(plan)
+                except PartitionableUnsupported as exc:
+                    log.error(
+                        "the API server dropped sharedCounters of %s (DRAPartitionableDevices "
+                        "off?): publishing without partitionable devices", exc,
+                    )
+                    self.partitionable = False
+                    plan = self._plan()
+                    result = self.publisher.publish(plan)
+            except Exception as exc:
+                log.error("publishing ResourceSlices failed: %s", exc)
+                self.last_publish_error = str(exc)
+                self.status.mark_dirty()
+                return None
+            self.last_plan, self.last_publish_error = plan, ""
+            if not self.published:
+                self.published = True
+                self._write_ready()
+            self.status.mark_dirty()
+            return result
+
+    def _plan(self) -> PoolPlan:
+        return render_pool(
+            self.driver, self.node, self.inventory, self.faults.controls,
+            self.faults.taint_time, self.partitionable,
+        )
+
+    # -- registration --------------------------------------------------------
+
+    def on_registration_status(self, registered: bool, error: str) -> None:
+        self.registered, self.registration_error = registered, error
+        self._write_ready()
+        self.status.mark_dirty()
+
+    def _write_ready(self) -> None:
+        write_marker(self.options.ready_file, self.registered, self.published)
+
+    # -- status --------------------------------------------------------------
+
+    def status_document(self) -> dict[str, Any]:
+        controls = self.faults.controls
+        last = self.publisher.last
+        prepared = self.preparer.prepared()
+        names = {d.name for d in self.inventory.devices}
+        return {
+            "node": self.node,
+            "driver": self.driver,
+            "updatedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "observedControlResourceVersion": self.faults.resource_version,
+            "applied": controls.to_dict(),
+            "controlErrors": list(controls.errors),
+            "unknownDevices": sorted(set(controls.devices) - names),
+            "failPrepareRemaining": self.faults.remaining_failures(),
+            "registered": self.registered,
+            "registrationError": self.registration_error,
+            "ready": self.registered and self.published,
+            "supportedVersions": self.options.supported_versions(),
+            "pool": {
+                "name": self.node,
+                "generation": last.generation if last else None,
+                "resourceSliceCount": last.resource_slice_count if last else None,
+                "slices": list(last.slice_names) if last else [],
+                "publishedDevices": list(self.last_plan.published_devices) if self.last_plan else [],
+                "partitionable": self.partitionable,
+                "lastError": self.last_publish_error,
+            },
+            "health": {h.device: h.health for h in self.health.snapshot()},
+            "healthReportsSent": self.health.reports_sent,
+            "preparedClaims": len(prepared),
+            "preparedClaimUIDs": sorted(prepared),
+            "prepare": self.preparer.prepare_stats.snapshot(),
+            "unprepare": self.preparer.unprepare_stats.snapshot(),
+            "checkpoint": {
+                "path": str(self.checkpoint.path),
+                "recoveredClaims": self.preparer.recovered_claims,
+            },
+        }
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def _dra_registrars(self) -> list[Registrar]:
+        regs: list[Registrar] = []
+        if "v1" in self.options.dra_versions:
+            service = DraV1Service(self.preparer)
+            regs.append(lambda s: dra_v1_pb2_grpc.add_DRAPluginServicer_to_server(service, s))
+        if "v1beta1" in self.options.dra_versions:
+            beta = DraV1beta1Service(self.preparer)
+            regs.append(lambda s: dra_v1beta1_pb2_grpc.add_DRAPluginServicer_to_server(beta, s))
+        if "v1" in self.options.health_versions:
+            health = HealthV1Service(self.health, self.stopping)
+            regs.append(
+                lambda s: drahealth_v1_pb2_grpc.add_DRAResourceHealthServicer_to_server(health, s)
+            )
+        if "v1alpha1" in self.options.health_versions:
+            alpha = HealthV1alpha1Service(self.health, self.stopping)
+            regs.append(
+                lambda s: drahealth_v1alpha1_pb2_grpc.add_DRAResourceHealthServicer_to_server(alpha, s)
+            )
+        return regs
+
+    def start(self, control: ControlWatcher | None = None, background: bool = True) -> None:
+        opts = self.options
+        assert opts.dra_socket and opts.registration_socket
+        clear_marker(opts.ready_file)
+        resource_version = ""
+        if control is not None:
+            try:
+                resource_version = control.initial_sync()
+            except Exception as exc:  # the watch thread keeps trying
+                log.warning("initial read of the control ConfigMap failed: %s", exc)
+        self.preparer.load_checkpoint(discard=self.faults.misbehaving("lose-checkpoint-on-restart"))
+        if not self.published:
+            self.republish()
+        dra = UnixSocketServer("dra", opts.dra_socket, self._dra_registrars(), opts.grpc_workers)
+        dra.start()
+        self._servers.append(dra)
+        registration = RegistrationService(
+            self.driver, str(opts.dra_socket), opts.supported_versions(), self.on_registration_status
+        )
+        reg = UnixSocketServer(
+            "registration",
+            opts.registration_socket,
+            [lambda s: pluginregistration_v1_pb2_grpc.add_RegistrationServicer_to_server(registration, s)],
+            max_workers=4,
+        )
+        reg.start()
+        self._servers.append(reg)
+        log.info("serving %s on %s", ",".join(opts.supported_versions()), opts.dra_socket)
+        if background:
+            if control is not None:
+                control.start(resource_version)
+            self.status.start()
+            threading.Thread(target=self._resync_loop, name="resync", daemon=True).start()
+        self.status.mark_dirty()
+
+    def _resync_loop(self) -> None:
+        # Repairs slices removed or edited behind our back (e.g. the kubelet
+        # wipes a driver's slices when its plugin disappears for a while).
+        while not self.stopping.wait(self.options.resync_interval):
+            self.republish()
+
+    def stop(self, grace: float = 2.0) -> None:
+        self.stopping.set()
+        # Registration first: the kubelet sees the plugin go before its socket does.
+        for server in reversed(self._servers):
+            server.stop(grace)
+        self._servers.clear()
+        clear_marker(self.options.ready_file)
+        self.registered = False
+        self.status.flush()

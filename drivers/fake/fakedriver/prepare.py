@@ -1,0 +1,236 @@
+"""NodePrepareResources / NodeUnprepareResources, independent of the gRPC layer.
+
+Prepare reads the claim, checks that every allocated device exists and is
+still offered, applies injected faults, writes the claim's CDI spec and
+checkpoints the result. Claims already in the checkpoint are answered from it
+without another API read, which makes repeated calls (kubelet retries, a
+restarted kubelet or driver) idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from fakedriver.catalog import DeviceSpec, NodeInventory
+from fakedriver.cdi import CdiSpecStore, DeviceEnv, build_spec, cdi_device_id
+from fakedriver.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
+from fakedriver.claims import ClaimAllocation, ClaimError, ClaimReader, allocation_for_driver, group_devices
+from fakedriver.controls import FaultState
+from fakedriver.stats import LatencyStats
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    uid: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class PrepareOutcome:
+    devices: tuple[PreparedDevice, ...] = ()
+    error: str = ""
+
+
+class DevicePreparer:
+    def __init__(
+        self,
+        *,
+        driver: str,
+        node_name: str,
+        inventory: Callable[[], NodeInventory],
+        claims: ClaimReader,
+        cdi: CdiSpecStore,
+        checkpoint: Checkpoint,
+        faults: FaultState,
+        sleep: Callable[[float], None] = time.sleep,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._driver = driver
+        self._pool = node_name
+        self._inventory = inventory
+        self._claims = claims
+        self._cdi = cdi
+        self._checkpoint = checkpoint
+        self._faults = faults
+        self._sleep = sleep
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._prepared: dict[str, PreparedClaim] = {}
+        self.prepare_stats = LatencyStats()
+        self.unprepare_stats = LatencyStats()
+        self.recovered_claims = 0
+
+    # -- state ---------------------------------------------------------------
+
+    def load_checkpoint(self, discard: bool = False) -> int:
+        """Restore prepared claims at start; ``discard`` is the lose-checkpoint misbehaviour."""
+        with self._lock:
+            if discard:
+                log.warning("misbehaviour lose-checkpoint-on-restart: discarding %s", self._checkpoint.path)
+                self._checkpoint.discard()
+                self._prepared = {}
+            else:
+                self._prepared = self._checkpoint.load()
+            self.recovered_claims = len(self._prepared)
+        log.info("checkpoint: %d prepared claim(s) recovered", self.recovered_claims)
+        return self.recovered_claims
+
+    def prepared(self) -> dict[str, PreparedClaim]:
+        with self._lock:
+            return dict(self._prepared)
+
+    # -- prepare -------------------------------------------------------------
+
+    def prepare(self, claims: Sequence[ClaimRef]) -> dict[str, PrepareOutcome]:
+        started = time.monotonic()
+        delay = self._faults.controls.prepare_delay_seconds
+        if delay > 0:
+            log.info("injected prepare delay of %.3fs", delay)
+            self._sleep(delay)
+        results: dict[str, PrepareOutcome] = {}
+        for ref in claims:
+            results[ref.uid] = self._prepare_claim(ref)
+        if claims and self._faults.misbehaving("skip-claim-in-prepare"):
+            skipped = claims[-1].uid
+            results.pop(skipped, None)
+            log.warning("misbehaviour skip-claim-in-prepare: omitting claim %s", skipped)
+        failures = sum(1 for r in results.values() if r.error)
+        self.prepare_stats.record(time.monotonic() - started, len(claims), failures)
+        self._on_change()
+        return results
+
+    def _prepare_claim(self, ref: ClaimRef) -> PrepareOutcome:
+        with self._lock:
+            done = self._prepared.get(ref.uid)
+            if done is not None and self._cdi.path_for(ref.uid).exists():
+                return PrepareOutcome(devices=done.devices)
+        # The API read happens outside the lock: it is the slow part.
+        try:
+            claim = self._claims.get_claim(ref.namespace, ref.name)
+            allocation = allocation_for_driver(claim, self._driver, self._pool, uid=ref.uid)
+        except ClaimError as exc:
+            log.warning("prepare %s/%s (%s) failed: %s", ref.namespace, ref.name, ref.uid, exc)
+            return PrepareOutcome(error=str(exc))
+        with self._lock:
+            try:
+                prepared = self._prepare_allocation(allocation)
+            except ClaimError as exc:
+                log.warning("prepare %s/%s (%s) failed: %s", ref.namespace, ref.name, ref.uid, exc)
+                return PrepareOutcome(error=str(exc))
+        log.info(
+            "prepared claim %s/%s (%s): %s",
+            ref.namespace, ref.name, ref.uid, ",".join(d.device_name for d in prepared.devices),
+        )
+        return PrepareOutcome(devices=prepared.devices)
+
+    def _prepare_allocation(self, allocation: ClaimAllocation) -> PreparedClaim:
+        inventory = self._inventory()
+        by_name = inventory.by_name()
+        controls = self._faults.controls
+        for device in allocation.devices:
+            if device.device not in by_name:
+                raise ClaimError(f"device {device.device} is not a device of pool {self._pool}")
+            if controls.device(device.device).withdrawn:
+                raise ClaimError(f"device {device.device} was withdrawn from pool {self._pool}")
+        injected = self._faults.take_prepare_failure(d.device for d in allocation.devices)
+        if injected:
+            raise ClaimError(injected)
+
+        entries: list[tuple[str, DeviceEnv]] = []
+        devices: list[PreparedDevice] = []
+        for device, requests in group_devices(allocation.devices):
+            described = by_name[device.device]
+            if self._faults.misbehaving("cdi-wrong-device"):
+                described = _another_device(inventory, device.device) or described
+            config: dict[str, str] = {}
+            for request in requests:
+                config.update(allocation.config_for(request))
+            entries.append(
+                (
+                    device.device,
+                    DeviceEnv(
+                        device=described.name,
+                        pool=self._pool,
+                        model=described.model,
+                        memory=described.memory,
+                        claim_uid=allocation.uid,
+                        claim_name=allocation.name,
+                        claim_namespace=allocation.namespace,
+                        requests=requests,
+                        admin_access=device.admin_access,
+                        config=config,
+                    ),
+                )
+            )
+            base_requests = tuple(dict.fromkeys(r.split("/", 1)[0] for r in requests))
+            devices.append(
+                PreparedDevice(
+                    request_names=base_requests,
+                    pool_name=self._pool,
+                    device_name=device.device,
+                    cdi_device_ids=(cdi_device_id(allocation.uid, device.device),),
+                    share_id=device.share_id,
+                )
+            )
+        path = self._cdi.write(allocation.uid, build_spec(allocation.uid, entries))
+        prepared = PreparedClaim(
+            uid=allocation.uid,
+            namespace=allocation.namespace,
+            name=allocation.name,
+            devices=tuple(devices),
+            cdi_spec=str(path),
+        )
+        self._prepared[allocation.uid] = prepared
+        try:
+            self._checkpoint.save(self._prepared)
+        except OSError as exc:
+            del self._prepared[allocation.uid]
+            self._cdi.remove(allocation.uid)
+            raise ClaimError(f"checkpoint write failed: {exc}") from exc
+        return prepared
+
+    # -- unprepare -----------------------------------------------------------
+
+    def unprepare(self, claims: Sequence[ClaimRef]) -> dict[str, str]:
+        started = time.monotonic()
+        results: dict[str, str] = {}
+        noop = self._faults.misbehaving("noop-unprepare")
+        with self._lock:
+            for ref in claims:
+                if noop:
+                    log.warning("misbehaviour noop-unprepare: keeping claim %s", ref.uid)
+                    results[ref.uid] = ""
+                    continue
+                # Unknown claims are success; the spec file is removed anyway in
+                # case an older instance wrote it and lost its checkpoint.
+                self._cdi.remove(ref.uid)
+                known = self._prepared.pop(ref.uid, None)
+                results[ref.uid] = ""
+                log.info(
+                    "unprepared claim %s/%s (%s)%s",
+                    ref.namespace, ref.name, ref.uid, "" if known else " (was not prepared)",
+                )
+            if not noop:
+                try:
+                    self._checkpoint.save(self._prepared)
+                except OSError as exc:
+                    for ref in claims:
+                        results[ref.uid] = f"checkpoint write failed: {exc}"
+        failures = sum(1 for e in results.values() if e)
+        self.unprepare_stats.record(time.monotonic() - started, len(claims), failures)
+        self._on_change()
+        return results
+
+
+def _another_device(inventory: NodeInventory, name: str) -> DeviceSpec | None:
+    names = [d.name for d in inventory.devices]
+    if len(names) < 2:
+        return None
+    return inventory.devices[(names.index(name) + 1) % len(names)]

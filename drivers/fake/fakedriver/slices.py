@@ -1,0 +1,161 @@
+"""Render a node's pool as resource.k8s.io/v1 ResourceSlice specs (pure functions).
+
+One pool per node, named after the node. Devices go into ``devices`` slices,
+shared counters into their own slice: the v1 API allows a slice to carry
+either ``devices`` or ``sharedCounters``, never both. The publisher adds the
+pool generation; everything else is decided here, including the deliberate
+breakage of the misbehaviours.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fakedriver.catalog import DeviceSpec, NodeInventory
+from fakedriver.controls import NodeControls, Taint
+
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+# Device taints and counters lower the per-slice device limit from 128 to 64.
+MAX_DEVICES_PER_SLICE = 64
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    name: str
+    spec: dict[str, Any]  # without pool.generation
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    pool: str
+    slices: tuple[SliceSpec, ...]
+    published_devices: tuple[str, ...]
+
+    def content_hash(self) -> str:
+        payload = json.dumps([[s.name, s.spec] for s in self.slices], sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def slice_name(node_name: str, driver: str, kind: str, index: int) -> str:
+    return f"{node_name}-{driver.replace('.', '-')}-{kind}-{index}"
+
+
+def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict[str, Any]:
+    def qualified(name: str) -> str:
+        if "unqualified-attribute" in controls.misbehaviours:
+            return name  # legal, but leaves the domain implicit
+        return f"{driver}/{name}"
+
+    model = device.model
+    if "wrong-attribute" in controls.misbehaviours:
+        model = f"{device.model}-wrong"
+    attrs: dict[str, Any] = {
+        qualified("type"): {"string": device.type},
+        qualified("model"): {"string": model},
+        qualified("uuid"): {"string": device.uuid},
+    }
+    if "missing-attribute" in controls.misbehaviours:
+        del attrs[qualified("model")]
+    if device.numa_node is not None:
+        attrs[qualified("numaNode")] = {"int": device.numa_node}
+    if device.interconnect:
+        attrs[qualified("interconnect")] = {"string": device.interconnect}
+    if device.parent:
+        attrs[qualified("parent")] = {"string": device.parent}
+    if device.pcie_root:
+        attrs[PCIE_ROOT] = {"string": device.pcie_root}
+    return attrs
+
+
+def render_device(
+    driver: str,
+    device: DeviceSpec,
+    controls: NodeControls,
+    taint_time: Callable[[str, Taint], str | None],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": device.name,
+        "attributes": _attributes(driver, device, controls),
+        "capacity": {f"{driver}/memory": {"value": device.memory}},
+    }
+    if device.consumes:
+        out["consumesCounters"] = [
+            {"counterSet": c.counter_set, "counters": {k: {"value": v} for k, v in c.counters.items()}}
+            for c in device.consumes
+        ]
+    taints = []
+    for taint in controls.device(device.name).taints:
+        rendered: dict[str, Any] = taint.to_dict()
+        if not rendered["value"]:
+            del rendered["value"]
+        added = taint_time(device.name, taint)
+        if added:
+            rendered["timeAdded"] = added
+        taints.append(rendered)
+    if taints:
+        out["taints"] = taints
+    return out
+
+
+def render_pool(
+    driver: str,
+    node_name: str,
+    inventory: NodeInventory,
+    controls: NodeControls,
+    taint_time: Callable[[str, Taint], str | None] = lambda _d, _t: None,
+    partitionable: bool = True,
+) -> PoolPlan:
+    keep_withdrawn = "keep-withdrawn-device" in controls.misbehaviours
+    devices = [
+        d
+        for d in inventory.devices
+        if (partitionable or not d.consumes)
+        and (keep_withdrawn or not controls.device(d.name).withdrawn)
+    ]
+    rendered = [render_device(driver, d, controls, taint_time) for d in devices]
+    chunks = [
+        rendered[i : i + MAX_DEVICES_PER_SLICE]
+        for i in range(0, len(rendered), MAX_DEVICES_PER_SLICE)
+    ] or [[]]  # an empty pool is still published, so consumers see "no devices"
+
+    bodies: list[tuple[str, dict[str, Any]]] = [
+        (slice_name(node_name, driver, "devices", i), {"devices": chunk})
+        for i, chunk in enumerate(chunks)
+    ]
+    used_sets = {c.counter_set for d in devices for c in d.consumes}
+    counter_sets = [c for c in inventory.counter_sets if c.name in used_sets]
+    if partitionable and counter_sets:
+        bodies.append(
+            (
+                slice_name(node_name, driver, "counters", 0),
+                {
+                    "sharedCounters": [
+                        {"name": c.name, "counters": {k: {"value": v} for k, v in c.counters.items()}}
+                        for c in counter_sets
+                    ]
+                },
+            )
+        )
+    if "duplicate-device-names" in controls.misbehaviours and rendered:
+        # Duplicates inside one slice are rejected by the API server, so the
+        # duplicate goes into a second slice of the same pool.
+        bodies.append((slice_name(node_name, driver, "duplicate", 0), {"devices": [rendered[0]]}))
+
+    count = len(bodies) + (1 if "inconsistent-pool" in controls.misbehaviours else 0)
+    slices = tuple(
+        SliceSpec(
+            name=name,
+            spec={
+                "driver": driver,
+                "nodeName": node_name,
+                "pool": {"name": node_name, "resourceSliceCount": count},
+                **body,
+            },
+        )
+        for name, body in bodies
+    )
+    return PoolPlan(pool=node_name, slices=slices, published_devices=tuple(d.name for d in devices))

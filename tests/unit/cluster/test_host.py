@@ -1,0 +1,69 @@
+import json
+import subprocess
+import sys
+
+from conformance.cluster import host
+
+FULL = "CapBnd:\t000001ffffffffff\n"
+NO_SYS_RESOURCE = "Name:\tx\nCapBnd:\t000001fffeffffff\n"
+
+
+def test_missing_capabilities_from_status():
+    assert host.missing_capabilities(FULL) == []
+    assert host.missing_capabilities(NO_SYS_RESOURCE) == ["CAP_SYS_RESOURCE"]
+
+
+def test_daemon_config_keeps_existing_settings():
+    merged = host.merged_daemon_config({"log-level": "warn", "runtimes": {"other": {"path": "/x"}}},
+                                       host.WRAPPER_PATH)
+    assert merged["log-level"] == "warn"
+    assert merged["runtimes"]["other"] == {"path": "/x"}
+    assert merged["default-runtime"] == host.WRAPPER_RUNTIME
+    assert merged["runtimes"][host.WRAPPER_RUNTIME] == {"path": str(host.WRAPPER_PATH)}
+
+
+def _fake_runc(tmp_path):
+    """A stand-in for runc that records its arguments, so the wrapper's exec is observable."""
+    fake = tmp_path / "runc"
+    fake.write_text(f"#!{sys.executable}\nimport sys, json\n"
+                    f"open({str(tmp_path / 'args.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def _wrapper(tmp_path):
+    script = tmp_path / "wrapper"
+    script.write_text(host.render_wrapper(str(_fake_runc(tmp_path)), ["CAP_SYS_RESOURCE"]))
+    script.chmod(0o755)
+    return script
+
+
+CAPS = ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_SYS_ADMIN"]
+
+
+def test_wrapper_strips_capability_from_bundle_and_execs_runc(tmp_path):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    spec = {"process": {"capabilities": {k: list(CAPS) for k in
+                                         ("bounding", "effective", "permitted")}}}
+    (bundle / "config.json").write_text(json.dumps(spec))
+    args = ["--root", "/run/x", "create", "--bundle", str(bundle), "cid"]
+    subprocess.run([str(_wrapper(tmp_path)), *args], check=True)
+    caps = json.loads((bundle / "config.json").read_text())["process"]["capabilities"]
+    assert caps["bounding"] == ["CAP_CHOWN", "CAP_SYS_ADMIN"]
+    assert caps["permitted"] == ["CAP_CHOWN", "CAP_SYS_ADMIN"]
+    assert json.loads((tmp_path / "args.json").read_text()) == args
+
+
+def test_wrapper_strips_capability_from_exec_process_file(tmp_path):
+    process = tmp_path / "process.json"
+    process.write_text(json.dumps({"capabilities": {"effective": list(CAPS)}}))
+    subprocess.run([str(_wrapper(tmp_path)), "exec", "--process", str(process), "cid"],
+                   check=True)
+    assert json.loads(process.read_text())["capabilities"]["effective"] == [
+        "CAP_CHOWN", "CAP_SYS_ADMIN"]
+
+
+def test_wrapper_passes_other_commands_through(tmp_path):
+    subprocess.run([str(_wrapper(tmp_path)), "state", "cid"], check=True)
+    assert json.loads((tmp_path / "args.json").read_text()) == ["state", "cid"]

@@ -1,0 +1,75 @@
+import pytest
+import yaml
+
+from conformance.cluster import kindconfig
+from conformance.cluster.kindconfig import ClusterOptions, kind_config
+
+
+def test_137_gates_are_the_beta_dra_features_only():
+    assert kindconfig.feature_gates("v1.37.2") == {
+        "DRAPartitionableDevices": True,
+        "DRAConsumableCapacity": True,
+        "DRADeviceBindingConditions": True,
+        "ResourceHealthStatus": True,
+    }
+
+
+def test_ga_locked_gates_are_never_set():
+    # Setting a GA-locked gate to a non-default value stops the components; we set none.
+    for minor in ("1.37",):
+        gates = kindconfig.DRA_FEATURE_GATES[minor]
+        assert "DRAExtendedResource" not in gates
+        assert "DRAPrioritizedList" not in gates
+        assert "DRAAdminAccess" not in gates
+
+
+def test_136_enables_device_taint_rules_and_its_api_version():
+    config = kind_config(ClusterOptions(kubernetes="v1.36.4"))
+    assert config["featureGates"]["DRADeviceTaintRules"] is True
+    assert config["runtimeConfig"] == {"resource.k8s.io/v1beta2": "true"}
+
+
+def test_137_needs_no_runtime_config():
+    assert "runtimeConfig" not in kind_config(ClusterOptions(kubernetes="v1.37.2"))
+
+
+def test_unsupported_version_names_supported_ones():
+    with pytest.raises(ValueError, match=r"v1\.33\.0 is not supported .*1\.35, 1\.36, 1\.37"):
+        kindconfig.feature_gates("v1.33.0")
+
+
+def test_bad_version_string():
+    with pytest.raises(ValueError, match="not a Kubernetes version"):
+        kindconfig.minor_of("latest")
+
+
+def test_offline_cgroup_v1_config():
+    config = kind_config(ClusterOptions(name="x", workers=3, offline=True, cgroup_v1=True))
+    assert [n["role"] for n in config["nodes"]] == ["control-plane"] + ["worker"] * 3
+    assert config["networking"] == {"kubeProxyMode": "iptables", "disableDefaultCNI": True}
+    patches = [yaml.safe_load(p) for p in config["kubeadmConfigPatches"]]
+    assert {"kind": "KubeletConfiguration", "failCgroupV1": False} in patches
+    init = next(p for p in patches if p["kind"] == "InitConfiguration")
+    assert init["skipPhases"] == ["preflight", "addon/coredns"]
+    assert "enable_cdi = true" in config["containerdConfigPatches"][0]
+
+
+def test_online_cgroup_v2_has_no_patches_and_default_cni():
+    config = kind_config(ClusterOptions(offline=False, cgroup_v1=False))
+    assert "kubeadmConfigPatches" not in config
+    assert "disableDefaultCNI" not in config["networking"]
+
+
+def test_render_is_valid_yaml_with_name():
+    assert yaml.safe_load(kindconfig.render(ClusterOptions(name="abc")))["name"] == "abc"
+
+
+def test_cgroup_detection(tmp_path):
+    assert kindconfig.host_uses_cgroup_v1(tmp_path)
+    (tmp_path / "cgroup.controllers").write_text("cpu memory")
+    assert not kindconfig.host_uses_cgroup_v1(tmp_path)
+
+
+def test_zero_workers_rejected():
+    with pytest.raises(ValueError, match="at least one worker"):
+        kind_config(ClusterOptions(workers=0))
