@@ -79,7 +79,11 @@ def suggest(name: str, allowed: Iterable[str]) -> str | None:
         if candidate.lower() in lowered:
             return lowered[candidate.lower()]
     close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-    return close[0] if close else None
+    if close:
+        return close[0]
+    # A truncated name ("health" for "health-reporting") scores low on edit distance.
+    containing = [a for a in allowed if name and name.lower() in a.lower()]
+    return containing[0] if len(containing) == 1 else None
 
 
 def join(path: str, key: str | int) -> str:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from importlib import resources
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -56,7 +57,7 @@ class KindCluster:
         result = subprocess.run([str(self.kind), *args], capture_output=True, text=True,
                                 timeout=timeout)
         if check and result.returncode != 0:
-            raise ClusterError(f"kind {' '.join(args)} failed:\n{_tail(result.stderr)}")
+            raise ClusterError(f"kind {' '.join(args[:3])} failed:\n{_excerpt(result.stderr)}")
         return result
 
     def exists(self) -> bool:
@@ -90,12 +91,14 @@ class KindCluster:
             f.write(kindconfig.render(self.options))
             config_file = f.name
         args = ["create", "cluster", "--name", self.name, "--image", image, "--config",
-                config_file, "--kubeconfig", str(self.kubeconfig)]
-        if retain:
-            args.append("--retain")
+                config_file, "--kubeconfig", str(self.kubeconfig),
+                # always keep failed nodes so their logs can be exported; we delete them after
+                "--retain"]
         try:
             with self.progress.stage(f"kind create cluster {self.name} ({image})"):
                 self._kind(*args, timeout=900)
+            if self.options.offline:
+                self.apply_node_network_rbac()
             with self.progress.stage("wait for nodes Ready and kube-proxy"):
                 self.wait_ready(timeout_s=240)
         except (ClusterError, subprocess.TimeoutExpired) as exc:
@@ -108,6 +111,12 @@ class KindCluster:
                                f"node logs: {exported}; {hint}") from exc
         finally:
             os.unlink(config_file)
+
+    def apply_node_network_rbac(self) -> None:
+        manifest = resources.files("conformance.cluster.assets").joinpath("node-network-rbac.yaml")
+        result = self.kubectl("apply", "-f", str(manifest))
+        if result.returncode != 0:
+            raise ClusterError(f"applying the node-network RBAC failed: {_tail(result.stderr)}")
 
     def wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -144,6 +153,14 @@ def _node_ready(node: dict) -> bool:
                for c in node.get("status", {}).get("conditions", []))
 
 
+def _excerpt(text: str, lines: int = 25) -> str:
+    """The informative part of a kind/kubeadm failure: error lines, not the Go stack trace."""
+    kept = [ln for ln in (text or "").splitlines()
+            if ln.strip() and not ln.startswith(("\t", " ")) and ".go:" not in ln
+            and not ln.startswith(("k8s.io/", "github.com/", "main.", "runtime."))]
+    return "\n".join(kept[-lines:])
+
+
 def _tail(text: str, lines: int = 20) -> str:
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
@@ -152,7 +169,8 @@ def cluster_for(name: str, workers: int, kubernetes: str, offline: bool,
                 progress: Progress) -> KindCluster:
     v = NodeVersions(kubernetes=kubernetes)
     opts = kindconfig.ClusterOptions(name=name, workers=workers, kubernetes=kubernetes,
-                                     offline=offline, cgroup_v1=kindconfig.host_uses_cgroup_v1())
+                                     offline=offline, cgroup_v1=kindconfig.host_uses_cgroup_v1(),
+        restrict_oom_score_adj="CAP_SYS_RESOURCE" in host.missing_capabilities())
     return KindCluster(opts, kind_binary(v, progress), progress)
 
 

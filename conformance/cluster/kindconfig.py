@@ -41,6 +41,10 @@ CDI_CONTAINERD_PATCH = """[plugins."io.containerd.grpc.v1.cri"]
   enable_cdi = true
 """
 
+RESTRICT_OOM_PATCH = """[plugins."io.containerd.grpc.v1.cri"]
+  restrict_oom_score_adj = true
+"""
+
 
 def minor_of(version: str) -> str:
     """'v1.37.2' -> '1.37'."""
@@ -69,6 +73,10 @@ class ClusterOptions:
     kubernetes: str = "v1.37.2"
     offline: bool = True
     cgroup_v1: bool = False
+    # Without CAP_SYS_RESOURCE nobody in the node may lower an oom_score_adj; runc then fails
+    # on every pod with "can't get final child's PID from pipe". Clamp instead (rootless kind
+    # does the same).
+    restrict_oom_score_adj: bool = False
 
 
 def kubeadm_patches(opts: ClusterOptions) -> list[str]:
@@ -94,6 +102,8 @@ def kind_config(opts: ClusterOptions) -> dict:
         "containerdConfigPatches": [CDI_CONTAINERD_PATCH],
         "nodes": [{"role": "control-plane"}] + [{"role": "worker"}] * opts.workers,
     }
+    if opts.restrict_oom_score_adj:
+        config["containerdConfigPatches"].append(RESTRICT_OOM_PATCH)
     runtime_config = DRA_RUNTIME_CONFIG[minor_of(opts.kubernetes)]
     if runtime_config:
         config["runtimeConfig"] = dict(runtime_config)

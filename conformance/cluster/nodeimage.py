@@ -183,11 +183,23 @@ def build_node_image(v: NodeVersions, progress: Progress) -> str:
                 raise BuildError(f"stage 'node setup' failed (exit {code}):\n{excerpt}",
                                  f"full log: {work / 'node-setup.log'}")
             container.stop(timeout=5)
-            _commit(container, ref, [
+            staged = ref + "-staged"
+            _commit(container, staged, [
                 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
                 "ENV container=docker",
-                "STOPSIGNAL SIGRTMIN+3",
             ])
         finally:
             container.remove(force=True)
+        _set_stop_signal(staged, ref)
     return ref
+
+
+def _set_stop_signal(source: str, ref: str) -> None:
+    """systemd as PID 1 stops cleanly on SIGRTMIN+3. `commit --change` cannot set STOPSIGNAL
+    on every engine version, a one-line local build (no registry involved) can."""
+    client = docker_client.client()
+    dockerfile = f"FROM {source}\nSTOPSIGNAL SIGRTMIN+3\n".encode()
+    tar = TarBuilder()
+    tar.add_bytes("Dockerfile", dockerfile)
+    client.images.build(fileobj=tar.close(), custom_context=True, tag=ref, pull=False, rm=True)
+    client.images.remove(source, noprune=True)

@@ -37,7 +37,8 @@ def served_resources(api: client.ApiClient) -> list[str]:
 
 def _probe_pod(name: str, node: str, image: str) -> dict:
     # Connect to the API server's service IP (DNAT by kube-proxy, routed over the pod network).
-    script = ('nc -z -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" '
+    # busybox nc has no -z: connect with stdin closed; exit 0 only if the TCP connect worked.
+    script = ('nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null '
               '&& echo API-REACHABLE || echo API-UNREACHABLE')
     return {
         "apiVersion": "v1", "kind": "Pod",

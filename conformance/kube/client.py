@@ -61,7 +61,8 @@ def load_clients(kubeconfig: str | None, context: str | None = None) -> K8sClien
     except (k8s_config.ConfigException, OSError) as exc:
         where = kubeconfig or "$KUBECONFIG / ~/.kube/config"
         raise ClusterError(
-            f"cannot load kubeconfig {where}" + (f" (context {context})" if context else "")
+            f"cannot load kubeconfig {where}"
+            + (f" (context {context})" if context else "")
             + f": {exc}",
             "pass --kubeconfig PATH (and --context NAME) for an existing cluster",
         ) from exc
@@ -76,8 +77,9 @@ def get_raw(api_client: Any, path: str, accept: str = "application/json") -> str
         header_params={"Accept": accept},
         auth_settings=["BearerToken"],
     )
-    response = api_client.call_api(method, url, header_params=headers, body=body,
-                                   post_params=post, _request_timeout=30)
+    response = api_client.call_api(
+        method, url, header_params=headers, body=body, post_params=post, _request_timeout=30
+    )
     response.read()
     if response.status >= 400:
         raw = response.data

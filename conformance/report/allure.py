@@ -141,6 +141,7 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
     gates = cluster.get("feature_gates", {}) or {}
     props = {
         "Verdict": summary.get("verdict"),
+        "Verdict.scope": ", ".join(summary.get("verdict_scope") or []),
         "Run": run.get("id"),
         "Driver": driver.get("name"),
         "Driver.profile": driver.get("profile_path"),

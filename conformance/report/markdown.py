@@ -36,6 +36,10 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     verdict = summary.get("verdict", "NON-CONFORMANT")
     out.append(f"# DRA conformance: **{verdict}**")
     out.append("")
+    scope = summary.get("verdict_scope")
+    if scope:
+        out.append(f"Verdict scope: suites {', '.join(scope)} only (not a full certification).")
+        out.append("")
     must = counts.get("requirements", {}).get("by_level", {}).get("MUST", {})
     out.append(
         f"Driver `{driver.get('name') or 'unknown'}` on Kubernetes "
@@ -86,7 +90,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append("## Not applicable")
     out.append("")
     if not_applicable:
-        out.extend(f"- **{r['id']}** ({r.get('level')}): {_cell(r.get('reason'))}" for r in not_applicable)
+        out.extend(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}" for r in not_applicable)
     else:
         out.append("Every requirement applied to this driver and cluster.")
     out.append("")
@@ -98,8 +102,9 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     per_req = performance.get("requirement_duration_s")
     if per_req:
         out.append(
-            f"Time per requirement: p50 {_seconds(per_req['p50'])}, p95 {_seconds(per_req['p95'])}, "
-            f"max {_seconds(per_req['max'])} over {per_req['count']} requirements."
+            f"Time per requirement: p50 {_seconds(per_req['p50'])}, "
+            f"p95 {_seconds(per_req['p95'])}, max {_seconds(per_req['max'])} "
+            f"over {per_req['count']} requirements."
         )
         out.append("")
     if metrics:
@@ -116,7 +121,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
 
     out.append("## Run")
     out.append("")
-    out.append(f"- profile: `{driver.get('profile_path') or 'unknown'}` ({driver.get('profile_digest') or 'no digest'})")
+    profile = driver.get("profile_path") or "unknown"
+    out.append(f"- profile: `{profile}` ({driver.get('profile_digest') or 'no digest'})")
     nodes = ", ".join(str(n.get("name")) for n in cluster.get("nodes", []) or [])
     out.append(f"- nodes: {nodes or 'unknown'}")
     apis = ", ".join(cluster.get("served_dra_apis", []) or [])

@@ -114,7 +114,9 @@ def aggregate_metrics(samples: Iterable[dict[str, Any]]) -> dict[str, dict[str, 
     by_name: dict[str, list[float]] = {}
     for sample in samples:
         try:
-            by_name.setdefault(str(sample["name"]), []).append(float(sample["value_s"]))
+            name, value = str(sample["name"]), float(sample["value_s"])
         except (KeyError, TypeError, ValueError):
             continue
+        if math.isfinite(value):
+            by_name.setdefault(name, []).append(value)
     return {name: {"unit": "s", **describe(vals)} for name, vals in sorted(by_name.items())}

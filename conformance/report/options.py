@@ -48,6 +48,17 @@ def add_report_options(parser: pytest.Parser) -> None:
         help="generate the Allure HTML report at the end of the run: auto (when node and the "
         "allure npm package are installed), always (fail the report step if not), never",
     )
+    _add(
+        parser,
+        group,
+        "--dra-verdict-scope",
+        dest="dra_verdict_scope",
+        default=None,
+        metavar="SUITE[,SUITE]",
+        help="judge only these suites (e.g. core): MUST requirements of other suites are "
+        "reported but do not decide the verdict (default: every suite; a MUST requirement "
+        "without a result is then a failure)",
+    )
 
 
 def _add(parser: pytest.Parser, group: Any, flag: str, **kwargs: Any) -> None:
@@ -78,3 +89,12 @@ def resolve_run_dir(config: pytest.Config) -> Path:
         path = Path(given)
         return path if path.is_absolute() else base / path
     return base / "reports" / get_run_id(config)
+
+
+def verdict_scope(config: pytest.Config) -> list[str] | None:
+    """The suites the verdict covers (`--dra-verdict-scope`), or None for every suite."""
+    raw = option(config, "dra_verdict_scope")
+    if not raw:
+        return None
+    values = raw if isinstance(raw, list | tuple) else str(raw).split(",")
+    return sorted({v.strip() for v in values if str(v).strip()})

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from conformance.report.redact import redact_text
+
 NOT_APPLICABLE_PREFIX = "not applicable: "
 MAX_REASON_CHARS = 500
 
@@ -151,7 +153,7 @@ def report_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 def _shorten(text: str) -> str:
-    text = " ".join(text.split())
+    text = redact_text(" ".join(text.split()))
     if len(text) > MAX_REASON_CHARS:
         return text[: MAX_REASON_CHARS - 3] + "..."
     return text

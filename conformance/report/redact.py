@@ -7,6 +7,7 @@ Used by the evidence bundle for every text file, and available to whatever write
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 REDACTED = "<redacted>"
 
@@ -14,28 +15,34 @@ REDACTED = "<redacted>"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # PEM private keys (any kind)
     (
-        re.compile(
-            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----"
-        ),
+        re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?-----END \1PRIVATE KEY-----"),
         f"-----BEGIN \\1PRIVATE KEY-----{REDACTED}-----END \\1PRIVATE KEY-----",
     ),
     # HTTP authorization headers and bearer strings
     (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{REDACTED}"),
-    # kubeconfig / YAML / JSON / env / flag forms: key: value, "key": "value", key=value
+    # kubeconfig / YAML / JSON / env / flag forms: key: value, "key": "value", key=value (also
+    # inside JSON-escaped strings: \"token\": \"value\")
     (
         re.compile(
             r"""(?ix)
-            (["']?
+            ((?:\\?["'])?
               (?:client-key-data|client-key|client-certificate-data|token|id-token|
                  refresh-token|access-token|auth-token|api-key|apikey|password|passwd|
                  secret|[a-z0-9_.-]*(?:_token|-token|_secret|-secret|_password|-password))
-            ["']?)
-            (\s*[:=]\s*|\s+(?=["']))
-            (["']?)
-            ([^\s"',}]+)
+            (?:\\?["'])?)
+            (\s*[:=]\s*|\s+(?=\\?["']))
+            ((?:\\?["'])?)
+            ([^\s"'\\,}]+)
             """
         ),
         rf"\1\2\3{REDACTED}",
+    ),
+    # command-line flags: --token VALUE, --password VALUE
+    (
+        re.compile(
+            r"(?i)(--(?:token|password|client-key|[a-z-]*-token|[a-z-]*-password))(\s+)(\S+)"
+        ),
+        rf"\1\2{REDACTED}",
     ),
     # JSON Web Tokens (service-account tokens) wherever they appear
     (
@@ -63,3 +70,25 @@ def find_secrets(text: str) -> list[str]:
             if REDACTED not in value:
                 found.append(value)
     return found
+
+
+def redact_file(path: Path) -> bool:
+    """Redact a UTF-8 text file in place (binary files are left alone); True if it changed."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    cleaned = redact_text(text)
+    if cleaned == text:
+        return False
+    path.write_text(cleaned, encoding="utf-8")
+    return True
+
+
+def redact_tree(root: Path) -> list[Path]:
+    """Redact every text file under `root` (or `root` itself) in place; the changed files."""
+    root = Path(root)
+    if root.is_symlink() or not root.exists():
+        return []
+    files = [root] if root.is_file() else sorted(root.rglob("*"))
+    return [f for f in files if f.is_file() and not f.is_symlink() and redact_file(f)]

@@ -3,6 +3,33 @@
 The document is built from plain inputs (run info, facts, catalog, test records) so it can be
 tested without pytest, and every other human-facing file (summary.md, Allure environment) is
 rendered from this document rather than from the inputs.
+
+    schema            "dra-conformance.io/summary/v1" (additive changes only within v1)
+    run               id, started, finished (UTC ISO 8601), duration_s, pytest_args,
+                      xdist_workers (0 = not distributed), exit_status (pytest's), report_dir,
+                      python
+    driver            name, profile_path, profile_digest ("sha256:..."), capabilities[]
+    cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
+                      feature_gates {gate: bool}, served_dra_apis[]
+    verdict           "CONFORMANT" | "NON-CONFORMANT"
+    verdict_reasons[] why not conformant (empty when CONFORMANT)
+    verdict_scope     suites the verdict covers, null = every suite
+    counts            tests {total, passed, failed, error, skipped, not_applicable};
+                      requirements {total, passed, failed, not_applicable, skipped,
+                      by_level {MUST|SHOULD|MAY: {same keys}}}
+    requirements[]    {id, level, suite, statement, status (passed|failed|not-applicable|
+                      skipped), duration_s, reason, tests[] (node ids)}
+    tests[]           {nodeid, outcome (passed|failed|error|skipped|not-applicable),
+                      duration_s, reason, worker, requirements[]}
+    performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
+                      requirement_duration_s {unit, count, p50, p95, min, max, mean} | null
+    inventory         {key: JSON value} added by tests and the plugin (not judged)
+    artifacts         summary_json, summary_md, junit_xml, allure_results, allure_report,
+                      evidence (paths relative to the run dir; null when not produced)
+
+JUnit agreement: counts.tests.total/failed/error equal junit.xml's tests/failures/errors, and
+skipped + not_applicable equals its skipped (a test whose call fails *and* whose teardown errors
+is one failed test here, two testcases in JUnit).
 """
 
 from __future__ import annotations
@@ -53,9 +80,11 @@ def build_summary(
     session_metrics: Iterable[dict[str, Any]] = (),
     inventory: Mapping[str, Any] | None = None,
     artifacts: Mapping[str, Any] | None = None,
+    verdict_scope: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     records = list(records)
-    results = requirement_results(catalog, records)
+    scope = None if verdict_scope is None else sorted(set(verdict_scope))
+    results = requirement_results(catalog, records, scope)
     collection_errors = sum(1 for r in records if r.collect_error)
     verdict, reasons = decide_verdict(
         results,
@@ -99,6 +128,7 @@ def build_summary(
         },
         "verdict": verdict,
         "verdict_reasons": reasons,
+        "verdict_scope": scope,  # suites the verdict covers; null = all
         "counts": {
             "tests": count_tests(records),
             "requirements": count_requirements(results),
@@ -115,7 +145,7 @@ def build_summary(
 
 
 def count_tests(records: Iterable[TestRecord]) -> dict[str, int]:
-    """Per test item: total and one count per outcome (JUnit: skipped = skipped + not_applicable)."""
+    """Per test item: total and a count per outcome (JUnit skipped = skipped + not_applicable)."""
     counter = Counter(r.outcome for r in records)
     counts = {"total": sum(counter.values())}
     for outcome in TestOutcome:

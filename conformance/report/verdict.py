@@ -27,6 +27,7 @@ class RequirementStatus(StrEnum):
 
 
 NO_RESULT_REASON = "no test result: no test for this requirement ran in this run"
+OUT_OF_SCOPE_REASON = "not judged: suite {suite} is outside the verdict scope ({scope})"
 
 
 @dataclass
@@ -40,11 +41,12 @@ class RequirementResult:
     reason: str = ""
     tests: list[str] = field(default_factory=list)
     ran: bool = True  # False when no test reported a result
+    in_scope: bool = True  # False: its suite is outside the verdict scope
 
     @property
     def blocks_conformance(self) -> bool:
         """True when this result alone makes the run NON-CONFORMANT."""
-        if self.level != "MUST":
+        if self.level != "MUST" or not self.in_scope:
             return False
         return self.status not in (RequirementStatus.PASSED, RequirementStatus.NOT_APPLICABLE)
 
@@ -77,9 +79,16 @@ def requirement_status(records: list[TestRecord]) -> tuple[RequirementStatus, st
 
 
 def requirement_results(
-    catalog: Mapping[str, RequirementInfo], records: Iterable[TestRecord]
+    catalog: Mapping[str, RequirementInfo],
+    records: Iterable[TestRecord],
+    scope: Iterable[str] | None = None,
 ) -> list[RequirementResult]:
-    """One result per catalog requirement (catalog order), then IDs the catalog lacks."""
+    """One result per catalog requirement (catalog order), then IDs the catalog lacks.
+
+    `scope` (suite names; None = every suite) limits which requirements decide the verdict:
+    the others are still reported, a missing one as skipped rather than failed.
+    """
+    suites = None if scope is None else sorted(set(scope))
     by_id: dict[str, list[TestRecord]] = {}
     for record in records:
         for req_id in record.requirements:
@@ -88,12 +97,26 @@ def requirement_results(
     results: list[RequirementResult] = []
     for req_id, info in catalog.items():
         tested = by_id.get(req_id, [])
+        in_scope = suites is None or info.suite in suites
         if tested:
             results.append(_result(info, tested))
-        else:
-            status = (
-                RequirementStatus.FAILED if info.level == "MUST" else RequirementStatus.SKIPPED
+            results[-1].in_scope = in_scope
+        elif not in_scope:
+            scope_text = ", ".join(suites or [])
+            results.append(
+                RequirementResult(
+                    id=info.id,
+                    level=info.level,
+                    suite=info.suite,
+                    statement=info.statement,
+                    status=RequirementStatus.SKIPPED,
+                    reason=OUT_OF_SCOPE_REASON.format(suite=info.suite, scope=scope_text),
+                    ran=False,
+                    in_scope=False,
+                )
             )
+        else:
+            status = RequirementStatus.FAILED if info.level == "MUST" else RequirementStatus.SKIPPED
             results.append(
                 RequirementResult(
                     id=info.id,
@@ -145,8 +168,8 @@ def decide_verdict(
     if interrupted:
         reasons.append("the run was interrupted before it completed")
     results = list(results)
-    if not catalog_error and not any(r.level == "MUST" for r in results):
-        reasons.append("the requirements catalog has no MUST requirement")
+    if not catalog_error and not any(r.level == "MUST" and r.in_scope for r in results):
+        reasons.append("no MUST requirement is in the catalog (or in the verdict scope)")
     for result in results:
         if result.blocks_conformance:
             what = "no result" if not result.ran else str(result.status)

@@ -231,9 +231,7 @@ def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
     )
 
 
-def _partitionable(
-    node_name: str, raw: Any, where: str
-) -> tuple[CounterSetSpec, list[DeviceSpec]]:
+def _partitionable(node_name: str, raw: Any, where: str) -> tuple[CounterSetSpec, list[DeviceSpec]]:
     if not isinstance(raw, Mapping):
         raise CatalogError(f"{where}: a mapping is required")
     name = _name(raw, where)

@@ -70,18 +70,17 @@ class DeviceEnv:
 def build_spec(
     claim_uid: str, devices: Sequence[tuple[str, DeviceEnv]], kind: str = CDI_KIND
 ) -> dict[str, Any]:
-    """``devices``: (allocated device name, what its env should say)."""
-    return {
-        "cdiVersion": CDI_VERSION,
-        "kind": kind,
-        "devices": [
-            {
-                "name": cdi_device_name(claim_uid, allocated),
-                "containerEdits": {"env": env.variables()},
-            }
-            for allocated, env in devices
-        ],
-    }
+    """``devices``: (allocated device name, what its env should say).
+
+    One CDI device per allocated device: a device allocated twice to the same
+    claim (shared with distinct shareIDs) keeps its first entry, because CDI
+    device names must be unique within a spec.
+    """
+    entries: dict[str, dict[str, Any]] = {}
+    for allocated, env in devices:
+        name = cdi_device_name(claim_uid, allocated)
+        entries.setdefault(name, {"name": name, "containerEdits": {"env": env.variables()}})
+    return {"cdiVersion": CDI_VERSION, "kind": kind, "devices": list(entries.values())}
 
 
 class CdiSpecStore:
@@ -118,6 +117,4 @@ class CdiSpecStore:
 
     def claim_uids(self) -> list[str]:
         prefix = f"{self._driver}-"
-        return sorted(
-            p.name[len(prefix) : -len(".json")] for p in self.dir.glob(f"{prefix}*.json")
-        )
+        return sorted(p.name[len(prefix) : -len(".json")] for p in self.dir.glob(f"{prefix}*.json"))

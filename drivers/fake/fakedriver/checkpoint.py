@@ -92,7 +92,11 @@ class Checkpoint:
 
     def save(self, claims: dict[str, PreparedClaim]) -> None:
         payload = {uid: c.to_dict() for uid, c in sorted(claims.items())}
-        document = {"version": CHECKPOINT_VERSION, "checksum": _checksum(payload), "claims": payload}
+        document = {
+            "version": CHECKPOINT_VERSION,
+            "checksum": _checksum(payload),
+            "claims": payload,
+        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         with open(tmp, "w") as fh:

@@ -130,7 +130,9 @@ def allocation_for_driver(
             OpaqueConfig(
                 source=str(entry.get("source", "FromClaim")),
                 requests=tuple(entry.get("requests") or ()),
-                parameters=_parameters(opaque.get("parameters"), f"ResourceClaim {ref} config[{i}]"),
+                parameters=_parameters(
+                    opaque.get("parameters"), f"ResourceClaim {ref} config[{i}]"
+                ),
             )
         )
     return ClaimAllocation(

@@ -35,41 +35,94 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fake DRA driver kubelet plugin for dra-conformance.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--node-name", default=os.environ.get("NODE_NAME"),
-                   help="node this plugin runs on (env NODE_NAME)")
+    p.add_argument(
+        "--node-name",
+        default=os.environ.get("NODE_NAME"),
+        help="node this plugin runs on (env NODE_NAME)",
+    )
     p.add_argument("--driver-name", default=DRIVER_NAME)
-    p.add_argument("--catalog", type=Path, default=Path("/etc/fake-dra/catalog.yaml"),
-                   help="device catalog YAML")
-    p.add_argument("--plugin-registration-dir", type=Path,
-                   default=Path("/var/lib/kubelet/plugins_registry"),
-                   help="kubelet plugin watcher directory")
-    p.add_argument("--plugin-data-dir", type=Path, default=None,
-                   help="default /var/lib/kubelet/plugins/<driver-name>")
-    p.add_argument("--registration-socket", type=Path, default=None,
-                   help="default <plugin-registration-dir>/<driver-name>-reg.sock")
-    p.add_argument("--dra-socket", type=Path, default=None,
-                   help="default <plugin-data-dir>/dra.sock")
+    p.add_argument(
+        "--catalog",
+        type=Path,
+        default=Path("/etc/fake-dra/catalog.yaml"),
+        help="device catalog YAML",
+    )
+    p.add_argument(
+        "--plugin-registration-dir",
+        type=Path,
+        default=Path("/var/lib/kubelet/plugins_registry"),
+        help="kubelet plugin watcher directory",
+    )
+    p.add_argument(
+        "--plugin-data-dir",
+        type=Path,
+        default=None,
+        help="default /var/lib/kubelet/plugins/<driver-name>",
+    )
+    p.add_argument(
+        "--registration-socket",
+        type=Path,
+        default=None,
+        help="default <plugin-registration-dir>/<driver-name>-reg.sock",
+    )
+    p.add_argument(
+        "--dra-socket", type=Path, default=None, help="default <plugin-data-dir>/dra.sock"
+    )
     p.add_argument("--cdi-dir", type=Path, default=Path("/var/run/cdi"))
-    p.add_argument("--state-dir", type=Path, default=None,
-                   help="checkpoint.json and fault counters; default <plugin-data-dir>")
-    p.add_argument("--ready-file", type=Path, default=Path(DEFAULT_READY_FILE),
-                   help="readiness marker checked by `python3 -m fakedriver.ready`")
-    p.add_argument("--control-namespace", default=os.environ.get("POD_NAMESPACE", "dra-fake-driver"),
-                   help="namespace of the control and status ConfigMaps (env POD_NAMESPACE)")
+    p.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="checkpoint.json and fault counters; default <plugin-data-dir>",
+    )
+    p.add_argument(
+        "--ready-file",
+        type=Path,
+        default=Path(DEFAULT_READY_FILE),
+        help="readiness marker checked by `python3 -m fakedriver.ready`",
+    )
+    p.add_argument(
+        "--control-namespace",
+        default=os.environ.get("POD_NAMESPACE", "dra-fake-driver"),
+        help="namespace of the control and status ConfigMaps (env POD_NAMESPACE)",
+    )
     p.add_argument("--control-configmap", default="fake-dra-control")
     p.add_argument("--status-configmap-prefix", default="fake-dra-status-")
-    p.add_argument("--dra-versions", type=_versions, default=("v1", "v1beta1"),
-                   help="DRAPlugin API versions to serve and advertise, newest first")
-    p.add_argument("--health-versions", type=_versions, default=("v1", "v1alpha1"),
-                   help="DRAResourceHealth versions to serve and advertise; empty disables")
-    p.add_argument("--health-interval", type=float, default=10.0,
-                   help="seconds between unchanged health reports")
-    p.add_argument("--health-timeout", type=int, default=30,
-                   help="health_check_timeout_seconds sent to the kubelet")
-    p.add_argument("--resync-interval", type=float, default=30.0,
-                   help="seconds between ResourceSlice reconciliations")
-    p.add_argument("--node-uid", default=os.environ.get("NODE_UID"),
-                   help="Node UID for slice ownerReferences; read from the API when unset")
+    p.add_argument(
+        "--dra-versions",
+        type=_versions,
+        default="v1,v1beta1",
+        help="DRAPlugin API versions to serve and advertise, newest first",
+    )
+    p.add_argument(
+        "--health-versions",
+        type=_versions,
+        default="v1,v1alpha1",
+        help="DRAResourceHealth versions to serve and advertise; empty disables",
+    )
+    p.add_argument(
+        "--health-interval",
+        type=float,
+        default=10.0,
+        help="seconds between unchanged health reports",
+    )
+    p.add_argument(
+        "--health-timeout",
+        type=int,
+        default=30,
+        help="health_check_timeout_seconds sent to the kubelet",
+    )
+    p.add_argument(
+        "--resync-interval",
+        type=float,
+        default=30.0,
+        help="seconds between ResourceSlice reconciliations",
+    )
+    p.add_argument(
+        "--node-uid",
+        default=os.environ.get("NODE_UID"),
+        help="Node UID for slice ownerReferences; read from the API when unset",
+    )
     p.add_argument("--kubeconfig", default=None, help="default: in-cluster, then ~/.kube/config")
     p.add_argument("--grpc-workers", type=int, default=16)
     p.add_argument("--log-level", default="INFO")
@@ -153,7 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         claims=ApiClaimReader(rest),
         slices=ApiSliceClient(rest),
         status_sink=ConfigMapStatusSink(
-            rest, args.control_namespace, f"{args.status_configmap_prefix}{args.node_name}",
+            rest,
+            args.control_namespace,
+            f"{args.status_configmap_prefix}{args.node_name}",
             args.node_name,
         ),
         owner=owner,
@@ -161,8 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     control = ControlWatcher(
         rest, args.control_namespace, args.control_configmap, driver.apply_controls, driver.stopping
     )
-    log.info("starting %s on node %s with %d catalog device(s)", args.driver_name, args.node_name,
-             len(driver.inventory.devices))
+    log.info(
+        "starting %s on node %s with %d catalog device(s)",
+        args.driver_name,
+        args.node_name,
+        len(driver.inventory.devices),
+    )
     driver.start(control)
     while not stopping.wait(1.0):
         pass

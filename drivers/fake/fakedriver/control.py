@@ -41,7 +41,9 @@ class ControlWatcher:
         """List once synchronously (so faults are known before serving); returns the list RV."""
         listing = self._rest.get(self._path, {"fieldSelector": self._selector})
         items = listing.get("items") or []
-        self._deliver(items[0] if items else None, listing.get("metadata", {}).get("resourceVersion", ""))
+        self._deliver(
+            items[0] if items else None, listing.get("metadata", {}).get("resourceVersion", "")
+        )
         return str(listing.get("metadata", {}).get("resourceVersion", ""))
 
     def start(self, resource_version: str = "") -> None:

@@ -187,7 +187,9 @@ def _device(base: DeviceControls, raw: Any, where: str, errors: list[str]) -> De
     return replace(base, **updates)
 
 
-def _merge(base: NodeControls, raw: Mapping[str, Any], where: str, errors: list[str]) -> NodeControls:
+def _merge(
+    base: NodeControls, raw: Mapping[str, Any], where: str, errors: list[str]
+) -> NodeControls:
     devices = dict(base.devices)
     raw_devices = raw.get("devices") or {}
     if not isinstance(raw_devices, Mapping):
@@ -195,7 +197,10 @@ def _merge(base: NodeControls, raw: Mapping[str, Any], where: str, errors: list[
         raw_devices = {}
     for name, device_raw in raw_devices.items():
         devices[str(name)] = _device(
-            devices.get(str(name)) or DeviceControls(), device_raw, f"{where}.devices.{name}", errors
+            devices.get(str(name)) or DeviceControls(),
+            device_raw,
+            f"{where}.devices.{name}",
+            errors,
         )
     fail = base.fail_prepare
     if "failPrepare" in raw:
@@ -284,9 +289,7 @@ class FaultState:
             self._resource_version = resource_version
             # Remember when each taint first appeared: timeAdded must not move
             # on every republish, or tolerationSeconds would never run out.
-            current = {
-                (name, t) for name, d in controls.devices.items() for t in d.taints
-            }
+            current = {(name, t) for name, d in controls.devices.items() for t in d.taints}
             self._taint_times = {k: v for k, v in self._taint_times.items() if k in current}
             for key in current:
                 self._taint_times.setdefault(key, now)
@@ -313,9 +316,7 @@ class FaultState:
                 if used < fail.count:
                     self._consumed[fail.id] = used + 1
                     self._save_counters()
-                    return (
-                        f"injected prepare failure ({scope}, {used + 1} of {fail.count})"
-                    )
+                    return f"injected prepare failure ({scope}, {used + 1} of {fail.count})"
         return None
 
     def remaining_failures(self) -> dict[str, int | str]:

@@ -34,7 +34,12 @@ from fakedriver.grpcapi import (
 )
 from fakedriver.health import HealthMonitor
 from fakedriver.prepare import DevicePreparer
-from fakedriver.publisher import PartitionableUnsupported, PublishResult, SliceClient, SlicePublisher
+from fakedriver.publisher import (
+    PartitionableUnsupported,
+    PublishResult,
+    SliceClient,
+    SlicePublisher,
+)
 from fakedriver.ready import DEFAULT_READY_FILE, clear_marker, write_marker
 from fakedriver.server import Registrar, UnixSocketServer
 from fakedriver.services import (
@@ -129,7 +134,11 @@ class FakeDriver:
             on_change=self.status.mark_dirty,
         )
         self.health = HealthMonitor(
-            self.node, lambda: self.inventory, self.faults, opts.health_interval, opts.health_timeout
+            self.node,
+            lambda: self.inventory,
+            self.faults,
+            opts.health_interval,
+            opts.health_timeout,
         )
         self.publisher = SlicePublisher(slices, self.driver, self.node, owner)
         self.registered = False
@@ -151,8 +160,11 @@ class FakeDriver:
         return controls
 
     def _controls_changed(self, controls: NodeControls) -> None:
-        log.info("controls applied (resourceVersion %s): %s", self.faults.resource_version,
-                 controls.to_dict())
+        log.info(
+            "controls applied (resourceVersion %s): %s",
+            self.faults.resource_version,
+            controls.to_dict(),
+        )
         self.republish()
         self.health.notify()
         self.status.mark_dirty()
@@ -166,7 +178,8 @@ class FakeDriver:
                 except PartitionableUnsupported as exc:
                     log.error(
                         "the API server dropped sharedCounters of %s (DRAPartitionableDevices "
-                        "off?): publishing without partitionable devices", exc,
+                        "off?): publishing without partitionable devices",
+                        exc,
                     )
                     self.partitionable = False
                     plan = self._plan()
@@ -185,8 +198,12 @@ class FakeDriver:
 
     def _plan(self) -> PoolPlan:
         return render_pool(
-            self.driver, self.node, self.inventory, self.faults.controls,
-            self.faults.taint_time, self.partitionable,
+            self.driver,
+            self.node,
+            self.inventory,
+            self.faults.controls,
+            self.faults.taint_time,
+            self.partitionable,
         )
 
     # -- registration --------------------------------------------------------
@@ -224,7 +241,9 @@ class FakeDriver:
                 "generation": last.generation if last else None,
                 "resourceSliceCount": last.resource_slice_count if last else None,
                 "slices": list(last.slice_names) if last else [],
-                "publishedDevices": list(self.last_plan.published_devices) if self.last_plan else [],
+                "publishedDevices": list(self.last_plan.published_devices)
+                if self.last_plan
+                else [],
                 "partitionable": self.partitionable,
                 "lastError": self.last_publish_error,
             },
@@ -258,7 +277,9 @@ class FakeDriver:
         if "v1alpha1" in self.options.health_versions:
             alpha = HealthV1alpha1Service(self.health, self.stopping)
             regs.append(
-                lambda s: drahealth_v1alpha1_pb2_grpc.add_DRAResourceHealthServicer_to_server(alpha, s)
+                lambda s: drahealth_v1alpha1_pb2_grpc.add_DRAResourceHealthServicer_to_server(
+                    alpha, s
+                )
             )
         return regs
 
@@ -279,12 +300,19 @@ class FakeDriver:
         dra.start()
         self._servers.append(dra)
         registration = RegistrationService(
-            self.driver, str(opts.dra_socket), opts.supported_versions(), self.on_registration_status
+            self.driver,
+            str(opts.dra_socket),
+            opts.supported_versions(),
+            self.on_registration_status,
         )
         reg = UnixSocketServer(
             "registration",
             opts.registration_socket,
-            [lambda s: pluginregistration_v1_pb2_grpc.add_RegistrationServicer_to_server(registration, s)],
+            [
+                lambda s: pluginregistration_v1_pb2_grpc.add_RegistrationServicer_to_server(
+                    registration, s
+                )
+            ],
             max_workers=4,
         )
         reg.start()

@@ -8,6 +8,7 @@ TLS and token refresh still come from the client's ApiClient.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Iterator, Mapping
@@ -81,7 +82,9 @@ class KubeRest:
         headers = {"Accept": JSON}
         if body is not None:
             headers["Content-Type"] = content_type
-        params = [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in (query or {}).items()]
+        params = [
+            (k, str(v).lower() if isinstance(v, bool) else v) for k, v in (query or {}).items()
+        ]
         method, url, headers, body, _ = self._api.param_serialize(
             method=method,
             resource_path=path,
@@ -91,17 +94,16 @@ class KubeRest:
             auth_settings=["BearerToken"],
         )
         try:
-            response = self._api.call_api(method, url, header_params=headers, body=body,
-                                          _request_timeout=timeout)
+            response = self._api.call_api(
+                method, url, header_params=headers, body=body, _request_timeout=timeout
+            )
         except ApiException as exc:
             raise _error_from(exc) from exc
         if not 200 <= response.status <= 299:
             response.read()
             text = response.data.decode("utf-8", "replace") if response.data else ""
-            try:
+            with contextlib.suppress(ValueError, AttributeError):
                 text = json.loads(text).get("message", text)
-            except (ValueError, AttributeError):
-                pass
             raise ApiError(response.status, text)
         return response
 

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from fakedriver.catalog import DeviceSpec, NodeInventory
 from fakedriver.cdi import CdiSpecStore, DeviceEnv, build_spec, cdi_device_id
 from fakedriver.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
-from fakedriver.claims import ClaimAllocation, ClaimError, ClaimReader, allocation_for_driver, group_devices
+from fakedriver.claims import (
+    ClaimAllocation,
+    ClaimError,
+    ClaimReader,
+    allocation_for_driver,
+    group_devices,
+)
 from fakedriver.controls import FaultState
 from fakedriver.stats import LatencyStats
 
@@ -73,7 +79,9 @@ class DevicePreparer:
         """Restore prepared claims at start; ``discard`` is the lose-checkpoint misbehaviour."""
         with self._lock:
             if discard:
-                log.warning("misbehaviour lose-checkpoint-on-restart: discarding %s", self._checkpoint.path)
+                log.warning(
+                    "misbehaviour lose-checkpoint-on-restart: discarding %s", self._checkpoint.path
+                )
                 self._checkpoint.discard()
                 self._prepared = {}
             else:
@@ -126,7 +134,10 @@ class DevicePreparer:
                 return PrepareOutcome(error=str(exc))
         log.info(
             "prepared claim %s/%s (%s): %s",
-            ref.namespace, ref.name, ref.uid, ",".join(d.device_name for d in prepared.devices),
+            ref.namespace,
+            ref.name,
+            ref.uid,
+            ",".join(d.device_name for d in prepared.devices),
         )
         return PrepareOutcome(devices=prepared.devices)
 
@@ -215,7 +226,10 @@ class DevicePreparer:
                 results[ref.uid] = ""
                 log.info(
                     "unprepared claim %s/%s (%s)%s",
-                    ref.namespace, ref.name, ref.uid, "" if known else " (was not prepared)",
+                    ref.namespace,
+                    ref.name,
+                    ref.uid,
+                    "" if known else " (was not prepared)",
                 )
             if not noop:
                 try:

@@ -97,7 +97,9 @@ class SlicePublisher:
         raise AssertionError("unreachable")
 
     def _publish_once(self, plan: PoolPlan) -> PublishResult:
-        existing = {s["metadata"]["name"]: s for s in self._client.list_slices(self._node, self._driver)}
+        existing = {
+            s["metadata"]["name"]: s for s in self._client.list_slices(self._node, self._driver)
+        }
         content_hash = plan.content_hash()
         generations = {int(s["spec"]["pool"].get("generation", 0)) for s in existing.values()}
         wanted = [s.name for s in plan.slices]
@@ -118,22 +120,31 @@ class SlicePublisher:
         for item in plan.slices:
             body = self._body(item.name, item.spec, generation, content_hash)
             if item.name in existing:
-                body["metadata"]["resourceVersion"] = existing[item.name]["metadata"]["resourceVersion"]
+                body["metadata"]["resourceVersion"] = existing[item.name]["metadata"][
+                    "resourceVersion"
+                ]
                 stored = self._client.update_slice(body)
             else:
                 stored = self._client.create_slice(body)
-            if "sharedCounters" in item.spec and not (stored.get("spec") or {}).get("sharedCounters"):
+            if "sharedCounters" in item.spec and not (stored.get("spec") or {}).get(
+                "sharedCounters"
+            ):
                 raise PartitionableUnsupported(item.name)
         for name in set(existing) - set(wanted):
             self._client.delete_slice(name)
         self._generation = generation
         log.info(
             "published pool %s generation %d: %d slice(s), devices %s",
-            plan.pool, generation, len(wanted), ",".join(plan.published_devices) or "-",
+            plan.pool,
+            generation,
+            len(wanted),
+            ",".join(plan.published_devices) or "-",
         )
         return PublishResult(generation, tuple(wanted), True, count)
 
-    def _body(self, name: str, spec: dict[str, Any], generation: int, content_hash: str) -> dict[str, Any]:
+    def _body(
+        self, name: str, spec: dict[str, Any], generation: int, content_hash: str
+    ) -> dict[str, Any]:
         full_spec = dict(spec)
         full_spec["pool"] = {**spec["pool"], "generation": generation}
         metadata: dict[str, Any] = {
@@ -143,7 +154,12 @@ class SlicePublisher:
         }
         if self._owner:
             metadata["ownerReferences"] = [self._owner]
-        return {"apiVersion": API_VERSION, "kind": "ResourceSlice", "metadata": metadata, "spec": full_spec}
+        return {
+            "apiVersion": API_VERSION,
+            "kind": "ResourceSlice",
+            "metadata": metadata,
+            "spec": full_spec,
+        }
 
     def delete_all(self) -> None:
         for item in self._client.list_slices(self._node, self._driver):

@@ -19,7 +19,9 @@ def write_marker(path: str | Path, registered: bool, published: bool) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"registered": registered, "published": published, "time": time.time()}))
+    tmp.write_text(
+        json.dumps({"registered": registered, "published": published, "time": time.time()})
+    )
     tmp.replace(path)
 
 
@@ -42,7 +44,9 @@ def check(path: str | Path) -> tuple[bool, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m fakedriver.ready", description=__doc__)
-    parser.add_argument("--ready-file", default=os.environ.get("FAKE_DRA_READY_FILE", DEFAULT_READY_FILE))
+    parser.add_argument(
+        "--ready-file", default=os.environ.get("FAKE_DRA_READY_FILE", DEFAULT_READY_FILE)
+    )
     args = parser.parse_args(argv)
     ok, message = check(args.ready_file)
     print(message)

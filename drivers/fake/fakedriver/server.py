@@ -16,14 +16,20 @@ Registrar = Callable[[grpc.Server], None]
 
 
 class UnixSocketServer:
-    def __init__(self, name: str, socket_path: str | Path, registrars: Sequence[Registrar],
-                 max_workers: int = 16) -> None:
+    def __init__(
+        self,
+        name: str,
+        socket_path: str | Path,
+        registrars: Sequence[Registrar],
+        max_workers: int = 16,
+    ) -> None:
         self.name = name
         self.socket_path = Path(socket_path)
         # Each health stream holds a worker thread for its lifetime, so the
         # pool must be larger than the expected number of concurrent streams.
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers,
-                                                              thread_name_prefix=name))
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=name)
+        )
         for register in registrars:
             register(self._server)
 

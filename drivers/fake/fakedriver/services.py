@@ -42,13 +42,19 @@ class RegistrationService(pluginregistration_v1_pb2_grpc.RegistrationServicer):
         on_status: Callable[[bool, str], None],
     ) -> None:
         self._info = pluginregistration_v1_pb2.PluginInfo(
-            type=PLUGIN_TYPE, name=driver, endpoint=endpoint, supported_versions=list(supported_versions)
+            type=PLUGIN_TYPE,
+            name=driver,
+            endpoint=endpoint,
+            supported_versions=list(supported_versions),
         )
         self._on_status = on_status
 
     def GetInfo(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        log.info("kubelet GetInfo: endpoint %s, versions %s", self._info.endpoint,
-                 ",".join(self._info.supported_versions))
+        log.info(
+            "kubelet GetInfo: endpoint %s, versions %s",
+            self._info.endpoint,
+            ",".join(self._info.supported_versions),
+        )
         return self._info
 
     def NotifyRegistrationStatus(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802

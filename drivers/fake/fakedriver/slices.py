@@ -84,7 +84,10 @@ def render_device(
     }
     if device.consumes:
         out["consumesCounters"] = [
-            {"counterSet": c.counter_set, "counters": {k: {"value": v} for k, v in c.counters.items()}}
+            {
+                "counterSet": c.counter_set,
+                "counters": {k: {"value": v} for k, v in c.counters.items()},
+            }
             for c in device.consumes
         ]
     taints = []
@@ -134,7 +137,10 @@ def render_pool(
                 slice_name(node_name, driver, "counters", 0),
                 {
                     "sharedCounters": [
-                        {"name": c.name, "counters": {k: {"value": v} for k, v in c.counters.items()}}
+                        {
+                            "name": c.name,
+                            "counters": {k: {"value": v} for k, v in c.counters.items()},
+                        }
                         for c in counter_sets
                     ]
                 },

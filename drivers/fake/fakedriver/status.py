@@ -38,8 +38,9 @@ class ConfigMapStatusSink(StatusSink):
         data = {STATUS_KEY: json.dumps(document, indent=1, sort_keys=True)}
         path = f"/api/v1/namespaces/{self._namespace}/configmaps"
         try:
-            self._rest.request("PATCH", f"{path}/{self._name}", body={"data": data},
-                               content_type=MERGE_PATCH)
+            self._rest.request(
+                "PATCH", f"{path}/{self._name}", body={"data": data}, content_type=MERGE_PATCH
+            )
         except ApiError as exc:
             if not exc.not_found:
                 raise

@@ -73,3 +73,10 @@ def test_cgroup_detection(tmp_path):
 def test_zero_workers_rejected():
     with pytest.raises(ValueError, match="at least one worker"):
         kind_config(ClusterOptions(workers=0))
+
+
+def test_missing_sys_resource_clamps_oom_score_adj():
+    config = kind_config(ClusterOptions(restrict_oom_score_adj=True))
+    assert any("restrict_oom_score_adj = true" in p for p in config["containerdConfigPatches"])
+    plain = kind_config(ClusterOptions())
+    assert not any("restrict_oom_score_adj" in p for p in plain["containerdConfigPatches"])

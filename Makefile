@@ -1,0 +1,20 @@
+# The two entry points of the README. Both bootstrap a fresh machine first (idempotent).
+VENV ?= .venv
+PROFILE ?= drivers/fake/profile.yaml
+PYTEST_ARGS ?=
+
+.PHONY: bootstrap conformance test lint
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+## Provision a kind cluster, install the fake driver, run the whole suite, write reports/<run>/
+conformance: bootstrap
+	$(VENV)/bin/dra-conformance run --profile $(PROFILE) -n 2
+
+## The project's own tests: unit tests, then end-to-end tests on a real kind cluster
+test: bootstrap
+	$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+
+lint: bootstrap
+	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

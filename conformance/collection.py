@@ -1,0 +1,246 @@
+"""Collection rules for scenario tests: markers, requirement IDs, and MUST coverage.
+
+A scenario test is a test under the catalog's directory (`scenarios/`) or any test with a
+`requirement` marker. Each must carry exactly one `@pytest.mark.requirement("<ID>")` naming a
+catalog entry of the suite whose folder it lives in.
+
+Coverage ("every MUST requirement has a test") can only be judged from a complete collection:
+- it is checked for every suite whose folder was collected whole: the command line names
+  the catalog directory, an ancestor of it, or the suite folder itself (`pytest scenarios`,
+  `pytest scenarios/core`), or nothing at all while testpaths includes it;
+- it is not checked at all when the selection is narrowed by -k, -m, --lf, --sw,
+  --deselect or --ignore-glob, or when a scenario item was deselected by any plugin;
+- a file, node id or --ignore'd path inside a suite folder leaves that suite unchecked.
+So `pytest scenarios/core/test_x.py -k foo` runs just that, and `pytest scenarios` fails
+at collection until every MUST requirement has a test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.capabilities import CAPABILITIES
+from conformance.lease import ALL, DeviceNeed
+from conformance.requirements import SUITES, Catalog, Requirement
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """What the rules need of a pytest item (pure data, so they are tested without pytest)."""
+
+    nodeid: str
+    path: Path
+    markers: Sequence[tuple[str, tuple[Any, ...], Mapping[str, Any]]]  # (name, args, kwargs)
+
+    def marks(self, name: str) -> list[tuple[tuple[Any, ...], Mapping[str, Any]]]:
+        return [(args, kwargs) for n, args, kwargs in self.markers if n == name]
+
+
+@dataclass
+class CollectionOutcome:
+    requirements: dict[str, Requirement] = field(default_factory=dict)  # nodeid -> requirement
+    problems: list[str] = field(default_factory=list)
+    coverage_note: str = ""
+
+
+def is_under(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def suite_folder(path: Path, root: Path) -> str | None:
+    """The suite a test file's folder stands for (`scenarios/core/x.py` -> `core`)."""
+    try:
+        rel = path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in SUITES else None
+
+
+def is_scenario(item: ItemView, root: Path) -> bool:
+    return is_under(item.path, root) or bool(item.marks("requirement"))
+
+
+def parse_devices(
+    item: ItemView, kinds: Iterable[str] | None = None
+) -> tuple[list[DeviceNeed], bool, list[str]]:
+    """`devices(kind, count=1, exclusive=False)` marks -> (needs, exclusive, problems)."""
+    needs: list[DeviceNeed] = []
+    exclusive = False
+    problems: list[str] = []
+    known = list(kinds) if kinds is not None else None
+    for args, kwargs in item.marks("devices"):
+        form = "devices(kind, count=1, exclusive=False)"
+        extra = set(kwargs) - {"kind", "count", "exclusive"}
+        kind = args[0] if args else kwargs.get("kind")
+        count = args[1] if len(args) > 1 else kwargs.get("count", 1)
+        excl = args[2] if len(args) > 2 else kwargs.get("exclusive", False)
+        if extra or len(args) > 3:
+            problems.append(
+                f"{item.nodeid}: devices marker takes {form}, "
+                f"got args={args!r} kwargs={dict(kwargs)!r}"
+            )
+            continue
+        if not isinstance(kind, str) or not kind:
+            problems.append(f"{item.nodeid}: devices marker needs a kind name first ({form})")
+            continue
+        if known is not None and kind not in known:
+            problems.append(
+                f"{item.nodeid}: devices({kind!r}): the profile has no such device "
+                f"kind; it names: {', '.join(known)}"
+            )
+            continue
+        if count != ALL and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            problems.append(
+                f"{item.nodeid}: devices({kind!r}, count={count!r}): count must be "
+                f"an integer >= 1 or 'all'"
+            )
+            continue
+        if not isinstance(excl, bool):
+            problems.append(
+                f"{item.nodeid}: devices({kind!r}, exclusive={excl!r}): "
+                "exclusive must be True or False"
+            )
+            continue
+        needs.append(DeviceNeed(kind, count))
+        exclusive = exclusive or excl
+    return needs, exclusive, problems
+
+
+def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:
+    names: list[str] = []
+    problems: list[str] = []
+    for args, _ in item.marks("capability"):
+        for name in args:
+            if name in CAPABILITIES:
+                names.append(name)
+            else:
+                problems.append(
+                    f"{item.nodeid}: capability({name!r}) is not a known capability "
+                    f"(known: {', '.join(sorted(CAPABILITIES))})"
+                )
+    return names, problems
+
+
+def _requirement_of(
+    item: ItemView, catalog: Catalog, root: Path, problems: list[str]
+) -> Requirement | None:
+    marks = item.marks("requirement")
+    if not marks:
+        problems.append(
+            f"{item.nodeid}: no requirement marker; add "
+            f'@pytest.mark.requirement("<ID>") with an ID from {catalog.source}'
+        )
+        return None
+    if len(marks) > 1:
+        ids = [a[0] if a else None for a, _ in marks]
+        problems.append(
+            f"{item.nodeid}: {len(marks)} requirement markers {ids}; a test "
+            "verifies exactly one requirement (split it)"
+        )
+        return None
+    args, kwargs = marks[0]
+    if len(args) != 1 or kwargs or not isinstance(args[0], str):
+        problems.append(
+            f"{item.nodeid}: requirement marker takes one ID string, "
+            f"got args={args!r} kwargs={dict(kwargs)!r}"
+        )
+        return None
+    rid = args[0]
+    req = catalog.by_id.get(rid)
+    if req is None:
+        best = catalog.suggest_id(rid)
+        hint = f" (did you mean {best}?)" if best else ""
+        problems.append(f"{item.nodeid}: requirement {rid} is not in {catalog.source}{hint}")
+        return None
+    folder = suite_folder(item.path, root)
+    if folder is not None and folder != req.suite:
+        problems.append(
+            f"{item.nodeid}: {rid} belongs to suite {req.suite}, but the test is in "
+            f"the {folder} folder; move it to {root.name}/{req.suite}/"
+        )
+        return None
+    return req
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How the user narrowed the collection (from pytest's options)."""
+
+    args: Sequence[str]  # config.args, as given
+    invocation_dir: Path
+    narrowing_options: Sequence[str] = ()  # e.g. ["-k", "--lf"] when in effect
+    ignored_paths: Sequence[Path] = ()
+    deselected_scenarios: int = 0
+
+
+def fully_collected_suites(selection: Selection, root: Path) -> tuple[set[str], str]:
+    """The suites whose MUST coverage can be judged, and a note saying why (not)."""
+    if selection.narrowing_options:
+        return set(), (
+            "requirement coverage not checked: selection narrowed by "
+            + ", ".join(selection.narrowing_options)
+        )
+    if selection.deselected_scenarios:
+        return set(), (
+            f"requirement coverage not checked: {selection.deselected_scenarios} "
+            "scenario test(s) deselected"
+        )
+    root = root.resolve()
+    suites: set[str] = set()
+    for arg in selection.args:
+        path_text, _, rest = arg.partition("::")
+        path = (selection.invocation_dir / path_text).resolve()
+        if rest:
+            continue  # a node id: part of a file at most
+        if path == root or root.is_relative_to(path):
+            suites.update(SUITES)
+        elif path.parent == root and path.name in SUITES and path.is_dir():
+            suites.add(path.name)
+    for ignored in selection.ignored_paths:
+        ignored = ignored.resolve()
+        if root.is_relative_to(ignored):
+            suites.clear()
+        elif ignored.is_relative_to(root):
+            rel = ignored.relative_to(root).parts
+            suites.discard(rel[0] if rel else "")
+    if not suites:
+        return set(), "requirement coverage not checked: no whole suite folder was collected"
+    return suites, "requirement coverage checked for suites: " + ", ".join(sorted(suites))
+
+
+def check_collection(
+    items: Sequence[ItemView],
+    catalog: Catalog,
+    root: Path,
+    selection: Selection,
+    kinds: Iterable[str] | None = None,
+) -> CollectionOutcome:
+    outcome = CollectionOutcome()
+    kinds = list(kinds) if kinds is not None else None
+    for item in items:
+        req = _requirement_of(item, catalog, root, outcome.problems)
+        if req is not None:
+            outcome.requirements[item.nodeid] = req
+        outcome.problems += parse_devices(item, kinds)[2]
+        outcome.problems += parse_capabilities(item)[1]
+    suites, outcome.coverage_note = fully_collected_suites(selection, root)
+    covered = {r.id for r in outcome.requirements.values()}
+    missing = [
+        r
+        for r in catalog.requirements
+        if r.level == "MUST" and r.suite in suites and r.id not in covered
+    ]
+    for r in missing:
+        outcome.problems.append(
+            f"MUST requirement {r.id} (suite {r.suite}) has no test: add one "
+            f"to {root.name}/{r.suite}/ marked "
+            f'@pytest.mark.requirement("{r.id}")'
+        )
+    return outcome

@@ -1,0 +1,192 @@
+"""Test namespaces and the end-of-run sweep: a run leaves nothing behind, even when a test
+is interrupted (Ctrl-C, SIGTERM) or an xdist worker is killed mid-test.
+
+Three layers: the `test_namespace` fixture deletes its namespace and waits; a registry on disk
+(one file per live namespace) lets an interrupted process delete its own; and the controller
+sweeps everything labelled with the run id at session finish - namespaces, cluster-scoped
+objects, and nodes a test cordoned.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from conformance.kube import objects, state
+from conformance.kube.builders import Builders
+from conformance.kube.client import K8sClients
+from conformance.kube.waits import WaitTimeout, wait_for_deleted
+from conformance.naming import CORDONED_BY_LABEL, RUN_LABEL
+
+log = logging.getLogger("conformance.cleanup")
+
+CLUSTER_SCOPED_KINDS: tuple[tuple[str, str], ...] = (
+    ("DeviceTaintRule", "resource.k8s.io/v1"),
+    ("DeviceTaintRule", "resource.k8s.io/v1beta2"),
+    ("DeviceTaintRule", "resource.k8s.io/v1alpha3"),
+    ("DeviceClass", "resource.k8s.io/v1"),
+    ("PriorityClass", "scheduling.k8s.io/v1"),
+)
+
+
+class NamespaceRegistry:
+    """One JSON file per namespace a process created and has not yet seen deleted."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def add(self, namespace: str, nodeid: str) -> None:
+        record = {
+            "namespace": namespace,
+            "nodeid": nodeid,
+            "pid": os.getpid(),
+            "created": time.time(),
+        }
+        (self.directory / f"{namespace}.json").write_text(json.dumps(record))
+
+    def remove(self, namespace: str) -> None:
+        (self.directory / f"{namespace}.json").unlink(missing_ok=True)
+
+    def entries(self, *, pid: int | None = None) -> list[dict[str, Any]]:
+        out = []
+        for path in sorted(self.directory.glob("*.json")):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if pid is None or record.get("pid") == pid:
+                out.append(record)
+        return out
+
+
+def create_test_namespace(
+    k8s: K8sClients, builders: Builders, registry: NamespaceRegistry, name: str, nodeid: str
+) -> dict[str, Any]:
+    # Registered before creation: a crash right after create must still be findable.
+    registry.add(name, nodeid)
+    try:
+        return objects.create(k8s, builders.namespace(name))
+    except BaseException:
+        registry.remove(name)
+        raise
+
+
+def delete_namespace(
+    k8s: K8sClients, registry: NamespaceRegistry | None, name: str, *, timeout: float
+) -> str | None:
+    """Delete and wait; None when gone, else what was left (for a warning, not a failure)."""
+    objects.delete(k8s, "Namespace", name)
+    try:
+        wait_for_deleted(
+            lambda: state.read_namespace(k8s, name), describe=f"namespace {name}", timeout=timeout
+        )
+    except WaitTimeout as exc:
+        return str(exc)
+    if registry is not None:
+        registry.remove(name)
+    return None
+
+
+@dataclass
+class SweepResult:
+    namespaces: list[str] = field(default_factory=list)
+    cluster_objects: list[str] = field(default_factory=list)
+    uncordoned: list[str] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = []
+        if self.namespaces:
+            parts.append(f"{len(self.namespaces)} namespace(s)")
+        if self.cluster_objects:
+            parts.append(
+                f"{len(self.cluster_objects)} cluster object(s): " + ", ".join(self.cluster_objects)
+            )
+        if self.uncordoned:
+            parts.append("uncordoned " + ", ".join(self.uncordoned))
+        text = ("cleaned up " + "; ".join(parts)) if parts else "nothing left to clean up"
+        if self.leftovers:
+            text += "; STILL PRESENT: " + ", ".join(self.leftovers)
+        return text
+
+
+def delete_registered(
+    k8s: K8sClients, registry: NamespaceRegistry, *, pid: int | None = None
+) -> list[str]:
+    """Delete (without waiting) the namespaces in the registry, e.g. on Ctrl-C in a worker."""
+    deleted = []
+    for record in registry.entries(pid=pid):
+        try:
+            objects.delete(k8s, "Namespace", record["namespace"])
+            deleted.append(record["namespace"])
+        except ApiException as exc:
+            log.warning("could not delete namespace %s: %s", record["namespace"], exc.reason)
+    return deleted
+
+
+def sweep_run(
+    k8s: K8sClients,
+    run_id: str,
+    registry: NamespaceRegistry | None,
+    *,
+    timeout: float,
+    api_versions: Sequence[str] | None = None,
+) -> SweepResult:
+    """Delete everything labelled `dra-conformance.io/run=<run_id>`; wait for namespaces.
+
+    `api_versions`: the resource.k8s.io group versions the cluster serves (skips kinds it
+    does not serve instead of provoking 404s)."""
+    result = SweepResult()
+    selector = f"{RUN_LABEL}={run_id}"
+    names = {ns.metadata.name for ns in k8s.core.list_namespace(label_selector=selector).items}
+    names |= {r["namespace"] for r in (registry.entries() if registry else [])}
+    for name in sorted(names):
+        if objects.delete(k8s, "Namespace", name):
+            result.namespaces.append(name)
+    for kind, api_version in CLUSTER_SCOPED_KINDS:
+        group_version = api_version
+        if (
+            api_versions is not None
+            and group_version.startswith("resource.k8s.io/")
+            and group_version not in api_versions
+        ):
+            continue
+        ops = objects.ops_for(k8s, kind, api_version)
+        try:
+            items = ops.list(label_selector=selector).items
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        for item in items:
+            if objects.delete(k8s, kind, item.metadata.name, api_version=api_version):
+                result.cluster_objects.append(f"{kind}/{item.metadata.name}")
+    for node in k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items:
+        k8s.core.patch_node(
+            node.metadata.name,
+            {"spec": {"unschedulable": False}, "metadata": {"labels": {CORDONED_BY_LABEL: None}}},
+        )
+        result.uncordoned.append(node.metadata.name)
+    deadline = time.monotonic() + timeout
+    for name in sorted(names):
+        remaining = max(1.0, deadline - time.monotonic())
+        try:
+            wait_for_deleted(
+                lambda n=name: state.read_namespace(k8s, n),
+                describe=f"namespace {name}",
+                timeout=remaining,
+            )
+            if registry is not None:
+                registry.remove(name)
+        except WaitTimeout:
+            result.leftovers.append(f"namespace/{name}")
+    return result

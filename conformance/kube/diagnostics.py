@@ -1,0 +1,300 @@
+"""Diagnostics of a failed test: what a person needs to explain the failure without the cluster.
+
+Written to `<run dir>/diagnostics/<test>/` and attached to Allure: the namespace's claims and
+pods (describe-like), its events, the driver's ResourceSlices, the driver pods' logs and, on a
+kind cluster, the kubelet journal of the nodes involved. Every step is independent (a failing
+one is noted in errors.txt, the others still run), and every text goes through `redact`:
+reports get published, tokens and keys must never be in them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.kube import state
+from conformance.kube.client import K8sClients
+
+_REDACTED = "<redacted>"
+_SENSITIVE_NAME = re.compile(r"(token|passw|secret|credential|private|api[-_]?key)", re.I)
+_TEXT_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
+        "-----BEGIN PRIVATE KEY-----" + _REDACTED + "-----END PRIVATE KEY-----",
+    ),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 " + _REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"), _REDACTED),
+    (
+        re.compile(
+            r"(?i)((?:client-key|client-certificate|certificate-authority|token)-data"
+            r"|token|password|secret)(\"?\s*[:=]\s*\"?)[^\s\",}]+"
+        ),
+        r"\1\2" + _REDACTED,
+    ),
+)
+
+
+def redact(text: str) -> str:
+    for pattern, replacement in _TEXT_RULES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def redact_object(obj: Any) -> Any:
+    """Drop Secret data, values of sensitive-looking keys and env vars; strip managedFields."""
+    if isinstance(obj, Mapping):
+        if obj.get("kind") == "Secret":
+            return {
+                "kind": "Secret",
+                "metadata": {"name": (obj.get("metadata") or {}).get("name")},
+                "data": _REDACTED,
+            }
+        out: dict[str, Any] = {}
+        for key, value in obj.items():
+            if key == "managedFields":
+                continue
+            if isinstance(key, str) and _SENSITIVE_NAME.search(key) and isinstance(value, str):
+                out[key] = _REDACTED
+            else:
+                out[key] = redact_object(value)
+        # env entries {name: API_TOKEN, value: ...}
+        if (
+            isinstance(out.get("name"), str)
+            and "value" in out
+            and _SENSITIVE_NAME.search(out["name"])
+        ):
+            out["value"] = _REDACTED
+        return out
+    if isinstance(obj, list | tuple):
+        return [redact_object(v) for v in obj]
+    return obj
+
+
+def to_yaml(objects: Any) -> str:
+    return redact(yaml.safe_dump(redact_object(objects), sort_keys=False, width=120))
+
+
+# --- describe-like text ---------------------------------------------------------------------
+
+
+def describe_pod(pod: Mapping[str, Any], events: Iterable[Mapping[str, Any]] = ()) -> str:
+    """`kubectl describe pod`, reduced to what matters for DRA."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    lines = [
+        f"Name:         {meta.get('namespace')}/{meta.get('name')}",
+        f"Node:         {spec.get('nodeName') or '<none>'}",
+        f"NodeSelector: {spec.get('nodeSelector') or '<none>'}",
+        f"Priority:     {spec.get('priorityClassName') or '<none>'} ({spec.get('priority')})",
+        f"Phase:        {status.get('phase')}"
+        + (f"  reason={status.get('reason')}" if status.get("reason") else ""),
+    ]
+    if status.get("message"):
+        lines.append(f"Message:      {status['message']}")
+    if meta.get("deletionTimestamp"):
+        lines.append(f"Deleting:     since {meta['deletionTimestamp']}")
+    lines.append("ResourceClaims:")
+    claim_status = {
+        c.get("name"): c.get("resourceClaimName") for c in status.get("resourceClaimStatuses") or ()
+    }
+    for c in spec.get("resourceClaims") or ():
+        source = c.get("resourceClaimName") or f"template {c.get('resourceClaimTemplateName')}"
+        generated = claim_status.get(c.get("name"))
+        lines.append(f"  {c.get('name')}: {source}" + (f" -> {generated}" if generated else ""))
+    ext = status.get("extendedResourceClaimStatus")
+    if ext:
+        lines.append(f"  extended resources: {ext.get('resourceClaimName')}")
+    lines.append("Conditions:")
+    for c in status.get("conditions") or ():
+        lines.append(
+            f"  {c.get('type')}={c.get('status')}"
+            + (f" {c.get('reason')}" if c.get("reason") else "")
+            + (f": {c.get('message')}" if c.get("message") else "")
+        )
+    lines.append("Containers:")
+    statuses = {c.get("name"): c for c in status.get("containerStatuses") or ()}
+    for c in spec.get("containers") or ():
+        st = statuses.get(c.get("name"), {})
+        state_name, detail = next(iter((st.get("state") or {"unknown": {}}).items()))
+        reason = (detail or {}).get("reason") or ""
+        claims = [
+            x.get("name") + (f"/{x['request']}" if x.get("request") else "")
+            for x in (c.get("resources") or {}).get("claims") or ()
+        ]
+        lines.append(
+            f"  {c.get('name')}: {state_name} {reason} ready={st.get('ready')} "
+            f"restarts={st.get('restartCount', 0)} claims={claims}"
+        )
+        limits = (c.get("resources") or {}).get("limits")
+        if limits:
+            lines.append(f"    limits: {limits}")
+        for health in st.get("allocatedResourcesStatus") or ():
+            for r in health.get("resources") or ():
+                lines.append(f"    {health.get('name')}: {r.get('resourceID')} {r.get('health')}")
+    lines.append("Events:")
+    lines += [f"  {line}" for line in format_events(events).splitlines()] or ["  <none>"]
+    return "\n".join(lines)
+
+
+def format_events(events: Iterable[Mapping[str, Any]]) -> str:
+    rows = []
+    for e in events:
+        obj = e.get("involvedObject") or {}
+        when = e.get("lastTimestamp") or e.get("eventTime") or ""
+        count = f" (x{e['count']})" if (e.get("count") or 1) > 1 else ""
+        rows.append(
+            f"{when} {e.get('type')} {e.get('reason')} {obj.get('kind')}/{obj.get('name')}"
+            f"{count}: {e.get('message', '')}".strip()
+        )
+    return "\n".join(rows)
+
+
+# --- collection -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiagnosticsRequest:
+    namespace: str
+    out_dir: Path
+    driver: str
+    since: float  # epoch seconds: when the test started
+    driver_namespace: str | None = None
+    driver_daemonset: str | None = None
+    cluster_provider: str = "existing"  # kubelet journals only for "kind"
+    node_containers: Mapping[str, str] = field(default_factory=dict)  # node -> docker container
+    log_tail_lines: int = 500
+
+
+@dataclass
+class DiagnosticsResult:
+    out_dir: Path
+    files: list[Path] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [f"diagnostics: {self.out_dir}"]
+        lines += [f"  {p.name}" for p in self.files]
+        lines += [f"  (failed: {e})" for e in self.errors]
+        return "\n".join(lines)
+
+
+def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> DiagnosticsResult:
+    req.out_dir.mkdir(parents=True, exist_ok=True)
+    result = DiagnosticsResult(req.out_dir)
+
+    def write(name: str, text: str) -> None:
+        path = req.out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(redact(text))
+        result.files.append(path)
+
+    def step(name: str, fn: Any) -> None:
+        try:
+            fn()
+        except Exception as exc:  # noqa: BLE001 - one failing step must not lose the rest
+            result.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+
+    pods: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+
+    def claims() -> None:
+        items = k8s.resource.list_namespaced_resource_claim(req.namespace).items
+        write("claims.yaml", to_yaml([k8s.to_dict(c) for c in items]))
+
+    def namespace_events() -> None:
+        events.extend(state.events_for(k8s, req.namespace))
+        write("events.txt", format_events(events) or "<no events>")
+
+    def pods_describe() -> None:
+        pods.extend(k8s.to_dict(p) for p in k8s.core.list_namespaced_pod(req.namespace).items)
+        texts = []
+        for pod in pods:
+            name = (pod.get("metadata") or {}).get("name")
+            own = [e for e in events if (e.get("involvedObject") or {}).get("name") == name]
+            texts.append(describe_pod(pod, own))
+        write("pods.txt", "\n\n".join(texts) or "<no pods>")
+        result.nodes = sorted(
+            {p["spec"]["nodeName"] for p in pods if (p.get("spec") or {}).get("nodeName")}
+        )
+
+    def slices() -> None:
+        items = k8s.resource.list_resource_slice(field_selector=f"spec.driver={req.driver}").items
+        write("resourceslices.yaml", to_yaml([k8s.to_dict(s) for s in items]))
+
+    def driver_logs() -> None:
+        if not (req.driver_namespace and req.driver_daemonset):
+            return
+        ds = k8s.apps.read_namespaced_daemon_set(req.driver_daemonset, req.driver_namespace)
+        labels = ds.spec.selector.match_labels or {}
+        selector = ",".join(f"{k}={v}" for k, v in labels.items())
+        since_s = max(1, int(time.time() - req.since) + 5)
+        for pod in k8s.core.list_namespaced_pod(
+            req.driver_namespace, label_selector=selector
+        ).items:
+            if result.nodes and pod.spec.node_name not in result.nodes:
+                continue  # only the nodes the test's pods ran on
+            for c in pod.spec.containers:
+                log = k8s.core.read_namespaced_pod_log(
+                    pod.metadata.name,
+                    req.driver_namespace,
+                    container=c.name,
+                    since_seconds=since_s,
+                    tail_lines=req.log_tail_lines,
+                )
+                write(f"driver-logs/{pod.metadata.name}_{c.name}.log", log or "<empty>")
+
+    def kubelet_logs() -> None:
+        if req.cluster_provider != "kind":
+            return
+        from conformance.cluster import docker_client
+
+        docker = docker_client.client()
+        for node in result.nodes or sorted(req.node_containers):
+            container = docker.containers.get(req.node_containers.get(node, node))
+            code, out = container.exec_run(
+                [
+                    "journalctl",
+                    "-u",
+                    "kubelet",
+                    "--no-pager",
+                    "-o",
+                    "short-iso",
+                    "--since",
+                    f"@{int(req.since) - 5}",
+                    "-n",
+                    str(req.log_tail_lines * 6),
+                ]
+            )
+            text = out.decode(errors="replace") if isinstance(out, bytes) else str(out)
+            write(f"kubelet-{node}.log", text if code == 0 else f"journalctl exit {code}:\n{text}")
+
+    step("claims", claims)
+    step("events", namespace_events)
+    step("pods", pods_describe)
+    step("resourceslices", slices)
+    step("driver logs", driver_logs)
+    step("kubelet logs", kubelet_logs)
+    if result.errors:
+        write("errors.txt", "\n".join(result.errors))
+    return result
+
+
+def attach_to_allure(result: DiagnosticsResult) -> None:
+    """Attach every file to the current Allure test (no-op when allure is not recording)."""
+    try:
+        import allure
+    except ImportError:
+        return
+    for path in result.files:
+        kind = (
+            allure.attachment_type.YAML if path.suffix == ".yaml" else allure.attachment_type.TEXT
+        )
+        allure.attach.file(
+            str(path), name=str(path.relative_to(result.out_dir)), attachment_type=kind
+        )

@@ -1,0 +1,288 @@
+"""`ReportCollector`: the pytest plugin object that gathers results and writes `reports/<run>/`.
+
+The conformance plugin registers it from its pytest_configure (ideally tryfirst) with
+`install_report_collector(config)`; `-p conformance.report.standalone` does the same without the
+harness. Under pytest-xdist it is registered in every process: workers only label Allure results
+and hand session-level figures back, the controller collects every test report (they reach it
+through `pytest_runtest_logreport`) and writes the run directory at session finish:
+
+    summary.json  summary.md  junit.xml  allure-results/  allure-report/  evidence.tar.gz
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.report import allure as allure_files
+from conformance.report.allure_html import (
+    ALLURE_REPORT,
+    ReportGenerationError,
+    ReportToolMissing,
+    find_allure_cli,
+    generate_html_report,
+)
+from conformance.report.catalog import catalog_for
+from conformance.report.evidence import EVIDENCE, build_evidence
+from conformance.report.facts import (
+    WORKERINPUT_RUN_DIR,
+    WORKERINPUT_RUN_FACTS,
+    WORKERINPUT_RUN_ID,
+    get_run_facts,
+    get_run_id,
+)
+from conformance.report.junit import (
+    JUNIT_XML,
+    ensure_junit_path,
+    ensure_junit_writer,
+    finalize_junit,
+)
+from conformance.report.markdown import SUMMARY_MD, write_markdown
+from conformance.report.metrics import (
+    WORKEROUTPUT_INVENTORY,
+    WORKEROUTPUT_METRICS,
+    session_inventory,
+    session_metrics,
+)
+from conformance.report.options import option, resolve_run_dir, verdict_scope
+from conformance.report.outcomes import TestRecord, report_reason
+from conformance.report.redact import redact_tree
+from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
+
+PLUGIN_NAME = "dra-report-collector"
+DIAGNOSTICS = "diagnostics"
+
+
+def install_report_collector(config: pytest.Config) -> ReportCollector:
+    """Register the collector once per config (idempotent) and return it.
+
+    Call it in every process, xdist workers included: workers label the Allure results, write
+    them into the run directory and hand session-level figures to the controller.
+    """
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, ReportCollector):
+            return plugin
+    collector = ReportCollector(config)
+    config.pluginmanager.register(collector, PLUGIN_NAME)
+    return collector
+
+
+class ReportCollector:
+    """Collects per-test results on the controller and writes the run directory."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.is_worker = hasattr(config, "workerinput")
+        self.run_id = get_run_id(config)
+        self.run_dir = resolve_run_dir(config)
+        self.started = time.time()
+        self.records: dict[str, TestRecord] = {}
+        self.worker_metrics: list[dict[str, Any]] = []
+        self.worker_inventory: dict[str, Any] = {}
+        self.workers_seen: set[str] = set()
+        self.summary: dict[str, Any] | None = None
+        self.problems: list[str] = []  # report steps that did not work (shown at the end)
+        self.html_failed = False
+        self.collect_only = bool(getattr(config.option, "collectonly", False))
+        self.html_mode = str(option(config, "dra_html_report", "auto"))
+        self.allure_results: Path | None = None
+        self.scope = verdict_scope(config)
+        if self.scope is not None and not self.is_worker:
+            self._check_scope()
+        if not self.collect_only:
+            ensure_junit_path(config, self.run_dir)
+            self.allure_results = allure_files.ensure_allure_results_dir(
+                config, self.run_dir, clean=not self.is_worker
+            )
+            if self.html_mode == "always" and not self.is_worker:
+                try:
+                    find_allure_cli()
+                except ReportToolMissing as exc:
+                    raise pytest.UsageError(f"--dra-html-report=always: {exc}") from exc
+
+    def _check_scope(self) -> None:
+        catalog, error = catalog_for(self.config)
+        known = sorted({r.suite for r in catalog.values()})
+        unknown = [s for s in self.scope or () if s not in known]
+        if unknown and not error:
+            raise pytest.UsageError(
+                f"--dra-verdict-scope: unknown suite(s) {', '.join(unknown)}; "
+                f"the catalog has {', '.join(known)}"
+            )
+
+    # --- xdist (optional hooks: only called when pytest-xdist is active) ---------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[WORKERINPUT_RUN_ID] = self.run_id
+        node.workerinput[WORKERINPUT_RUN_DIR] = str(self.run_dir)
+        facts = get_run_facts(self.config)
+        if facts is not None:
+            node.workerinput[WORKERINPUT_RUN_FACTS] = facts.to_dict()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        self.workers_seen.add(str(getattr(node.gateway, "id", node)))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        self.worker_metrics.extend(output.get(WORKEROUTPUT_METRICS, []))
+        self.worker_inventory.update(output.get(WORKEROUTPUT_INVENTORY, {}))
+
+    # --- every process -------------------------------------------------------------------------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = time.time()
+        if self.collect_only:
+            return
+        ensure_junit_writer(self.config)
+        allure_files.ensure_allure_listener(self.config)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        catalog, _ = catalog_for(self.config)
+        allure_files.apply_dynamic_labels(item, catalog, get_run_facts(self.config))
+
+    # --- controller (or single process) --------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return
+        record = self.records.get(report.nodeid)
+        if record is None:
+            record = self.records[report.nodeid] = TestRecord(nodeid=report.nodeid)
+        record.add_report(report)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if self.is_worker or report.passed:
+            return
+        record = self.records.setdefault(report.nodeid, TestRecord(nodeid=report.nodeid))
+        record.phases["collect"] = report.outcome
+        record.reasons["collect"] = report_reason(report)
+        record.collect_error = report.failed
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.is_worker:
+            output = self.config.workeroutput  # type: ignore[attr-defined]
+            output[WORKEROUTPUT_METRICS] = session_metrics(self.config)
+            output[WORKEROUTPUT_INVENTORY] = session_inventory(self.config)
+            return
+        if self.collect_only:
+            return
+        self.write_reports(int(exitstatus))
+        if self.html_mode == "always" and self.html_failed:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.summary is None:
+            return
+        summary = self.summary
+        must = summary["counts"]["requirements"]["by_level"]["MUST"]
+        terminalreporter.write_sep("=", f"DRA conformance: {summary['verdict']}")
+        if summary.get("verdict_scope"):
+            scope = ", ".join(summary["verdict_scope"])
+            terminalreporter.write_line(f"verdict scope: suites {scope} only")
+        terminalreporter.write_line(
+            f"MUST requirements: {must['passed']} passed, {must['failed']} failed, "
+            f"{must['skipped']} skipped, {must['not_applicable']} not applicable "
+            f"(of {must['total']})"
+        )
+        reasons = summary.get("verdict_reasons", [])
+        for reason in reasons[:10]:
+            terminalreporter.write_line(f"  - {reason}")
+        if len(reasons) > 10:
+            terminalreporter.write_line(f"  ... and {len(reasons) - 10} more (see summary.md)")
+        terminalreporter.write_line(f"report: {self.run_dir / SUMMARY_MD}")
+        for problem in self.problems:
+            terminalreporter.write_line(f"warning: {problem}", yellow=True)
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def write_reports(self, exitstatus: int) -> dict[str, Any]:
+        """Write summary.json, summary.md, Allure extras, the HTML report and the evidence."""
+        run_dir = self.run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        catalog, catalog_error = catalog_for(self.config)
+        junit_path = finalize_junit(self.config, run_dir)
+        finished = time.time()
+        run = RunInfo(
+            id=self.run_id,
+            started=self.started,
+            finished=finished,
+            pytest_args=[str(a) for a in self.config.invocation_params.args],
+            xdist_workers=len(self.workers_seen),
+            exit_status=exitstatus,
+            interrupted=exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR),
+            report_dir=str(run_dir),
+        )
+        artifacts: dict[str, Any] = {
+            "summary_json": SUMMARY_JSON,
+            "summary_md": SUMMARY_MD,
+            "junit_xml": JUNIT_XML if junit_path else None,
+            "allure_results": self._relative(self.allure_results),
+            "allure_report": None,
+            "evidence": EVIDENCE,
+        }
+        inventory = session_inventory(self.config) | self.worker_inventory
+        summary = build_summary(
+            run=run,
+            facts=get_run_facts(self.config),
+            catalog=catalog,
+            catalog_error=catalog_error,
+            records=self.records.values(),
+            session_metrics=session_metrics(self.config) + self.worker_metrics,
+            inventory=inventory,
+            artifacts=artifacts,
+            verdict_scope=self.scope,
+        )
+        # No secret in any report: junit.xml, Allure results (and so the HTML report built from
+        # them) and diagnostics are redacted in place, before anything is derived from them.
+        for path in (junit_path, self.allure_results, run_dir / DIAGNOSTICS):
+            if path is not None:
+                redact_tree(path)
+        if self.allure_results is not None:
+            allure_files.write_environment(self.allure_results, summary)
+            allure_files.write_categories(self.allure_results)
+            summary["artifacts"]["allure_report"] = self._html_report()
+        write_summary(run_dir, summary)
+        write_markdown(run_dir, summary)
+        extra = {}
+        if self.allure_results is not None and not self._inside_run_dir(self.allure_results):
+            extra["allure-results"] = self.allure_results
+        build_evidence(run_dir, extra_dirs=extra)
+        self.summary = summary
+        return summary
+
+    def _html_report(self) -> str | None:
+        if self.html_mode == "never" or self.allure_results is None:
+            return None
+        output = self.run_dir / ALLURE_REPORT
+        try:
+            index = generate_html_report(self.allure_results, output)
+        except ReportToolMissing as exc:
+            self.problems.append(f"Allure HTML report not generated: {exc}")
+        except ReportGenerationError as exc:
+            self.problems.append(f"Allure HTML report generation failed: {exc}")
+        else:
+            return self._relative(index)
+        self.html_failed = True
+        return None
+
+    def _inside_run_dir(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.run_dir.resolve())
+        except ValueError:
+            return False
+        return True
+
+    def _relative(self, path: Path | None) -> str | None:
+        if path is None:
+            return None
+        if self._inside_run_dir(path):
+            return str(path.resolve().relative_to(self.run_dir.resolve()))
+        return str(path)

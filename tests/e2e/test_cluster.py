@@ -1,0 +1,73 @@
+"""Cluster up -> smoke -> status -> reuse, on a real kind cluster (offline node image here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+from conformance.cluster import kind, smoke, status
+
+
+def _kubectl_json(cluster: kind.KindCluster, *args: str) -> dict:
+    result = cluster.kubectl(*args, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_three_nodes_ready_at_v1_37_2(kind_cluster):
+    nodes = _kubectl_json(kind_cluster, "get", "nodes")["items"]
+    assert len(nodes) == 3
+    for node in nodes:
+        ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready and ready[0]["status"] == "True", node["metadata"]["name"]
+        assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.37.2"
+    version = json.loads(kind_cluster.kubectl("version", "-o", "json").stdout)
+    assert version["serverVersion"]["gitVersion"] == "v1.37.2"
+
+
+def test_smoke_pods_on_every_worker_reach_api_via_service(kind_cluster, workload_image):
+    result = smoke.run_smoke(str(kind_cluster.kubeconfig), workload_image)
+    assert result.problems == []
+    assert len(result.workers) == 2
+    assert set(result.pods_ran_on.values()) == {"Succeeded"}
+    assert all(result.api_via_service.values())
+    assert set(smoke.DRA_RESOURCES) <= set(result.served_dra_resources)
+
+
+def test_dra_beta_gates_enabled_and_cdi_on(kind_cluster):
+    metrics = kind_cluster.kubectl("get", "--raw", "/metrics").stdout
+    gates = status.dra_gates(metrics)
+    for gate in ("DRAPartitionableDevices", "DRAConsumableCapacity",
+                 "DRADeviceBindingConditions", "ResourceHealthStatus", "DRADeviceTaintRules"):
+        assert gates.get(gate) is True, f"{gate}: {gates.get(gate)}"
+    node = kind_cluster.nodes()[0]
+    config = subprocess.run(["docker", "exec", node, "containerd", "config", "dump"],
+                            capture_output=True, text=True).stdout
+    assert "enable_cdi = true" in config
+
+
+def test_second_up_reuses_healthy_cluster(kind_cluster, progress):
+    start = time.monotonic()
+    again = kind.up(name=kind_cluster.name, workers=2, progress=progress)
+    assert again.kubeconfig == kind_cluster.kubeconfig
+    assert time.monotonic() - start < 60
+
+
+def test_cli_kubeconfig_and_status(kind_cluster):
+    cli = [sys.executable, "-m", "conformance.cli", "cluster"]
+    out = subprocess.run([*cli, "kubeconfig", "--name", kind_cluster.name], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert out == str(kind_cluster.kubeconfig)
+    text = subprocess.run([*cli, "status", "--name", kind_cluster.name], capture_output=True,
+                          text=True, check=True).stdout
+    assert "server version: v1.37.2" in text
+    assert "devicetaintrules" in text
+
+
+def test_cli_unknown_cluster_is_a_clear_error():
+    result = subprocess.run([sys.executable, "-m", "conformance.cli", "cluster", "kubeconfig",
+                             "--name", "no-such-cluster"], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "dra-conformance cluster up --name no-such-cluster" in result.stderr

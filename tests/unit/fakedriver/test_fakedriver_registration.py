@@ -1,0 +1,75 @@
+"""Plugin registration over the real registration socket, and readiness."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import DRIVER
+from fakedriver import ready
+from fakedriver.grpcapi import pluginregistration_v1_pb2 as reg_pb2
+from fakedriver.grpcapi import pluginregistration_v1_pb2_grpc as reg_grpc
+
+
+def test_registration_socket_follows_kubelet_naming(harness):
+    driver = harness.start()
+    assert driver.options.registration_socket == harness.root / "reg" / f"{DRIVER}-reg.sock"
+    assert driver.options.dra_socket == harness.root / "plug" / "dra.sock"
+    assert driver.options.registration_socket.is_socket()
+    assert driver.options.dra_socket.is_socket()
+
+
+def test_get_info(harness):
+    driver = harness.start()
+    stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+    info = stub.GetInfo(reg_pb2.InfoRequest(), timeout=5)
+    assert info.type == "DRAPlugin"
+    assert info.name == DRIVER
+    assert info.endpoint == str(driver.options.dra_socket)
+    # The 1.37 kubelet picks the first DRA service it knows, so v1 leads.
+    assert list(info.supported_versions) == [
+        "v1.DRAPlugin",
+        "v1beta1.DRAPlugin",
+        "v1.DRAResourceHealth",
+        "v1alpha1.DRAResourceHealth",
+    ]
+
+
+def test_versions_are_configurable(harness):
+    driver = harness.start(dra_versions=("v1beta1",), health_versions=())
+    stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+    assert list(stub.GetInfo(reg_pb2.InfoRequest(), timeout=5).supported_versions) == [
+        "v1beta1.DRAPlugin"
+    ]
+
+
+def test_ready_only_after_registration_and_publish(harness):
+    driver = harness.start()
+    ok, message = ready.check(driver.options.ready_file)
+    assert not ok and "registered" in message
+    assert json.loads(driver.options.ready_file.read_text())["published"] is True
+    stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+    assert ready.check(driver.options.ready_file)[0]
+    assert ready.main(["--ready-file", str(driver.options.ready_file)]) == 0
+
+
+def test_rejected_registration_is_not_ready(harness):
+    driver = harness.start()
+    stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+    stub.NotifyRegistrationStatus(
+        reg_pb2.RegistrationStatus(plugin_registered=False, error="bad version"), timeout=5
+    )
+    assert not ready.check(driver.options.ready_file)[0]
+    driver.status.flush()
+    assert harness.sink.documents[-1]["registrationError"] == "bad version"
+
+
+def test_stop_removes_sockets_and_marker(harness):
+    driver = harness.start()
+    stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+    harness.stop(driver)
+    assert not driver.options.registration_socket.exists()
+    assert not driver.options.dra_socket.exists()
+    assert not driver.options.ready_file.exists()
+    assert ready.main(["--ready-file", str(driver.options.ready_file)]) == 1

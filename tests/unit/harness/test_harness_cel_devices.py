@@ -1,0 +1,122 @@
+"""The tiny CEL evaluator answers only what it can, and device kinds are computed from slices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from harness_fakeapi import device_class, resource_slice, slice_device
+
+from conformance.cel import (
+    attribute_ref,
+    capacity_at_least,
+    cel_string,
+    is_qualified_name,
+    parse_simple_selector,
+)
+from conformance.devices import kind_device_sets, matching_devices, published_devices
+from conformance.profile import SUITE_ROOT, load_profile
+
+D = "fake.dra-conformance.io"
+
+
+def test_references() -> None:
+    assert attribute_ref(f"{D}/model") == f'device.attributes["{D}"].model'
+    assert capacity_at_least(f"{D}/memory", "24Gi") == (
+        f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0')
+    assert cel_string('a"b\\c') == '"a\\"b\\\\c"'
+    assert is_qualified_name("resource.kubernetes.io/pcieRoot")
+    assert not is_qualified_name("pcieRoot")
+    assert not is_qualified_name("Bad_Domain/x")
+    with pytest.raises(ValueError, match="not a qualified name"):
+        attribute_ref("model")
+
+
+@pytest.mark.parametrize("expression", [
+    f'device.attributes["{D}"].model >= "fa-80"',
+    f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0',
+    'device.driver == "x" || device.driver == "y"',
+    '!(device.driver == "x")',
+    f'device.attributes["{D}"].model == "fa-80" &&',
+    f'device.attributes["{D}"].model in ["fa-80"]',
+    'device.driver == device.driver',
+    "",
+])
+def test_beyond_the_evaluator_is_unknown(expression: str) -> None:
+    assert parse_simple_selector(expression) is None
+
+
+def test_equalities_match_like_cel() -> None:
+    sel = parse_simple_selector(
+        f'device.driver == "{D}" && (device.attributes["{D}"]["type"] == "accelerator") '
+        f'&& 0 == device.attributes["{D}"].numaNode && device.attributes["{D}"].x == true')
+    assert sel is not None
+    attrs = {f"{D}/type": "accelerator", f"{D}/numaNode": 0, f"{D}/x": True}
+    assert sel.matches(D, attrs)
+    assert not sel.matches("other.io", attrs)
+    assert not sel.matches(D, {**attrs, f"{D}/numaNode": 1})
+    assert not sel.matches(D, {**attrs, f"{D}/x": 1})  # CEL: true != 1
+    assert not sel.matches(D, {f"{D}/type": "accelerator", f"{D}/x": True})  # missing attribute
+
+
+def test_string_literals_may_contain_operators() -> None:
+    sel = parse_simple_selector("device.driver == 'a && b'")
+    assert sel is not None and sel.matches("a && b", {})
+
+
+def _slices() -> list[dict]:
+    return [
+        resource_slice("w1-old", D, "w1", [slice_device("stale", D, model="fa-80")], generation=1),
+        resource_slice("w1", D, "w1", [
+            slice_device("fa80-0", D, type="accelerator", model="fa-80", memory="80Gi"),
+            slice_device("ff16-0", D, type="fpga", model="ff-16"),
+        ], generation=2),
+        resource_slice("w2", D, "w2", [
+            slice_device("fa24-0", D, type="accelerator", model="fa-24"),
+            slice_device("fa24-1", D, type="accelerator", model="fa-24"),
+        ]),
+        resource_slice("other", "other.io", "w2", [slice_device("x", "other.io", model="fa-80")]),
+    ]
+
+
+def test_published_devices_keep_the_newest_generation_of_the_driver() -> None:
+    devices = published_devices(_slices(), D)
+    assert [d.id for d in devices] == ["w1/fa80-0", "w1/ff16-0", "w2/fa24-0", "w2/fa24-1"]
+    assert devices[0].node == "w1"
+    assert devices[0].capacity == {f"{D}/memory": "80Gi"}
+    assert devices[0].attributes[f"{D}/model"] == "fa-80"
+
+
+def test_version_attributes_never_equal_strings() -> None:
+    s = resource_slice("w1", D, "w1", [{"name": "d", "attributes": {"fw": {"version": "1.0.0"}}}])
+    devices = published_devices([s], D)
+    assert devices[0].attributes == {f"{D}/fw": "1.0.0"}
+    assert matching_devices([f'device.attributes["{D}"].fw == "1.0.0"'], devices, D) == frozenset()
+
+
+def test_kind_device_sets_of_the_fake_profile() -> None:
+    profile = load_profile(SUITE_ROOT / "drivers/fake/profile.yaml")
+    classes = {
+        "fake.dra-conformance.io": device_class("fake.dra-conformance.io", f'device.driver == "{D}"'),
+        "accelerator.fake.dra-conformance.io": device_class(
+            "accelerator.fake.dra-conformance.io",
+            f'device.driver == "{D}" && device.attributes["{D}"].type == "accelerator"'),
+        "fpga.fake.dra-conformance.io": device_class(
+            "fpga.fake.dra-conformance.io", f'device.attributes["{D}"].type == "fpga"'),
+        "partition.fake.dra-conformance.io": device_class(
+            "partition.fake.dra-conformance.io", f'device.attributes["{D}"].type in ["partition"]'),
+        # accelerator-ext class missing in the cluster
+    }
+    sets = kind_device_sets(profile, published_devices(_slices(), D), classes)
+    assert sets["default"] == {"w1/fa80-0", "w1/ff16-0", "w2/fa24-0", "w2/fa24-1"}
+    assert sets["large"] == {"w1/fa80-0"}
+    assert sets["small"] == {"w2/fa24-0", "w2/fa24-1"}
+    assert sets["fpga"] == {"w1/ff16-0"}
+    assert sets["class:accelerator"] == {"w1/fa80-0", "w2/fa24-0", "w2/fa24-1"}
+    assert sets["class:partition"] is None  # `in` is beyond the evaluator: unknown
+    assert sets["extended-resource"] == frozenset()  # class does not exist: nothing
+
+
+def test_class_without_selectors_takes_every_device(tmp_path: Path) -> None:
+    devices = published_devices(_slices(), D)
+    assert matching_devices([], devices, D) == {d.id for d in devices}

@@ -1,0 +1,127 @@
+"""Catalog validation and applicability."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.frozen import FrozenMap
+from conformance.requirements import (
+    Applicability,
+    CatalogError,
+    Requirement,
+    load_catalog,
+    not_applicable_reason,
+)
+
+ENTRY = {"id": "DRA-CORE-001", "suite": "core", "level": "MUST",
+         "statement": "The driver registers.", "disruptive": False}
+
+
+def catalog_file(tmp_path: Path, *entries: dict[str, Any], schema: Any = 1) -> str:
+    path = tmp_path / "requirements.yaml"
+    path.write_text(yaml.safe_dump({"schema": schema, "requirements": list(entries)}))
+    return str(path)
+
+
+def test_loads_entries_with_gates(tmp_path: Path) -> None:
+    gated = {**ENTRY, "id": "DRA-LOSS-003", "suite": "device_loss", "statement": "A  b\n c.",
+             "gates": {"capabilities": ["withdraw-device"], "min_version": "1.36",
+                       "feature_gates": ["DRADeviceTaintRules"]}}
+    catalog = load_catalog(catalog_file(tmp_path, ENTRY, gated))
+    req = catalog.by_id["DRA-LOSS-003"]
+    assert req == Requirement("DRA-LOSS-003", "device_loss", "MUST", "A b c.", False,
+                              ("withdraw-device",), (1, 36), ("DRADeviceTaintRules",))
+    assert [r.id for r in catalog.in_suite("core")] == ["DRA-CORE-001"]
+    assert catalog.suggest_id("DRA-CORE-01") == "DRA-CORE-001"
+
+
+@pytest.mark.parametrize("entry,expected", [
+    ({**ENTRY, "level": "must"},
+     'requirements[0].level: expected one of MUST, SHOULD, MAY, got "must" (did you mean \'MUST\'?)'),
+    ({**ENTRY, "id": "CORE-1"},
+     'requirements[0].id: expected an ID such as DRA-CORE-001, got "CORE-1"'),
+    ({**ENTRY, "suite": "cores"},
+     "requirements[0].suite: expected one of core, allocation, device_loss, claim_deletion, "
+     "node_drain, no_preemption, extended_resource, got \"cores\" (did you mean 'core'?)"),
+    ({**ENTRY, "gates": {"min_version": 1.35}},
+     'requirements[0].gates.min_version: expected a quoted "<major>.<minor>" such as "1.35", '
+     "got 1.35"),
+    ({**ENTRY, "gates": {"capabilities": ["withdraw"]}},
+     "requirements[0].gates.capabilities[0]: unknown capability 'withdraw'; "
+     "did you mean 'withdraw-device'?"),
+    ({**ENTRY, "gates": {"feature_gate": ["X"]}},
+     "requirements[0].gates.feature_gate: unknown field; did you mean 'feature_gates'?"),
+    ({k: v for k, v in ENTRY.items() if k != "statement"},
+     "requirements[0].statement: required field is missing (expected one sentence)"),
+])
+def test_bad_entry_message(tmp_path: Path, entry: dict[str, Any], expected: str) -> None:
+    path = catalog_file(tmp_path, entry)
+    with pytest.raises(CatalogError) as err:
+        load_catalog(path)
+    assert str(err.value) == f"requirements catalog {path}: {expected}"
+
+
+def test_duplicate_id(tmp_path: Path) -> None:
+    path = catalog_file(tmp_path, ENTRY, ENTRY)
+    with pytest.raises(CatalogError) as err:
+        load_catalog(path)
+    assert err.value.problems == [
+        "requirements[1].id: DRA-CORE-001 is already defined at requirements[0]"]
+
+
+def test_schema_version(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError, match="schema: expected 1, got 2"):
+        load_catalog(catalog_file(tmp_path, ENTRY, schema=2))
+
+
+# --- applicability ------------------------------------------------------------------------
+
+REQ = Requirement("DRA-LOSS-001", "device_loss", "MUST", "s.", disruptive=True,
+                  capabilities=("withdraw-device",), min_version=(1, 36),
+                  feature_gates=("DRADeviceTaintRules",))
+OK = Applicability(capabilities=frozenset({"withdraw-device"}), version=(1, 37),
+                   feature_gates=FrozenMap({"DRADeviceTaintRules": True}), provisioned=True,
+                   profile_source="drivers/x.yaml")
+
+
+def test_applies_when_everything_is_there() -> None:
+    assert not_applicable_reason(REQ, OK) is None
+
+
+@pytest.mark.parametrize("change,reason", [
+    ({"capabilities": frozenset()},
+     "the driver profile does not declare capability withdraw-device (add withdraw-device to "
+     "capabilities in drivers/x.yaml if the driver supports it)"),
+    ({"version": (1, 35)}, "needs Kubernetes >= 1.36, the cluster runs 1.35"),
+    ({"version": None}, "needs Kubernetes >= 1.36, and the cluster version is unknown"),
+    ({"feature_gates": FrozenMap({"DRADeviceTaintRules": False})},
+     "feature gate DRADeviceTaintRules is disabled in the cluster"),
+    ({"feature_gates": FrozenMap({})},
+     "feature gate DRADeviceTaintRules is not known to the cluster's API server"),
+    ({"feature_gates": None, "feature_gates_error": "GET /metrics answered 403 Forbidden"},
+     "feature gate DRADeviceTaintRules could not be read from the cluster "
+     "(GET /metrics answered 403 Forbidden)"),
+    ({"provisioned": False},
+     "disruptive, and the cluster was not created by this run "
+     "(pass --dra-allow-disruptive to run it on this cluster)"),
+])
+def test_not_applicable_reason(change: dict[str, Any], reason: str) -> None:
+    facts = Applicability(**{**OK.__dict__, **change})
+    assert not_applicable_reason(REQ, facts) == reason
+
+
+def test_disruptive_runs_on_existing_cluster_with_opt_in() -> None:
+    facts = Applicability(**{**OK.__dict__, "provisioned": False, "allow_disruptive": True})
+    assert not_applicable_reason(REQ, facts) is None
+
+
+def test_several_reasons_are_all_named() -> None:
+    facts = Applicability(**{**OK.__dict__, "version": (1, 35), "capabilities": frozenset()})
+    reason = not_applicable_reason(REQ, facts)
+    assert reason is not None
+    assert reason.startswith("needs Kubernetes >= 1.36, the cluster runs 1.35; ")
+    assert "does not declare capability withdraw-device" in reason

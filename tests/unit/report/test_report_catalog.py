@@ -1,0 +1,143 @@
+"""scenarios/requirements.yaml against the specification it comes from (spec/requirements.md)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conformance.capabilities import CAPABILITIES
+from conformance.report.catalog import DEFAULT_CATALOG, load_catalog
+
+# ID -> level as in spec/requirements.md; "MUST when ..." is MUST with a capability gate.
+SPEC_LEVELS = {
+    **{f"DRA-CORE-00{i}": "MUST" for i in range(1, 7)},
+    "DRA-ALLOC-001": "MUST",
+    "DRA-ALLOC-002": "MUST",
+    "DRA-ALLOC-003": "MUST",
+    "DRA-ALLOC-004": "MUST",
+    "DRA-ALLOC-005": "SHOULD",
+    "DRA-ALLOC-006": "SHOULD",
+    "DRA-ALLOC-007": "MAY",
+    "DRA-ALLOC-008": "MUST",
+    "DRA-ALLOC-009": "MUST",
+    "DRA-ALLOC-010": "MUST",
+    "DRA-ALLOC-011": "MUST",
+    "DRA-ALLOC-012": "SHOULD",
+    "DRA-ALLOC-013": "MAY",
+    "DRA-ALLOC-014": "MAY",
+    "DRA-ALLOC-015": "SHOULD",
+    "DRA-LOSS-001": "MUST",
+    "DRA-LOSS-002": "MUST",
+    "DRA-LOSS-003": "MUST",
+    "DRA-LOSS-004": "MAY",
+    "DRA-LOSS-005": "SHOULD",
+    "DRA-LOSS-006": "MUST",
+    "DRA-LOSS-007": "SHOULD",
+    "DRA-DEL-001": "MUST",
+    "DRA-DEL-002": "MUST",
+    "DRA-DEL-003": "MUST",
+    "DRA-DEL-004": "MUST",
+    "DRA-DEL-005": "SHOULD",
+    "DRA-DEL-006": "SHOULD",
+    "DRA-DRAIN-001": "MUST",
+    "DRA-DRAIN-002": "MUST",
+    "DRA-DRAIN-003": "SHOULD",
+    "DRA-DRAIN-004": "MUST",
+    "DRA-DRAIN-005": "SHOULD",
+    "DRA-PREEMPT-001": "MUST",
+    "DRA-PREEMPT-002": "MUST",
+    "DRA-PREEMPT-003": "SHOULD",
+    "DRA-EXT-001": "MUST",
+    "DRA-EXT-002": "SHOULD",
+    "DRA-EXT-003": "MUST",
+    "DRA-EXT-004": "MUST",
+    "DRA-EXT-005": "MAY",
+    "DRA-EXT-006": "MAY",
+}
+SUITE_OF_PREFIX = {
+    "CORE": "core",
+    "ALLOC": "allocation",
+    "LOSS": "device_loss",
+    "DEL": "claim_deletion",
+    "DRAIN": "node_drain",
+    "PREEMPT": "no_preemption",
+    "EXT": "extended_resource",
+}
+# "MUST when the profile can withdraw a device / names an extended resource"
+CONDITIONAL_MUST = {
+    "DRA-LOSS-003": "withdraw-device",
+    "DRA-EXT-001": "extended-resource",
+    "DRA-EXT-003": "extended-resource",
+    "DRA-EXT-004": "extended-resource",
+}
+# cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
+DISRUPTIVE_PREFIXES = ("DRA-DRAIN-", "DRA-PREEMPT-", "DRA-LOSS-")
+# Checked against k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go
+KNOWN_GATES_V1_37_2 = {
+    "DRAAdminAccess",
+    "DRAConsumableCapacity",
+    "DRADeviceTaintRules",
+    "DRADeviceTaints",
+    "DRAExtendedResource",
+    "DRAPartitionableDevices",
+    "DRAPrioritizedList",
+    "ResourceHealthStatus",
+}
+
+
+@pytest.fixture(scope="module")
+def raw_catalog():
+    import yaml
+
+    return yaml.safe_load(DEFAULT_CATALOG.read_text())
+
+
+def test_every_spec_requirement_with_its_level(raw_catalog) -> None:
+    entries = raw_catalog["requirements"]
+    assert raw_catalog["schema"] == 1
+    assert [e["id"] for e in entries] == list(SPEC_LEVELS)  # same IDs, spec order, no extras
+    for entry in entries:
+        assert entry["level"] == SPEC_LEVELS[entry["id"]], entry["id"]
+        assert entry["suite"] == SUITE_OF_PREFIX[entry["id"].split("-")[1]], entry["id"]
+
+
+def test_statements_are_single_observable_sentences(raw_catalog) -> None:
+    for entry in raw_catalog["requirements"]:
+        statement = " ".join(entry["statement"].split())
+        assert statement.endswith("."), entry["id"]
+        body = statement[:-1].replace("e.g.", "eg")
+        assert not re.search(r"[.!?]\s+[A-Z]", body), f"{entry['id']}: more than one sentence"
+        assert 40 <= len(statement) <= 400, entry["id"]
+
+
+def test_gates(raw_catalog) -> None:
+    for entry in raw_catalog["requirements"]:
+        gates = entry.get("gates", {})
+        assert set(gates) <= {"capabilities", "min_version", "feature_gates"}, entry["id"]
+        assert set(gates.get("capabilities", [])) <= CAPABILITIES, entry["id"]
+        assert set(gates.get("feature_gates", [])) <= KNOWN_GATES_V1_37_2, entry["id"]
+    by_id = {e["id"]: e for e in raw_catalog["requirements"]}
+    for req_id, capability in CONDITIONAL_MUST.items():
+        assert by_id[req_id]["level"] == "MUST"
+        assert capability in by_id[req_id]["gates"]["capabilities"]
+    for req_id in ("DRA-LOSS-001", "DRA-LOSS-002", "DRA-LOSS-007"):
+        assert "DRADeviceTaintRules" in by_id[req_id]["gates"]["feature_gates"]
+    assert "DRAAdminAccess" in by_id["DRA-ALLOC-013"]["gates"]["feature_gates"]
+    assert "DRAPrioritizedList" in by_id["DRA-ALLOC-007"]["gates"]["feature_gates"]
+    assert "ResourceHealthStatus" in by_id["DRA-LOSS-004"]["gates"]["feature_gates"]
+    for req_id in (i for i in by_id if i.startswith("DRA-EXT-")):
+        assert "DRAExtendedResource" in by_id[req_id]["gates"]["feature_gates"]
+
+
+def test_disruptive_marking(raw_catalog) -> None:
+    for entry in raw_catalog["requirements"]:
+        expected = entry["id"].startswith(DISRUPTIVE_PREFIXES) or entry["id"] == "DRA-EXT-006"
+        assert entry["disruptive"] is expected, entry["id"]
+
+
+def test_the_report_reads_it() -> None:
+    catalog = load_catalog(DEFAULT_CATALOG)
+    assert len(catalog) == len(SPEC_LEVELS)
+    assert catalog["DRA-CORE-003"].suite == "core"
+    assert "\n" not in catalog["DRA-CORE-003"].statement
