@@ -2,6 +2,7 @@
 VENV ?= .venv
 PROFILE ?= drivers/fake/profile.yaml
 PYTEST_ARGS ?=
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: bootstrap conformance test lint
 

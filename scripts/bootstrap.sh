@@ -45,5 +45,5 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 "$VENV/bin/python" -m fakedriver.protogen >/dev/null
-"$VENV/bin/python" -m conformance.report.allure_html --install
+"$VENV/bin/python" -m conformance.report.allure_html install
 say "ready"

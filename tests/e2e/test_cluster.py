@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -45,7 +46,7 @@ def test_dra_beta_gates_enabled_and_cdi_on(kind_cluster):
     node = kind_cluster.nodes()[0]
     config = subprocess.run(["docker", "exec", node, "containerd", "config", "dump"],
                             capture_output=True, text=True).stdout
-    assert "enable_cdi = true" in config
+    assert re.search(r"enable_cdi\s*=\s*true", config), "CDI is not enabled in containerd"
 
 
 def test_second_up_reuses_healthy_cluster(kind_cluster, progress):
