@@ -46,7 +46,10 @@ def test_dra_beta_gates_enabled_and_cdi_on(kind_cluster):
     node = kind_cluster.nodes()[0]
     config = subprocess.run(["docker", "exec", node, "containerd", "config", "dump"],
                             capture_output=True, text=True).stdout
-    assert re.search(r"enable_cdi\s*=\s*true", config), "CDI is not enabled in containerd"
+    # containerd 2.4 has CDI always on (no enable_cdi key); it must scan the dynamic spec dir.
+    match = re.search(r"cdi_spec_dirs\s*=\s*\[([^\]]*)\]", config)
+    assert match and "/var/run/cdi" in match.group(1), "containerd does not read /var/run/cdi"
+    assert not re.search(r"enable_cdi\s*=\s*false", config)
 
 
 def test_second_up_reuses_healthy_cluster(kind_cluster, progress):
