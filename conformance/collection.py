@@ -9,7 +9,9 @@ Coverage ("every MUST requirement has a test") can only be judged from a complet
   the catalog directory, an ancestor of it, or the suite folder itself (`pytest scenarios`,
   `pytest scenarios/core`), or nothing at all while testpaths includes it;
 - it is not checked at all when the selection is narrowed by -k, -m, --lf, --sw,
-  --deselect or --ignore-glob, or when a scenario item was deselected by any plugin;
+  --deselect or --ignore-glob, when a scenario item was deselected by any plugin, or when
+  collection had errors (a file that fails to import is reported as such, not as missing
+  MUST tests);
 - a file, node id or --ignore'd path inside a suite folder leaves that suite unchecked.
 So `pytest scenarios/core/test_x.py -k foo` runs just that, and `pytest scenarios` fails
 at collection until every MUST requirement has a test.
@@ -178,6 +180,7 @@ class Selection:
     narrowing_options: Sequence[str] = ()  # e.g. ["-k", "--lf"] when in effect
     ignored_paths: Sequence[Path] = ()
     deselected_scenarios: int = 0
+    collection_errors: int = 0
 
 
 def fully_collected_suites(selection: Selection, root: Path) -> tuple[set[str], str]:
@@ -186,6 +189,11 @@ def fully_collected_suites(selection: Selection, root: Path) -> tuple[set[str], 
         return set(), (
             "requirement coverage not checked: selection narrowed by "
             + ", ".join(selection.narrowing_options)
+        )
+    if selection.collection_errors:
+        # A file that failed to import would otherwise read as "MUST has no test".
+        return set(), (
+            f"requirement coverage not checked: {selection.collection_errors} collection error(s)"
         )
     if selection.deselected_scenarios:
         return set(), (

@@ -100,7 +100,8 @@ def read_feature_gates(k8s: K8sClients) -> tuple[dict[str, bool] | None, str | N
 
 
 def read_cluster_facts(k8s: K8sClients, profile: Profile) -> ClusterFacts:
-    git_version = k8s.version.get_code().git_version
+    # Raw JSON: the client's strict VersionInfo model rejects servers that omit a field.
+    git_version = k8s.get_json("/version").get("gitVersion", "")
     served = read_served_resources(k8s)
     gates, gates_error = read_feature_gates(k8s)
     nodes = tuple(

@@ -44,7 +44,9 @@ def _dns_part(text: str) -> str:
 def namespace_name(run_id: str, nodeid: str) -> str:
     """`dra-<run tail>-<test name>-<random>`: readable in kubectl, unique across workers."""
     test_name = nodeid.rsplit("::", 1)[-1]
-    run_part = _dns_part(run_id)[-8:].strip("-") or "run"
+    run_dns = _dns_part(run_id)
+    # Default ids end in a random segment; that is the readable, distinguishing part.
+    run_part = (run_dns if len(run_dns) <= 8 else run_dns.split("-")[-1][-8:]) or "run"
     test_part = _dns_part(test_name)[:36].strip("-") or "test"
     # Random, not a timestamp: two xdist workers may start the same second (kubetest's bug).
     return f"dra-{run_part}-{test_part}-{secrets.token_hex(3)}"

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
+from kubernetes.client.exceptions import ApiException
 
 from conformance.collection import (
     ItemView,
@@ -254,7 +256,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _publish_facts(config, context)
         return
     _report_run_id(config)
-    if config.pluginmanager.hasplugin("xdist"):
+    if hasattr(config.hook, "pytest_configure_node"):  # xdist loaded, under whatever name
         config.pluginmanager.register(_XdistHooks(config), "dra_conformance_xdist")
     _register_report_collector(config)
 
@@ -406,6 +408,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             f"dra-conformance: could not set up the run: {exc}",
             returncode=pytest.ExitCode.INTERNAL_ERROR,
         )
+    except (ApiException, urllib3.exceptions.HTTPError) as exc:
+        status = getattr(exc, "status", None)
+        detail = f"HTTP {status} {exc.reason}" if status else str(exc)
+        pytest.exit(
+            f"dra-conformance: could not read the cluster: {detail}\n  -> check --kubeconfig/"
+            "--context and that the account may list nodes, ResourceSlices and DeviceClasses",
+            returncode=pytest.ExitCode.INTERNAL_ERROR,
+        )
     config.stash[CONTEXT_KEY] = context
     _publish_facts(config, context)
     _install_sigterm_handler(state)
@@ -502,7 +512,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
     _state(config).deselected_scenarios += sum(1 for i in items if is_scenario(_view(i), root))
 
 
-def _selection(config: pytest.Config, deselected: int) -> Selection:
+def _selection(config: pytest.Config, deselected: int, errors: int) -> Selection:
     narrowing = []
     opt = config.option
     for flag, value in (
@@ -525,7 +535,26 @@ def _selection(config: pytest.Config, deselected: int) -> Selection:
     )
 
 
+class _CollectionRefused(Exception):
+    pass
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reports the collected ids
 def pytest_collection_finish(session: pytest.Session) -> None:
+    try:
+        _check_scenarios(session)
+    except _CollectionRefused as exc:
+        if not _is_worker(session.config):
+            raise pytest.UsageError(str(exc)) from None
+        # A UsageError in an xdist worker becomes an INTERNALERROR that loses the message;
+        # a failed collect report reaches the controller's terminal and fails the run.
+        session.items[:] = []
+        session.testsfailed += 1
+        report = pytest.CollectReport(nodeid="", outcome="failed", longrepr=str(exc), result=[])
+        session.config.hook.pytest_collectreport(report=report)
+
+
+def _check_scenarios(session: pytest.Session) -> None:
     config = session.config
     state = _state(config)
     root = _catalog_path(config).parent
@@ -535,7 +564,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     catalog = state.catalog or _load_catalog(config)
     if catalog is None:
-        raise pytest.UsageError(
+        raise _CollectionRefused(
             f"{len(scenarios)} scenario test(s) collected, but the "
             f"requirements catalog {_catalog_path(config)} does not exist"
         )
@@ -544,15 +573,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         [views[i.nodeid] for i in scenarios],
         catalog,
         root,
-        _selection(config, state.deselected_scenarios),
+        _selection(config, state.deselected_scenarios, session.testsfailed),
         kinds,
     )
     state.coverage_note = outcome.coverage_note
     if outcome.problems:
         lines = "\n".join(f"  {p}" for p in outcome.problems)
-        raise pytest.UsageError(
+        raise _CollectionRefused(
             f"dra-conformance: {len(outcome.problems)} problem(s) with the "
             f"scenario tests ({outcome.coverage_note}):\n{lines}"
+        )
+    if state.profile is None and not config.option.collectonly:
+        raise _CollectionRefused(
+            "scenario tests need a driver profile: pass --dra-profile FILE "
+            "(the bundled fake driver: --dra-profile drivers/fake/profile.yaml)"
         )
     for item in scenarios:
         req = outcome.requirements[item.nodeid]
@@ -561,11 +595,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if item.get_closest_marker("devices") and "device_lease" not in item.fixturenames:
             # Lease before anything else is set up; release after everything is torn down.
             item.fixturenames.insert(0, "device_lease")  # type: ignore[attr-defined]
-    if state.profile is None and not config.option.collectonly:
-        raise pytest.UsageError(
-            "scenario tests need a driver profile: pass --dra-profile FILE "
-            "(the bundled fake driver: --dra-profile drivers/fake/profile.yaml)"
-        )
 
 
 def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import state
 from conformance.kube.client import K8sClients
@@ -197,6 +198,8 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
     def step(name: str, fn: Any) -> None:
         try:
             fn()
+        except ApiException as exc:
+            result.errors.append(f"{name}: HTTP {exc.status} {exc.reason}")
         except Exception as exc:  # noqa: BLE001 - one failing step must not lose the rest
             result.errors.append(f"{name}: {type(exc).__name__}: {exc}")
 

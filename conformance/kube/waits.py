@@ -38,6 +38,10 @@ class ConditionBroken(AssertionError):
     """Something that had to stay true for a while stopped being true."""
 
 
+def _secs(seconds: float) -> str:
+    return f"{seconds:.1f}s" if seconds < 10 else f"{seconds:.0f}s"
+
+
 def render_state(value: Any) -> str:
     """Compact YAML of a state, managedFields dropped, cut to a readable size."""
     text = yaml.safe_dump(
@@ -109,7 +113,7 @@ def wait_until(
         if "error" in seen:
             last += f"\n  last error: {seen['error']}"
         raise WaitTimeout(
-            f"timed out after {elapsed:.0f}s (limit {timeout:.0f}s, {seen['polls']} polls) "
+            f"timed out after {_secs(elapsed)} (limit {_secs(timeout)}, {seen['polls']} polls) "
             f"waiting for {describe}; last state seen:\n{last}"
         )
 
@@ -139,8 +143,8 @@ def ensure_for(
     while True:
         if not holds(value):
             raise ConditionBroken(
-                f"expected {describe} for {duration:.0f}s, but after "
-                f"{time.monotonic() - start:.0f}s it no longer held; state seen:\n"
+                f"expected {describe} for {_secs(duration)}, but after "
+                f"{_secs(time.monotonic() - start)} it no longer held; state seen:\n"
                 + render_state((show or (lambda v: v))(value))
             )
         if time.monotonic() - start >= duration:

@@ -24,11 +24,18 @@ _PATH_RE = re.compile(
     r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<resource>[a-z]+)(?:/(?P<name>[^/]+))?/?$"
 )
 _KINDS = {
-    "namespaces": "Namespace", "pods": "Pod", "nodes": "Node", "events": "Event",
-    "resourceclaims": "ResourceClaim", "resourceclaimtemplates": "ResourceClaimTemplate",
-    "resourceslices": "ResourceSlice", "deviceclasses": "DeviceClass",
-    "devicetaintrules": "DeviceTaintRule", "priorityclasses": "PriorityClass",
-    "daemonsets": "DaemonSet", "deployments": "Deployment",
+    "namespaces": "Namespace",
+    "pods": "Pod",
+    "nodes": "Node",
+    "events": "Event",
+    "resourceclaims": "ResourceClaim",
+    "resourceclaimtemplates": "ResourceClaimTemplate",
+    "resourceslices": "ResourceSlice",
+    "deviceclasses": "DeviceClass",
+    "devicetaintrules": "DeviceTaintRule",
+    "priorityclasses": "PriorityClass",
+    "daemonsets": "DaemonSet",
+    "deployments": "Deployment",
     "poddisruptionbudgets": "PodDisruptionBudget",
 }
 
@@ -51,8 +58,11 @@ def _matches(obj: dict[str, Any], query: dict[str, list[str]]) -> bool:
                     return False
                 continue
             key, _, value = term.partition("=")
-            actual = ((obj.get("metadata", {}).get("labels") or {}).get(key)
-                      if source == "labels" else _get(obj, key))
+            actual = (
+                (obj.get("metadata", {}).get("labels") or {}).get(key)
+                if source == "labels"
+                else _get(obj, key)
+            )
             if actual != value:
                 return False
     return True
@@ -112,7 +122,7 @@ class FakeAPI:
                 self._handle("PATCH")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     @property
@@ -137,17 +147,25 @@ class FakeAPI:
         self.objects[(gv, resource, meta.get("namespace"), meta["name"])] = obj
         return obj
 
-    def get(self, resource: str, name: str, namespace: str | None = None,
-            gv: str = "v1") -> dict[str, Any] | None:
+    def get(
+        self, resource: str, name: str, namespace: str | None = None, gv: str = "v1"
+    ) -> dict[str, Any] | None:
         return self.objects.get((gv, resource, namespace, name))
 
     @staticmethod
     def _status(code: int, reason: str, message: str) -> tuple[int, Any]:
-        return code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                      "reason": reason, "message": message, "code": code}
+        return code, {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "reason": reason,
+            "message": message,
+            "code": code,
+        }
 
-    def rest(self, method: str, path: str, query: dict[str, list[str]],
-             body: Any) -> tuple[int, Any]:
+    def rest(
+        self, method: str, path: str, query: dict[str, list[str]], body: Any
+    ) -> tuple[int, Any]:
         m = _PATH_RE.match(path)
         if not m:
             return self._status(404, "NotFound", f"no route {path}")
@@ -155,14 +173,22 @@ class FakeAPI:
         resource, ns, name = m["resource"], m["ns"], m["name"]
         key = (gv, resource, ns, name)
         if method == "GET" and name is None:
-            items = [o for (g, r, n, _), o in sorted(self.objects.items(), key=lambda kv: kv[0][3])
-                     if g == gv and r == resource and (ns is None or n == ns)
-                     and _matches(o, query)]
-            return 200, {"kind": _KINDS.get(resource, "X") + "List", "apiVersion": gv,
-                         "metadata": {"resourceVersion": "1"}, "items": items}
+            items = [
+                o
+                for (g, r, n, _), o in sorted(self.objects.items(), key=lambda kv: kv[0][3])
+                if g == gv and r == resource and (ns is None or n == ns) and _matches(o, query)
+            ]
+            return 200, {
+                "kind": _KINDS.get(resource, "X") + "List",
+                "apiVersion": gv,
+                "metadata": {"resourceVersion": "1"},
+                "items": items,
+            }
         if method == "GET":
             obj = self.objects.get(key)
-            return (200, obj) if obj else self._status(404, "NotFound", f"{resource} {name} not found")
+            return (
+                (200, obj) if obj else self._status(404, "NotFound", f"{resource} {name} not found")
+            )
         if method == "POST":
             meta = body.setdefault("metadata", {})
             if "generateName" in meta and "name" not in meta:
@@ -182,6 +208,9 @@ class FakeAPI:
                 obj["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:00Z"
             else:
                 del self.objects[key]
+                if resource == "namespaces":  # a namespace takes its objects with it
+                    for other in [k for k in self.objects if k[2] == name]:
+                        del self.objects[other]
             return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success"}
         if method == "PATCH":
             obj = self.objects.get(key)
@@ -207,26 +236,44 @@ def node(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": labels or {}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": labels or {}},
+    }
 
 
 def device_class(name: str, *expressions: str, extended: str | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {"selectors": [{"cel": {"expression": e}} for e in expressions]}
     if extended:
         spec["extendedResourceName"] = extended
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-            "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
-def resource_slice(name: str, driver: str, node_name: str, devices: list[dict[str, Any]],
-                   generation: int = 1, pool: str | None = None) -> dict[str, Any]:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": name},
-            "spec": {"driver": driver, "nodeName": node_name,
-                     "pool": {"name": pool or node_name, "generation": generation,
-                              "resourceSliceCount": 1},
-                     "devices": devices}}
+def resource_slice(
+    name: str,
+    driver: str,
+    node_name: str,
+    devices: list[dict[str, Any]],
+    generation: int = 1,
+    pool: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "nodeName": node_name,
+            "pool": {"name": pool or node_name, "generation": generation, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
 
 
 def slice_device(name: str, domain: str, **attributes: Any) -> dict[str, Any]:

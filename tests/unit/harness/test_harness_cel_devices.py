@@ -23,7 +23,8 @@ D = "fake.dra-conformance.io"
 def test_references() -> None:
     assert attribute_ref(f"{D}/model") == f'device.attributes["{D}"].model'
     assert capacity_at_least(f"{D}/memory", "24Gi") == (
-        f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0')
+        f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0'
+    )
     assert cel_string('a"b\\c') == '"a\\"b\\\\c"'
     assert is_qualified_name("resource.kubernetes.io/pcieRoot")
     assert not is_qualified_name("pcieRoot")
@@ -32,16 +33,19 @@ def test_references() -> None:
         attribute_ref("model")
 
 
-@pytest.mark.parametrize("expression", [
-    f'device.attributes["{D}"].model >= "fa-80"',
-    f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0',
-    'device.driver == "x" || device.driver == "y"',
-    '!(device.driver == "x")',
-    f'device.attributes["{D}"].model == "fa-80" &&',
-    f'device.attributes["{D}"].model in ["fa-80"]',
-    'device.driver == device.driver',
-    "",
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f'device.attributes["{D}"].model >= "fa-80"',
+        f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0',
+        'device.driver == "x" || device.driver == "y"',
+        '!(device.driver == "x")',
+        f'device.attributes["{D}"].model == "fa-80" &&',
+        f'device.attributes["{D}"].model in ["fa-80"]',
+        "device.driver == device.driver",
+        "",
+    ],
+)
 def test_beyond_the_evaluator_is_unknown(expression: str) -> None:
     assert parse_simple_selector(expression) is None
 
@@ -49,7 +53,8 @@ def test_beyond_the_evaluator_is_unknown(expression: str) -> None:
 def test_equalities_match_like_cel() -> None:
     sel = parse_simple_selector(
         f'device.driver == "{D}" && (device.attributes["{D}"]["type"] == "accelerator") '
-        f'&& 0 == device.attributes["{D}"].numaNode && device.attributes["{D}"].x == true')
+        f'&& 0 == device.attributes["{D}"].numaNode && device.attributes["{D}"].x == true'
+    )
     assert sel is not None
     attrs = {f"{D}/type": "accelerator", f"{D}/numaNode": 0, f"{D}/x": True}
     assert sel.matches(D, attrs)
@@ -67,14 +72,25 @@ def test_string_literals_may_contain_operators() -> None:
 def _slices() -> list[dict]:
     return [
         resource_slice("w1-old", D, "w1", [slice_device("stale", D, model="fa-80")], generation=1),
-        resource_slice("w1", D, "w1", [
-            slice_device("fa80-0", D, type="accelerator", model="fa-80", memory="80Gi"),
-            slice_device("ff16-0", D, type="fpga", model="ff-16"),
-        ], generation=2),
-        resource_slice("w2", D, "w2", [
-            slice_device("fa24-0", D, type="accelerator", model="fa-24"),
-            slice_device("fa24-1", D, type="accelerator", model="fa-24"),
-        ]),
+        resource_slice(
+            "w1",
+            D,
+            "w1",
+            [
+                slice_device("fa80-0", D, type="accelerator", model="fa-80", memory="80Gi"),
+                slice_device("ff16-0", D, type="fpga", model="ff-16"),
+            ],
+            generation=2,
+        ),
+        resource_slice(
+            "w2",
+            D,
+            "w2",
+            [
+                slice_device("fa24-0", D, type="accelerator", model="fa-24"),
+                slice_device("fa24-1", D, type="accelerator", model="fa-24"),
+            ],
+        ),
         resource_slice("other", "other.io", "w2", [slice_device("x", "other.io", model="fa-80")]),
     ]
 
@@ -97,14 +113,19 @@ def test_version_attributes_never_equal_strings() -> None:
 def test_kind_device_sets_of_the_fake_profile() -> None:
     profile = load_profile(SUITE_ROOT / "drivers/fake/profile.yaml")
     classes = {
-        "fake.dra-conformance.io": device_class("fake.dra-conformance.io", f'device.driver == "{D}"'),
+        "fake.dra-conformance.io": device_class(
+            "fake.dra-conformance.io", f'device.driver == "{D}"'
+        ),
         "accelerator.fake.dra-conformance.io": device_class(
             "accelerator.fake.dra-conformance.io",
-            f'device.driver == "{D}" && device.attributes["{D}"].type == "accelerator"'),
+            f'device.driver == "{D}" && device.attributes["{D}"].type == "accelerator"',
+        ),
         "fpga.fake.dra-conformance.io": device_class(
-            "fpga.fake.dra-conformance.io", f'device.attributes["{D}"].type == "fpga"'),
+            "fpga.fake.dra-conformance.io", f'device.attributes["{D}"].type == "fpga"'
+        ),
         "partition.fake.dra-conformance.io": device_class(
-            "partition.fake.dra-conformance.io", f'device.attributes["{D}"].type in ["partition"]'),
+            "partition.fake.dra-conformance.io", f'device.attributes["{D}"].type in ["partition"]'
+        ),
         # accelerator-ext class missing in the cluster
     }
     sets = kind_device_sets(profile, published_devices(_slices(), D), classes)

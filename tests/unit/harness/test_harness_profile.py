@@ -27,8 +27,10 @@ GOOD: dict[str, Any] = {
     "deviceClasses": {"default": "gpu.example.com"},
     "selectors": {
         "kind-a": {"expression": 'device.attributes["gpu.example.com"].model == "A"'},
-        "kind-b": {"expression": 'device.attributes["gpu.example.com"].model == "B"',
-                   "class": "b.gpu.example.com"},
+        "kind-b": {
+            "expression": 'device.attributes["gpu.example.com"].model == "B"',
+            "class": "b.gpu.example.com",
+        },
     },
     "install": {"method": "preinstalled"},
     "verification": {"method": "env", "nameRegex": "^GPU_", "value": "device"},
@@ -106,7 +108,9 @@ def test_fake_driver_profile_loads() -> None:
     assert profile.capabilities == CAPABILITIES
     assert "extended-resource" in profile.device_kinds
     assert profile.kind_class_and_expression("class:partition") == (
-        "partition.fake.dra-conformance.io", None)
+        "partition.fake.dra-conformance.io",
+        None,
+    )
 
 
 def test_gpu_example_profile_loads() -> None:
@@ -121,8 +125,14 @@ def test_gpu_example_profile_loads() -> None:
 
 def test_manifests_resolve_relative_to_the_profile(tmp_path: Path) -> None:
     (tmp_path / "deploy").mkdir()
-    data = mutate("install", {"method": "manifests", "manifests": ["deploy"],
-                              "image": {"ref": "localhost/x:1", "load": False}})
+    data = mutate(
+        "install",
+        {
+            "method": "manifests",
+            "manifests": ["deploy"],
+            "image": {"ref": "localhost/x:1", "load": False},
+        },
+    )
     profile = load_profile(write(tmp_path, data))
     assert isinstance(profile.install, ManifestsInstall)
     assert profile.install.paths == ((tmp_path / "deploy").resolve(),)
@@ -131,143 +141,231 @@ def test_manifests_resolve_relative_to_the_profile(tmp_path: Path) -> None:
 
 def test_helm_install(tmp_path: Path) -> None:
     (tmp_path / "chart").mkdir()
-    data = mutate("install", {"method": "helm", "chart": "chart", "release": "gpu",
-                              "namespace": "gpu-system", "values": {"a": {"b": 1}}})
+    data = mutate(
+        "install",
+        {
+            "method": "helm",
+            "chart": "chart",
+            "release": "gpu",
+            "namespace": "gpu-system",
+            "values": {"a": {"b": 1}},
+        },
+    )
     profile = load_profile(write(tmp_path, data))
     assert isinstance(profile.install, HelmInstall)
     assert profile.install.chart == str((tmp_path / "chart").resolve())
     assert profile.install.values["a"] == {"b": 1}
 
 
-@pytest.mark.parametrize("text,seconds", [(90, 90.0), (1.5, 1.5), ("90s", 90.0), ("5m", 300.0),
-                                          ("1h30m", 5400.0), ("1m30s", 90.0), ("soon", None),
-                                          ("", None), (True, None)])
+@pytest.mark.parametrize(
+    "text,seconds",
+    [
+        (90, 90.0),
+        (1.5, 1.5),
+        ("90s", 90.0),
+        ("5m", 300.0),
+        ("1h30m", 5400.0),
+        ("1m30s", 90.0),
+        ("soon", None),
+        ("", None),
+        (True, None),
+    ],
+)
 def test_parse_duration(text: Any, seconds: float | None) -> None:
     assert parse_duration(text) == seconds
 
 
 BAD: list[tuple[str, Any, str]] = [
-    ("selector expression not a string",
-     mutate("selectors.kind-a.expression", 12),
-     "selectors.kind-a.expression: expected a non-empty CEL string, got 12"),
-    ("selector expression empty",
-     mutate("selectors.kind-a.expression", "  "),
-     'selectors.kind-a.expression: expected a non-empty CEL string, got "  "'),
-    ("selector without expression",
-     mutate("selectors.kind-a", {"class": "gpu.example.com"}),
-     "selectors.kind-a.expression: required field is missing (expected a non-empty CEL string)"),
-    ("selector reserved name",
-     mutate("selectors.default", {"expression": "true"}),
-     "selectors.default: 'default' is reserved; choose another selector name"),
-    ("selector unknown key",
-     mutate("selectors.kind-a.clas", "x"),
-     "selectors.kind-a.clas: unknown field; did you mean 'class'?"),
-    ("wrong apiVersion",
-     mutate("apiVersion", "v1"),
-     "apiVersion: expected 'dra-conformance.io/v1alpha1', got \"v1\""),
-    ("wrong kind",
-     mutate("kind", "Profile"),
-     "kind: expected 'DriverProfile', got \"Profile\""),
-    ("driver not a DNS subdomain",
-     mutate("driver", "GPU.example.com"),
-     'driver: expected a driver name (a DNS subdomain of at most 63 characters), '
-     'got "GPU.example.com"'),
-    ("no default class",
-     mutate("deviceClasses", {"other": "x.example.com"}),
-     "deviceClasses.default: required field is missing "
-     "(expected a DeviceClass name (a DNS subdomain))"),
-    ("unknown capability",
-     mutate("capabilities", ["health"]),
-     "capabilities[0]: unknown capability 'health'; did you mean 'health-reporting'?"),
-    ("capability listed twice",
-     mutate("capabilities", ["admin-access", "admin-access"]),
-     "capabilities[1]: 'admin-access' is listed twice"),
-    ("extended-resource capability without the resource",
-     mutate("capabilities", ["extended-resource"]),
-     "extendedResource: required when capabilities lists extended-resource "
-     "(expected {name: <resource name>, class: <device class>})"),
-    ("extended resource without capability",
-     mutate("extendedResource", {"name": "example.com/gpu", "class": "gpu.example.com"}),
-     "capabilities: must list extended-resource when extendedResource is set "
-     "(or remove extendedResource)"),
-    ("extended resource bad name",
-     mutate("capabilities", ["extended-resource"],
-            mutate("extendedResource", {"name": "gpu", "class": "gpu.example.com"})),
-     'extendedResource.name: expected an extended resource name such as example.com/gpu, '
-     'got "gpu"'),
-    ("verification value",
-     mutate("verification.value", "uuid"),
-     'verification.value: expected pool/device, device, or attribute:<domain>/<name>, '
-     'got "uuid"'),
-    ("verification attribute not qualified",
-     mutate("verification.value", "attribute:uuid"),
-     'verification.value: expected pool/device, device, or attribute:<domain>/<name>, '
-     'got "attribute:uuid"'),
-    ("verification key of another method",
-     mutate("verification.path", "/dev/x"),
-     "verification.path: not used by method env; remove it"),
-    ("verification bad regex",
-     mutate("verification.nameRegex", "^GPU_("),
-     "verification.nameRegex: not a valid regular expression: "
-     "missing ), unterminated subpattern at position 5"),
-    ("verification command not argv",
-     mutate("verification", {"method": "command", "command": "nvidia-smi -L", "value": "device"}),
-     'verification.command: expected a non-empty list of strings (argv), e.g. [nvidia-smi, -L], '
-     'got "nvidia-smi -L"'),
-    ("verification file relative path",
-     mutate("verification", {"method": "file", "path": "dev/x", "value": "device"}),
-     'verification.path: expected an absolute path inside the container, got "dev/x"'),
-    ("verification method typo",
-     mutate("verification.method", "environment"),
-     'verification.method: expected one of env, file, command, got "environment"'),
-    ("install method typo",
-     mutate("install.method", "helm3"),
-     'install.method: expected one of manifests, helm, preinstalled, got "helm3" '
-     "(did you mean 'helm'?)"),
-    ("install key of another method",
-     mutate("install", {"method": "preinstalled", "chart": "x"}),
-     "install.chart: not used by method preinstalled; remove it"),
-    ("helm without release",
-     mutate("install", {"method": "helm", "chart": "oci://x/y", "namespace": "n"}),
-     "install.release: required field is missing (expected a release name)"),
-    ("unknown image builder",
-     mutate("install", {"method": "manifests", "manifests": ["."],
-                        "image": {"builder": "fake"}}),
-     'install.image.builder: expected one of fake-driver, got "fake" '
-     "(did you mean 'fake-driver'?)"),
-    ("match attribute not qualified",
-     mutate("matchAttributes", ["numaNode"]),
-     'matchAttributes[0]: expected a qualified name <domain>/<identifier>, '
-     'e.g. gpu.example.com/model, got "numaNode"'),
-    ("capacity not qualified",
-     mutate("capacity", 80),
-     "capacity: expected a qualified name <domain>/<identifier>, "
-     "e.g. gpu.example.com/model, got 80"),
-    ("timeout not a duration",
-     mutate("timeouts", {"podRunning": "soon"}),
-     'timeouts.podRunning: expected a positive duration in seconds (90) or with units '
-     '(90s, 5m, 1m30s), got "soon"'),
-    ("unknown timeout",
-     mutate("timeouts", {"podrunning": 10}),
-     "timeouts.podrunning: unknown field; did you mean 'podRunning'?"),
-    ("faults method typo",
-     mutate("faults", {"method": "device-taint"}),
-     'faults.method: expected one of fake-driver-control, device-taint-rule, '
-     "got \"device-taint\" (did you mean 'device-taint-rule'?)"),
-    ("readiness slices negative",
-     mutate("readiness", {"slicesPerNode": -1}),
-     "readiness.slicesPerNode: expected an integer >= 0, got -1"),
-    ("nodes selector empty",
-     mutate("nodes", {"selector": ""}),
-     "nodes.selector: expected a label selector such as 'pool=gpu', got \"\""),
-    ("section of wrong type",
-     mutate("readiness", ["daemonSet"]),
-     "readiness: expected a mapping, got a list"),
+    (
+        "selector expression not a string",
+        mutate("selectors.kind-a.expression", 12),
+        "selectors.kind-a.expression: expected a non-empty CEL string, got 12",
+    ),
+    (
+        "selector expression empty",
+        mutate("selectors.kind-a.expression", "  "),
+        'selectors.kind-a.expression: expected a non-empty CEL string, got "  "',
+    ),
+    (
+        "selector without expression",
+        mutate("selectors.kind-a", {"class": "gpu.example.com"}),
+        "selectors.kind-a.expression: required field is missing (expected a non-empty CEL string)",
+    ),
+    (
+        "selector reserved name",
+        mutate("selectors.default", {"expression": "true"}),
+        "selectors.default: 'default' is reserved; choose another selector name",
+    ),
+    (
+        "selector unknown key",
+        mutate("selectors.kind-a.clas", "x"),
+        "selectors.kind-a.clas: unknown field; did you mean 'class'?",
+    ),
+    (
+        "wrong apiVersion",
+        mutate("apiVersion", "v1"),
+        "apiVersion: expected 'dra-conformance.io/v1alpha1', got \"v1\"",
+    ),
+    ("wrong kind", mutate("kind", "Profile"), "kind: expected 'DriverProfile', got \"Profile\""),
+    (
+        "driver not a DNS subdomain",
+        mutate("driver", "GPU.example.com"),
+        "driver: expected a driver name (a DNS subdomain of at most 63 characters), "
+        'got "GPU.example.com"',
+    ),
+    (
+        "no default class",
+        mutate("deviceClasses", {"other": "x.example.com"}),
+        "deviceClasses.default: required field is missing "
+        "(expected a DeviceClass name (a DNS subdomain))",
+    ),
+    (
+        "unknown capability",
+        mutate("capabilities", ["health"]),
+        "capabilities[0]: unknown capability 'health'; did you mean 'health-reporting'?",
+    ),
+    (
+        "capability listed twice",
+        mutate("capabilities", ["admin-access", "admin-access"]),
+        "capabilities[1]: 'admin-access' is listed twice",
+    ),
+    (
+        "extended-resource capability without the resource",
+        mutate("capabilities", ["extended-resource"]),
+        "extendedResource: required when capabilities lists extended-resource "
+        "(expected {name: <resource name>, class: <device class>})",
+    ),
+    (
+        "extended resource without capability",
+        mutate("extendedResource", {"name": "example.com/gpu", "class": "gpu.example.com"}),
+        "capabilities: must list extended-resource when extendedResource is set "
+        "(or remove extendedResource)",
+    ),
+    (
+        "extended resource bad name",
+        mutate(
+            "capabilities",
+            ["extended-resource"],
+            mutate("extendedResource", {"name": "gpu", "class": "gpu.example.com"}),
+        ),
+        "extendedResource.name: expected an extended resource name such as example.com/gpu, "
+        'got "gpu"',
+    ),
+    (
+        "verification value",
+        mutate("verification.value", "uuid"),
+        "verification.value: expected pool/device, device, or attribute:<domain>/<name>, "
+        'got "uuid"',
+    ),
+    (
+        "verification attribute not qualified",
+        mutate("verification.value", "attribute:uuid"),
+        "verification.value: expected pool/device, device, or attribute:<domain>/<name>, "
+        'got "attribute:uuid"',
+    ),
+    (
+        "verification key of another method",
+        mutate("verification.path", "/dev/x"),
+        "verification.path: not used by method env; remove it",
+    ),
+    (
+        "verification bad regex",
+        mutate("verification.nameRegex", "^GPU_("),
+        "verification.nameRegex: not a valid regular expression: "
+        "missing ), unterminated subpattern at position 5",
+    ),
+    (
+        "verification command not argv",
+        mutate(
+            "verification", {"method": "command", "command": "nvidia-smi -L", "value": "device"}
+        ),
+        "verification.command: expected a non-empty list of strings (argv), e.g. [nvidia-smi, -L], "
+        'got "nvidia-smi -L"',
+    ),
+    (
+        "verification file relative path",
+        mutate("verification", {"method": "file", "path": "dev/x", "value": "device"}),
+        'verification.path: expected an absolute path inside the container, got "dev/x"',
+    ),
+    (
+        "verification method typo",
+        mutate("verification.method", "environment"),
+        'verification.method: expected one of env, file, command, got "environment"',
+    ),
+    (
+        "install method typo",
+        mutate("install.method", "helm3"),
+        'install.method: expected one of manifests, helm, preinstalled, got "helm3" '
+        "(did you mean 'helm'?)",
+    ),
+    (
+        "install key of another method",
+        mutate("install", {"method": "preinstalled", "chart": "x"}),
+        "install.chart: not used by method preinstalled; remove it",
+    ),
+    (
+        "helm without release",
+        mutate("install", {"method": "helm", "chart": "oci://x/y", "namespace": "n"}),
+        "install.release: required field is missing (expected a release name)",
+    ),
+    (
+        "unknown image builder",
+        mutate(
+            "install", {"method": "manifests", "manifests": ["."], "image": {"builder": "fake"}}
+        ),
+        'install.image.builder: expected one of fake-driver, got "fake" '
+        "(did you mean 'fake-driver'?)",
+    ),
+    (
+        "match attribute not qualified",
+        mutate("matchAttributes", ["numaNode"]),
+        "matchAttributes[0]: expected a qualified name <domain>/<identifier>, "
+        'e.g. gpu.example.com/model, got "numaNode"',
+    ),
+    (
+        "capacity not qualified",
+        mutate("capacity", 80),
+        "capacity: expected a qualified name <domain>/<identifier>, "
+        "e.g. gpu.example.com/model, got 80",
+    ),
+    (
+        "timeout not a duration",
+        mutate("timeouts", {"podRunning": "soon"}),
+        "timeouts.podRunning: expected a positive duration in seconds (90) or with units "
+        '(90s, 5m, 1m30s), got "soon"',
+    ),
+    (
+        "unknown timeout",
+        mutate("timeouts", {"podrunning": 10}),
+        "timeouts.podrunning: unknown field; did you mean 'podRunning'?",
+    ),
+    (
+        "faults method typo",
+        mutate("faults", {"method": "device-taint"}),
+        "faults.method: expected one of fake-driver-control, device-taint-rule, "
+        "got \"device-taint\" (did you mean 'device-taint-rule'?)",
+    ),
+    (
+        "readiness slices negative",
+        mutate("readiness", {"slicesPerNode": -1}),
+        "readiness.slicesPerNode: expected an integer >= 0, got -1",
+    ),
+    (
+        "nodes selector empty",
+        mutate("nodes", {"selector": ""}),
+        "nodes.selector: expected a label selector such as 'pool=gpu', got \"\"",
+    ),
+    (
+        "section of wrong type",
+        mutate("readiness", ["daemonSet"]),
+        "readiness: expected a mapping, got a list",
+    ),
 ]
 
 
-@pytest.mark.parametrize("data,expected", [(d, e) for _, d, e in BAD],
-                         ids=[name for name, _, _ in BAD])
+@pytest.mark.parametrize(
+    "data,expected", [(d, e) for _, d, e in BAD], ids=[name for name, _, _ in BAD]
+)
 def test_bad_profile_message(tmp_path: Path, data: Any, expected: str) -> None:
     with pytest.raises(ProfileError) as err:
         load_profile(write(tmp_path, data))
@@ -280,7 +378,8 @@ def test_missing_manifest_names_both_candidates(tmp_path: Path) -> None:
         load_profile(write(tmp_path, data))
     tried = f"{tmp_path.resolve() / 'nope'} and {SUITE_ROOT / 'nope'}"
     assert str(err.value) == (
-        f"profile x.yaml: install.manifests[0]: no such file or directory (tried {tried})")
+        f"profile x.yaml: install.manifests[0]: no such file or directory (tried {tried})"
+    )
 
 
 def test_snake_case_key_suggests_camel_case(tmp_path: Path) -> None:
@@ -311,8 +410,9 @@ def test_unknown_key_without_close_match_lists_the_fields(tmp_path: Path) -> Non
     data = mutate("readiness", {"zzz": 1})
     with pytest.raises(ProfileError) as err:
         load_profile(write(tmp_path, data))
-    assert str(err.value) == ("profile x.yaml: readiness.zzz: unknown field; "
-                              "expected one of: daemonSet, slicesPerNode")
+    assert str(err.value) == (
+        "profile x.yaml: readiness.zzz: unknown field; expected one of: daemonSet, slicesPerNode"
+    )
 
 
 def test_duplicate_key_is_an_error(tmp_path: Path) -> None:
@@ -322,7 +422,8 @@ def test_duplicate_key_is_an_error(tmp_path: Path) -> None:
     line = text.count("\n")
     assert str(err.value) == (
         "profile x.yaml: not valid YAML: duplicate key 'driver' (first defined on line 3) "
-        f"(line {line}, column 1)")
+        f"(line {line}, column 1)"
+    )
 
 
 def test_not_a_mapping(tmp_path: Path) -> None:
@@ -339,6 +440,7 @@ def test_unreadable_file() -> None:
 
 def test_unknown_device_kind_lists_the_known_ones(tmp_path: Path) -> None:
     profile = load_profile(write(tmp_path, GOOD))
-    with pytest.raises(KeyError, match="unknown device kind 'huge'; the profile names: "
-                                       "default, kind-a, kind-b"):
+    with pytest.raises(
+        KeyError, match="unknown device kind 'huge'; the profile names: default, kind-a, kind-b"
+    ):
         profile.kind_class_and_expression("huge")

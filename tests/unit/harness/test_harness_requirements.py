@@ -17,8 +17,13 @@ from conformance.requirements import (
     not_applicable_reason,
 )
 
-ENTRY = {"id": "DRA-CORE-001", "suite": "core", "level": "MUST",
-         "statement": "The driver registers.", "disruptive": False}
+ENTRY = {
+    "id": "DRA-CORE-001",
+    "suite": "core",
+    "level": "MUST",
+    "statement": "The driver registers.",
+    "disruptive": False,
+}
 
 
 def catalog_file(tmp_path: Path, *entries: dict[str, Any], schema: Any = 1) -> str:
@@ -28,36 +33,70 @@ def catalog_file(tmp_path: Path, *entries: dict[str, Any], schema: Any = 1) -> s
 
 
 def test_loads_entries_with_gates(tmp_path: Path) -> None:
-    gated = {**ENTRY, "id": "DRA-LOSS-003", "suite": "device_loss", "statement": "A  b\n c.",
-             "gates": {"capabilities": ["withdraw-device"], "min_version": "1.36",
-                       "feature_gates": ["DRADeviceTaintRules"]}}
+    gated = {
+        **ENTRY,
+        "id": "DRA-LOSS-003",
+        "suite": "device_loss",
+        "statement": "A  b\n c.",
+        "gates": {
+            "capabilities": ["withdraw-device"],
+            "min_version": "1.36",
+            "feature_gates": ["DRADeviceTaintRules"],
+        },
+    }
     catalog = load_catalog(catalog_file(tmp_path, ENTRY, gated))
     req = catalog.by_id["DRA-LOSS-003"]
-    assert req == Requirement("DRA-LOSS-003", "device_loss", "MUST", "A b c.", False,
-                              ("withdraw-device",), (1, 36), ("DRADeviceTaintRules",))
+    assert req == Requirement(
+        "DRA-LOSS-003",
+        "device_loss",
+        "MUST",
+        "A b c.",
+        False,
+        ("withdraw-device",),
+        (1, 36),
+        ("DRADeviceTaintRules",),
+    )
     assert [r.id for r in catalog.in_suite("core")] == ["DRA-CORE-001"]
     assert catalog.suggest_id("DRA-CORE-01") == "DRA-CORE-001"
 
 
-@pytest.mark.parametrize("entry,expected", [
-    ({**ENTRY, "level": "must"},
-     'requirements[0].level: expected one of MUST, SHOULD, MAY, got "must" (did you mean \'MUST\'?)'),
-    ({**ENTRY, "id": "CORE-1"},
-     'requirements[0].id: expected an ID such as DRA-CORE-001, got "CORE-1"'),
-    ({**ENTRY, "suite": "cores"},
-     "requirements[0].suite: expected one of core, allocation, device_loss, claim_deletion, "
-     "node_drain, no_preemption, extended_resource, got \"cores\" (did you mean 'core'?)"),
-    ({**ENTRY, "gates": {"min_version": 1.35}},
-     'requirements[0].gates.min_version: expected a quoted "<major>.<minor>" such as "1.35", '
-     "got 1.35"),
-    ({**ENTRY, "gates": {"capabilities": ["withdraw"]}},
-     "requirements[0].gates.capabilities[0]: unknown capability 'withdraw'; "
-     "did you mean 'withdraw-device'?"),
-    ({**ENTRY, "gates": {"feature_gate": ["X"]}},
-     "requirements[0].gates.feature_gate: unknown field; did you mean 'feature_gates'?"),
-    ({k: v for k, v in ENTRY.items() if k != "statement"},
-     "requirements[0].statement: required field is missing (expected one sentence)"),
-])
+@pytest.mark.parametrize(
+    "entry,expected",
+    [
+        (
+            {**ENTRY, "level": "must"},
+            'requirements[0].level: expected one of MUST, SHOULD, MAY, got "must" '
+            "(did you mean 'MUST'?)",
+        ),
+        (
+            {**ENTRY, "id": "CORE-1"},
+            'requirements[0].id: expected an ID such as DRA-CORE-001, got "CORE-1"',
+        ),
+        (
+            {**ENTRY, "suite": "cores"},
+            "requirements[0].suite: expected one of core, allocation, device_loss, claim_deletion, "
+            "node_drain, no_preemption, extended_resource, got \"cores\" (did you mean 'core'?)",
+        ),
+        (
+            {**ENTRY, "gates": {"min_version": 1.35}},
+            'requirements[0].gates.min_version: expected a quoted "<major>.<minor>" '
+            'such as "1.35", got 1.35',
+        ),
+        (
+            {**ENTRY, "gates": {"capabilities": ["withdraw"]}},
+            "requirements[0].gates.capabilities[0]: unknown capability 'withdraw'; "
+            "did you mean 'withdraw-device'?",
+        ),
+        (
+            {**ENTRY, "gates": {"feature_gate": ["X"]}},
+            "requirements[0].gates.feature_gate: unknown field; did you mean 'feature_gates'?",
+        ),
+        (
+            {k: v for k, v in ENTRY.items() if k != "statement"},
+            "requirements[0].statement: required field is missing (expected one sentence)",
+        ),
+    ],
+)
 def test_bad_entry_message(tmp_path: Path, entry: dict[str, Any], expected: str) -> None:
     path = catalog_file(tmp_path, entry)
     with pytest.raises(CatalogError) as err:
@@ -70,7 +109,8 @@ def test_duplicate_id(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as err:
         load_catalog(path)
     assert err.value.problems == [
-        "requirements[1].id: DRA-CORE-001 is already defined at requirements[0]"]
+        "requirements[1].id: DRA-CORE-001 is already defined at requirements[0]"
+    ]
 
 
 def test_schema_version(tmp_path: Path) -> None:
@@ -80,35 +120,59 @@ def test_schema_version(tmp_path: Path) -> None:
 
 # --- applicability ------------------------------------------------------------------------
 
-REQ = Requirement("DRA-LOSS-001", "device_loss", "MUST", "s.", disruptive=True,
-                  capabilities=("withdraw-device",), min_version=(1, 36),
-                  feature_gates=("DRADeviceTaintRules",))
-OK = Applicability(capabilities=frozenset({"withdraw-device"}), version=(1, 37),
-                   feature_gates=FrozenMap({"DRADeviceTaintRules": True}), provisioned=True,
-                   profile_source="drivers/x.yaml")
+REQ = Requirement(
+    "DRA-LOSS-001",
+    "device_loss",
+    "MUST",
+    "s.",
+    disruptive=True,
+    capabilities=("withdraw-device",),
+    min_version=(1, 36),
+    feature_gates=("DRADeviceTaintRules",),
+)
+OK = Applicability(
+    capabilities=frozenset({"withdraw-device"}),
+    version=(1, 37),
+    feature_gates=FrozenMap({"DRADeviceTaintRules": True}),
+    provisioned=True,
+    profile_source="drivers/x.yaml",
+)
 
 
 def test_applies_when_everything_is_there() -> None:
     assert not_applicable_reason(REQ, OK) is None
 
 
-@pytest.mark.parametrize("change,reason", [
-    ({"capabilities": frozenset()},
-     "the driver profile does not declare capability withdraw-device (add withdraw-device to "
-     "capabilities in drivers/x.yaml if the driver supports it)"),
-    ({"version": (1, 35)}, "needs Kubernetes >= 1.36, the cluster runs 1.35"),
-    ({"version": None}, "needs Kubernetes >= 1.36, and the cluster version is unknown"),
-    ({"feature_gates": FrozenMap({"DRADeviceTaintRules": False})},
-     "feature gate DRADeviceTaintRules is disabled in the cluster"),
-    ({"feature_gates": FrozenMap({})},
-     "feature gate DRADeviceTaintRules is not known to the cluster's API server"),
-    ({"feature_gates": None, "feature_gates_error": "GET /metrics answered 403 Forbidden"},
-     "feature gate DRADeviceTaintRules could not be read from the cluster "
-     "(GET /metrics answered 403 Forbidden)"),
-    ({"provisioned": False},
-     "disruptive, and the cluster was not created by this run "
-     "(pass --dra-allow-disruptive to run it on this cluster)"),
-])
+@pytest.mark.parametrize(
+    "change,reason",
+    [
+        (
+            {"capabilities": frozenset()},
+            "the driver profile does not declare capability withdraw-device "
+            "(add withdraw-device to capabilities in drivers/x.yaml if the driver supports it)",
+        ),
+        ({"version": (1, 35)}, "needs Kubernetes >= 1.36, the cluster runs 1.35"),
+        ({"version": None}, "needs Kubernetes >= 1.36, and the cluster version is unknown"),
+        (
+            {"feature_gates": FrozenMap({"DRADeviceTaintRules": False})},
+            "feature gate DRADeviceTaintRules is disabled in the cluster",
+        ),
+        (
+            {"feature_gates": FrozenMap({})},
+            "feature gate DRADeviceTaintRules is not known to the cluster's API server",
+        ),
+        (
+            {"feature_gates": None, "feature_gates_error": "GET /metrics answered 403 Forbidden"},
+            "feature gate DRADeviceTaintRules could not be read from the cluster "
+            "(GET /metrics answered 403 Forbidden)",
+        ),
+        (
+            {"provisioned": False},
+            "disruptive, and the cluster was not created by this run "
+            "(pass --dra-allow-disruptive to run it on this cluster)",
+        ),
+    ],
+)
 def test_not_applicable_reason(change: dict[str, Any], reason: str) -> None:
     facts = Applicability(**{**OK.__dict__, **change})
     assert not_applicable_reason(REQ, facts) == reason

@@ -1,0 +1,534 @@
+"""The pytest plugin, run on a tiny catalog with pytester: collection rules, applicability,
+inertness, and the controller -> worker hand-over under xdist (with the cluster stubbed)."""
+
+from __future__ import annotations
+
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.context import ClusterFacts
+from conformance.devices import PublishedDevice
+from conformance.frozen import FrozenMap
+from conformance.kube.cleanup import SweepResult
+
+pytest_plugins = ["pytester"]
+
+D = "gpu.example.com"
+CATALOG = {
+    "schema": 1,
+    "requirements": [
+        {"id": "DRA-CORE-001", "suite": "core", "level": "MUST", "statement": "Registers."},
+        {"id": "DRA-CORE-002", "suite": "core", "level": "MUST", "statement": "Publishes."},
+        {"id": "DRA-CORE-003", "suite": "core", "level": "SHOULD", "statement": "Nice."},
+        {
+            "id": "DRA-ALLOC-001",
+            "suite": "allocation",
+            "level": "MUST",
+            "statement": "Sel.",
+            "gates": {"capabilities": ["prioritized-list"]},
+        },
+        {
+            "id": "DRA-DRAIN-001",
+            "suite": "node_drain",
+            "level": "MAY",
+            "statement": "Cordon.",
+            "disruptive": True,
+            "gates": {"min_version": "1.99"},
+        },
+    ],
+}
+PROFILE = {
+    "apiVersion": "dra-conformance.io/v1alpha1",
+    "kind": "DriverProfile",
+    "driver": D,
+    "deviceClasses": {"default": D},
+    "selectors": {"big": {"expression": f'device.attributes["{D}"].model == "big"'}},
+    "install": {"method": "preinstalled"},
+    "verification": {"method": "env", "nameRegex": "^GPU_", "value": "device"},
+}
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Load exactly this plugin (and xdist when asked), whether or not the package is installed.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("DRA_REQUIREMENTS_FILE", raising=False)
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios/requirements.yaml").write_text(yaml.safe_dump(CATALOG))
+    (pytester.path / "profile.yaml").write_text(yaml.safe_dump(PROFILE))
+    return pytester
+
+
+def write_tests(pytester: pytest.Pytester, folder: str, body: str) -> None:
+    path = pytester.path / "scenarios" / folder
+    path.mkdir(parents=True, exist_ok=True)
+    (path / f"test_{folder}.py").write_text("import pytest\n\n" + textwrap.dedent(body))
+
+
+CORE_OK = """
+@pytest.mark.requirement("DRA-CORE-001")
+def test_registers():
+    pass
+
+@pytest.mark.requirement("DRA-CORE-002")
+def test_publishes():
+    pass
+"""
+ALLOC_OK = """
+@pytest.mark.requirement("DRA-ALLOC-001")
+def test_selector():
+    pass
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args)
+
+
+def usage_errors(result: pytest.RunResult) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    return result.stderr.str()
+
+
+def test_complete_catalog_collects(suite: pytest.Pytester) -> None:
+    write_tests(suite, "core", CORE_OK)
+    write_tests(suite, "allocation", ALLOC_OK)
+    result = run(suite, "--collect-only", "-q", "scenarios")
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*requirement coverage checked for suites: allocation, claim_deletion, "
+            "core, device_loss, extended_resource, no_preemption, node_drain"
+        ]
+    )
+
+
+def test_unknown_id_fails_collection(suite: pytest.Pytester) -> None:
+    write_tests(
+        suite,
+        "core",
+        CORE_OK
+        + """
+@pytest.mark.requirement("DRA-CORE-01")
+def test_typo():
+    pass
+""",
+    )
+    write_tests(suite, "allocation", ALLOC_OK)
+    err = usage_errors(run(suite, "--collect-only", "scenarios"))
+    catalog = suite.path / "scenarios/requirements.yaml"
+    assert (
+        f"scenarios/core/test_core.py::test_typo: requirement DRA-CORE-01 is not in "
+        f"{catalog.resolve()} (did you mean DRA-CORE-001?)"
+    ) in err
+
+
+def test_missing_and_duplicate_markers(suite: pytest.Pytester) -> None:
+    write_tests(
+        suite,
+        "core",
+        CORE_OK
+        + """
+def test_unmarked():
+    pass
+
+@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.requirement("DRA-CORE-002")
+def test_two():
+    pass
+""",
+    )
+    err = usage_errors(run(suite, "--collect-only", "scenarios/core"))
+    assert (
+        "scenarios/core/test_core.py::test_unmarked: no requirement marker; add "
+        '@pytest.mark.requirement("<ID>") with an ID from'
+    ) in err
+    assert (
+        "scenarios/core/test_core.py::test_two: 2 requirement markers ['DRA-CORE-002', "
+        "'DRA-CORE-001']; a test verifies exactly one requirement (split it)"
+    ) in err
+
+
+def test_must_without_test_fails_when_the_whole_catalog_is_collected(
+    suite: pytest.Pytester,
+) -> None:
+    write_tests(suite, "core", CORE_OK)
+    err = usage_errors(run(suite, "--collect-only", "scenarios"))
+    assert (
+        "MUST requirement DRA-ALLOC-001 (suite allocation) has no test: add one to "
+        'scenarios/allocation/ marked @pytest.mark.requirement("DRA-ALLOC-001")'
+    ) in err
+    assert "DRA-CORE-003" not in err  # SHOULD
+    assert "DRA-DRAIN-001" not in err  # MAY
+
+
+def test_suite_folder_checks_only_that_suite(suite: pytest.Pytester) -> None:
+    write_tests(
+        suite,
+        "core",
+        """
+@pytest.mark.requirement("DRA-CORE-001")
+def test_registers():
+    pass
+""",
+    )
+    err = usage_errors(run(suite, "--collect-only", "scenarios/core"))
+    assert "MUST requirement DRA-CORE-002 (suite core) has no test" in err
+    assert "DRA-ALLOC-001" not in err
+
+
+@pytest.mark.parametrize(
+    "args,note",
+    [
+        (("scenarios", "-k", "registers"), "selection narrowed by -k"),
+        (("scenarios/core/test_core.py",), "no whole suite folder was collected"),
+        (("scenarios/core/test_core.py::test_registers",), "no whole suite folder was collected"),
+        (
+            ("scenarios", "--deselect", "scenarios/core/test_core.py::test_publishes"),
+            "selection narrowed by --deselect",
+        ),
+    ],
+)
+def test_subset_selection_skips_the_coverage_check(
+    suite: pytest.Pytester, args: tuple[str, ...], note: str
+) -> None:
+    write_tests(suite, "core", CORE_OK)  # allocation's MUST has no test
+    result = run(suite, "--collect-only", "-q", *args)
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines([f"*requirement coverage not checked: {note}"])
+
+
+def test_requirement_must_live_in_its_suite_folder(suite: pytest.Pytester) -> None:
+    write_tests(suite, "core", CORE_OK + ALLOC_OK)
+    err = usage_errors(run(suite, "--collect-only", "scenarios/core"))
+    assert (
+        "scenarios/core/test_core.py::test_selector: DRA-ALLOC-001 belongs to suite allocation, "
+        "but the test is in the core folder; move it to scenarios/allocation/"
+    ) in err
+
+
+def test_unknown_device_kind_with_a_profile(suite: pytest.Pytester) -> None:
+    write_tests(
+        suite,
+        "core",
+        CORE_OK
+        + """
+@pytest.mark.requirement("DRA-CORE-003")
+@pytest.mark.devices("huge", 2)
+@pytest.mark.devices("big", 0)
+def test_needs():
+    pass
+""",
+    )
+    err = usage_errors(
+        run(suite, "--collect-only", "--dra-profile", "profile.yaml", "scenarios/core")
+    )
+    assert (
+        "scenarios/core/test_core.py::test_needs: devices('huge'): the profile has no such "
+        "device kind; it names: default, big"
+    ) in err
+    assert (
+        "scenarios/core/test_core.py::test_needs: devices('big', count=0): count must be an "
+        "integer >= 1 or 'all'"
+    ) in err
+
+
+def test_bad_profile_is_a_usage_error(suite: pytest.Pytester) -> None:
+    (suite.path / "bad.yaml").write_text(yaml.safe_dump({**PROFILE, "drivr": "x"}))
+    err = usage_errors(run(suite, "--collect-only", "--dra-profile", "bad.yaml"))
+    assert "profile bad.yaml: drivr: unknown field; did you mean 'driver'?" in err
+
+
+def test_scenarios_need_a_profile_to_run(suite: pytest.Pytester) -> None:
+    write_tests(suite, "core", CORE_OK)
+    err = usage_errors(run(suite, "scenarios/core"))
+    assert (
+        "scenario tests need a driver profile: pass --dra-profile FILE (the bundled fake "
+        "driver: --dra-profile drivers/fake/profile.yaml)"
+    ) in err
+
+
+def test_inert_for_ordinary_tests(suite: pytest.Pytester) -> None:
+    suite.makepyfile(
+        test_plain="""
+        import pytest
+
+        @pytest.mark.devices("anything")
+        def test_plain():
+            pass
+    """
+    )
+    result = run(suite, "test_plain.py", "--strict-markers")
+    result.assert_outcomes(passed=1)
+    assert "dra-conformance" not in result.stdout.str()
+
+
+# --- with a stubbed cluster ---------------------------------------------------------------
+
+
+class FakeHandle:
+    kubeconfig = "/nonexistent/kubeconfig"
+    context = None
+    name = "stub"
+    provisioned = False
+    provider = "existing"
+    node_containers: dict[str, str] = {}
+    torn_down = False
+
+    def teardown(self) -> None:
+        FakeHandle.torn_down = True
+
+
+def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None:
+    from conformance import plugin
+    from conformance.cluster import provider
+
+    def provision(**kwargs: Any) -> FakeHandle:
+        calls["provision"] = kwargs
+        return FakeHandle()
+
+    facts = ClusterFacts(
+        git_version="v1.37.2",
+        served_resources=FrozenMap({"resource.k8s.io/v1": ("deviceclasses", "resourceslices")}),
+        feature_gates=FrozenMap({"DRADeviceTaintRules": True}),
+        feature_gates_error=None,
+        nodes=("w1",),
+        devices=(
+            PublishedDevice("w1", "gpu-0", "w1", FrozenMap({f"{D}/model": "big"})),
+            PublishedDevice("w1", "gpu-1", "w1", FrozenMap({f"{D}/model": "small"})),
+        ),
+        device_classes=FrozenMap(
+            {D: {"spec": {"selectors": [{"cel": {"expression": f'device.driver == "{D}"'}}]}}}
+        ),
+    )
+
+    def sweep(*args: Any, **kwargs: Any) -> SweepResult:
+        calls["sweep"] = args[1]
+        return SweepResult(namespaces=["ns-a"])
+
+    monkeypatch.setattr(provider, "provision", provision)
+    monkeypatch.setattr(plugin, "read_cluster_facts", lambda k8s, profile: facts)
+    monkeypatch.setattr(plugin, "load_clients", lambda *a: object())
+    monkeypatch.setattr(plugin, "sweep_run", sweep)
+
+
+STUBBED_TESTS = """
+@pytest.mark.requirement("DRA-CORE-001")
+def test_registers(dra_context):
+    assert dra_context.git_version == "v1.37.2"
+    assert dra_context.device_sets["big"] == {"w1/gpu-0"}
+    assert dra_context.device_sets["default"] == {"w1/gpu-0", "w1/gpu-1"}
+
+@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.devices("big")
+def test_publishes(request):
+    lease = request.getfixturevalue("device_lease")
+    assert lease.needs[0].kind == "big"
+"""
+STUBBED_ALLOC = """
+@pytest.mark.requirement("DRA-ALLOC-001")
+def test_selector():
+    pass
+"""
+STUBBED_DRAIN = """
+@pytest.mark.requirement("DRA-DRAIN-001")
+def test_cordon():
+    pass
+"""
+
+
+def stubbed_suite(suite: pytest.Pytester) -> None:
+    write_tests(suite, "core", STUBBED_TESTS)
+    write_tests(suite, "allocation", STUBBED_ALLOC)
+    write_tests(suite, "node_drain", STUBBED_DRAIN)
+
+
+def _junit(path: Path) -> dict[str, dict[str, Any]]:
+    cases = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        skipped = case.find("skipped")
+        cases[case.get("name")] = {
+            "props": props,
+            "skip": skipped.get("message") if skipped is not None else None,
+        }
+    return cases
+
+
+@pytest.mark.parametrize("workers", [None, "2"])
+def test_run_with_stubbed_cluster(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str | None
+) -> None:
+    calls: dict[str, Any] = {}
+    stub_cluster(monkeypatch, calls)
+    stubbed_suite(suite)
+    args = [
+        "--dra-profile",
+        "profile.yaml",
+        "--dra-cluster",
+        "existing",
+        "--dra-workload-image",
+        "localhost/w:1",
+        "--dra-run-id",
+        "run-1",
+        "--dra-report-dir",
+        str(suite.path / "run"),
+        "--junitxml",
+        "junit.xml",
+        "scenarios",
+    ]
+    if workers:
+        args = ["-p", "xdist.plugin", "-n", workers, *args]
+    result = run(suite, *args)
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=2, skipped=2)
+    assert calls["provision"]["kind"] == "existing"
+    assert calls["sweep"] == "run-1"
+    cases = _junit(suite.path / "junit.xml")
+    assert cases["test_registers"]["props"] == {"requirement": "DRA-CORE-001"}
+    assert cases["test_selector"]["skip"] == (
+        "not applicable: the driver profile does not declare capability prioritized-list "
+        f"(add prioritized-list to capabilities in {(suite.path / 'profile.yaml').resolve()} "
+        "if the driver supports it)"
+    )
+    assert cases["test_cordon"]["skip"] == (
+        "not applicable: needs Kubernetes >= 1.99, the cluster runs 1.37; disruptive, and the "
+        "cluster was not created by this run (pass --dra-allow-disruptive to run it on this "
+        "cluster)"
+    )
+    result.stdout.fnmatch_lines(["cleaned up 1 namespace(s)"])
+
+
+def test_collection_problems_fail_an_xdist_run_with_the_message(suite: pytest.Pytester) -> None:
+    write_tests(
+        suite,
+        "core",
+        """
+@pytest.mark.requirement("DRA-CORE-01")
+def test_typo():
+    pass
+""",
+    )
+    result = run(suite, "-p", "xdist.plugin", "-n", "2", "scenarios/core")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*scenarios/core/test_core.py::test_typo: requirement DRA-CORE-01 is not in "
+            "*requirements.yaml (did you mean DRA-CORE-001?)"
+        ]
+    )
+    result.assert_outcomes(errors=1)
+
+
+# --- against the in-memory API server: namespaces, diagnostics, sweep ----------------------
+
+E2E_TESTS = """
+@pytest.mark.requirement("DRA-CORE-001")
+def test_registers(test_namespace, k8s, build, cluster_objects):
+    labels = k8s.core.read_namespace(test_namespace).metadata.labels
+    assert labels["dra-conformance.io/run"] == "run-1"
+    cluster_objects.create(build.priority_class("prio-" + test_namespace, 10))
+
+@pytest.mark.requirement("DRA-CORE-002")
+def test_publishes(test_namespace, k8s, build):
+    k8s.core.create_namespaced_pod(test_namespace, build.pod("p", test_namespace, image="w"))
+    assert False, "boom"
+"""
+
+
+def test_namespaces_diagnostics_and_sweep(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from harness_fakeapi import FakeAPI, node
+
+    from conformance.cluster import provider
+    from conformance.naming import RUN_LABEL
+
+    api = FakeAPI()
+    try:
+        api.raw["/version"] = (200, {"gitVersion": "v1.37.2"})
+        api.raw["/apis/resource.k8s.io"] = (200, {"versions": []})
+        api.raw["/metrics"] = (200, 'kubernetes_feature_enabled{name="X",stage=""} 1\n')
+        api.add("nodes", node("w1"))
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "fake",
+                    "clusters": [{"name": "fake", "cluster": {"server": api.url}}],
+                    "users": [{"name": "u", "user": {"token": "t0ken"}}],
+                    "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
+                }
+            )
+        )
+        handle = FakeHandle()
+        handle.kubeconfig = str(kubeconfig)
+        monkeypatch.setattr(provider, "provision", lambda **kw: handle)
+        write_tests(suite, "core", E2E_TESTS)
+        run_dir = suite.path / "run"
+        result = run(
+            suite,
+            "--dra-profile",
+            "profile.yaml",
+            "--dra-cluster",
+            "existing",
+            "--dra-workload-image",
+            "w",
+            "--dra-run-id",
+            "run-1",
+            "--dra-report-dir",
+            str(run_dir),
+            "scenarios/core",
+        )
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines(
+            [
+                "*dra-conformance diagnostics*",
+                f"diagnostics: {run_dir}/diagnostics/*test_publishes*",
+            ]
+        )
+        diag = next((run_dir / "diagnostics").glob("*test_publishes*"))
+        assert "Name:         dra-run-1-test-publishes-" in (diag / "pods.txt").read_text()
+        # Nothing of the run is left: namespaces, the PriorityClass, the registry.
+        assert not [
+            k for k, o in api.objects.items() if RUN_LABEL in (o["metadata"].get("labels") or {})
+        ]
+        assert not list((run_dir / ".harness/namespaces").glob("*.json"))
+        result.stdout.fnmatch_lines(["nothing left to clean up"])
+    finally:
+        api.close()
+
+
+def test_a_cluster_that_cannot_be_set_up_stops_the_run_with_the_reason(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.cluster import provider
+    from conformance.errors import ClusterError
+
+    def provision(**kwargs: Any) -> None:
+        raise ClusterError("kubeconfig /x does not exist", "pass --kubeconfig PATH")
+
+    monkeypatch.setattr(provider, "provision", provision)
+    write_tests(suite, "core", CORE_OK)
+    result = run(
+        suite,
+        "--dra-profile",
+        "profile.yaml",
+        "--dra-cluster",
+        "existing",
+        "--dra-report-dir",
+        str(suite.path / "run"),
+        "scenarios/core",
+    )
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    assert (
+        "dra-conformance: could not set up the run: kubeconfig /x does not exist\n"
+        "  -> pass --kubeconfig PATH"
+    ) in result.stdout.str() + result.stderr.str()
