@@ -63,7 +63,8 @@ class DeviceLease:
     waited_s: float
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True if a process with this pid exists (possibly owned by another user)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -117,7 +118,7 @@ class DeviceLeaseBroker:
 
     def _drop_dead(self, state: dict[str, Any]) -> None:
         for ticket, entry in list(state["entries"].items()):
-            if entry["host"] == self.host and not _pid_alive(entry["pid"]):
+            if entry["host"] == self.host and not pid_alive(entry["pid"]):
                 log.warning(
                     "dropping device lease of dead process %s (%s)", entry["pid"], entry["holder"]
                 )

@@ -47,7 +47,7 @@ from conformance.kube.cleanup import (
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.objects import ClusterObjects
-from conformance.lease import DeviceLease, DeviceLeaseBroker
+from conformance.lease import DeviceLease, DeviceLeaseBroker, pid_alive
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
 from conformance.profile import Profile, ProfileError, load_profile
 from conformance.requirements import (
@@ -378,21 +378,11 @@ class _XdistHooks:
             return
         registry = NamespaceRegistry(context.harness_dir / "namespaces")
         k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
-        dead = [r for r in registry.entries() if not _pid_alive(r.get("pid", -1))]
+        dead = [r for r in registry.entries() if not pid_alive(r.get("pid", -1))]
         for record in dead:
             delete_namespace(
                 k8s, registry, record["namespace"], timeout=context.timeout("namespaceDeleted")
             )
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @pytest.hookimpl(tryfirst=True)

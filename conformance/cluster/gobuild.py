@@ -35,13 +35,12 @@ class GoComponent:
     ldflags: str = "-s -w"
     tags: tuple[str, ...] = ()
     replaces: tuple[tuple[str, str], ...] = ()
-    extra_gomod_lines: tuple[str, ...] = ()
     binaries: tuple[str, ...] = field(default=())
 
     @property
     def key(self) -> str:
         return digest("go", self.name, self.version, self.module, self.packages, self.ldflags,
-                      self.tags, self.replaces, self.extra_gomod_lines, go_version())
+                      self.tags, self.replaces, go_version())
 
 
 _GO_VERSION: str | None = None
@@ -85,6 +84,11 @@ def _version_ldflags(version: str) -> str:
             f"-X {pkg}.gitTreeState=clean", f"-X {pkg}.buildDate={BUILD_DATE}",
         ]
     return " ".join(flags)
+
+
+def module_dir(module: str, version: str) -> Path:
+    """Where the Go module cache holds `module@version` (downloaded if needed)."""
+    return Path(_module_info(module, version, cache_root())["Dir"])
 
 
 def _module_info(module: str, version: str, workdir: Path) -> dict:

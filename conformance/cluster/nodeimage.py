@@ -8,7 +8,6 @@ commit the container with kind's entrypoint.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import subprocess
 import tempfile
@@ -36,15 +35,6 @@ def _assets_digest() -> str:
 
 def node_image_ref(v: NodeVersions) -> str:
     return f"{NODE_REPOSITORY}:{v.kubernetes}-{node_image_key(v, _assets_digest())}"
-
-
-def kind_module_dir(v: NodeVersions) -> Path:
-    out = subprocess.run([gobuild.go_binary(), "mod", "download", "-json",
-                          f"sigs.k8s.io/kind@{v.kind}"], capture_output=True, text=True,
-                         env=gobuild.go_env(), cwd=cache_root())
-    if out.returncode != 0:
-        raise BuildError(f"cannot download sigs.k8s.io/kind@{v.kind}: {out.stderr[-1000:]}")
-    return Path(json.loads(out.stdout)["Dir"])
 
 
 def kubeadm_images(kubeadm: Path, v: NodeVersions) -> list[str]:
@@ -154,12 +144,9 @@ def build_node_image(v: NodeVersions, progress: Progress) -> str:
     components = [i for i in images if "/coredns" not in i and "/pause:" not in i]
     if not pause:
         raise BuildError(f"kubeadm listed no pause image: {images}")
-    k8s_module = Path(json.loads(subprocess.run(
-        [gobuild.go_binary(), "mod", "download", "-json", f"k8s.io/kubernetes@{v.kubernetes}"],
-        capture_output=True, text=True, env=gobuild.go_env(), cwd=cache_root()).stdout)["Dir"])
-    build_pause_image(k8s_module, pause, progress)
+    build_pause_image(gobuild.module_dir("k8s.io/kubernetes", v.kubernetes), pause, progress)
     build_components_image(base, bins, components, progress)
-    kind_dir = kind_module_dir(v)
+    kind_dir = gobuild.module_dir("sigs.k8s.io/kind", v.kind)
     client = docker_client.client()
     work = cache_root() / "node-build"
     work.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,8 +53,6 @@ def node_image_key(v: NodeVersions, extra_files_digest: str) -> str:
 
 
 def cache_root() -> Path:
-    import os
-
     base = os.environ.get("DRA_CONFORMANCE_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dra-conformance"
     )
