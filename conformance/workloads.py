@@ -1,0 +1,356 @@
+"""Claims and pods for scenarios, bound to one test namespace: create, wait, read what the
+container sees. Scenario suites get a `Workloads` through the `workload` fixture
+(scenarios/conftest.py); everything driver-specific comes from the profile.
+
+The pure parts (requests for a device kind, a selector that pins one published device, the
+comparison of what a container sees with what was allocated) are module functions, unit
+tested without a cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance import verification
+from conformance.cel import attribute_ref, cel_string
+from conformance.context import RunContext
+from conformance.devices import PublishedDevice
+from conformance.kube import objects, state, waits
+from conformance.kube.builders import Builders, PodClaim, request
+from conformance.kube.client import K8sClients
+from conformance.kube.state import AllocationResult
+from conformance.profile import Profile
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+MAIN = "main"
+
+
+# --- pure helpers ---------------------------------------------------------------------------
+
+
+def kind_request(
+    profile: Profile,
+    kind: str = "default",
+    name: str = "dev",
+    *,
+    selectors: Sequence[str] = (),
+    count: int | None = None,
+    all_devices: bool = False,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """A request for devices of a profile device kind (`default`, a selector name,
+    `class:<key>`): the kind's DeviceClass plus its selector, plus any extra `selectors`."""
+    device_class, expression = profile.kind_class_and_expression(kind)
+    return request(
+        name,
+        device_class,
+        selectors=[*([expression] if expression else []), *selectors],
+        count=count,
+        all_devices=all_devices,
+        **kwargs,
+    )
+
+
+def _cel_literal(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return cel_string(value)
+
+
+def describing_selector(device: PublishedDevice) -> str | None:
+    """A CEL conjunction of every (non-version) attribute of `device`; None if it has none."""
+    terms = [
+        f"{attribute_ref(name)} == {_cel_literal(value)}"
+        for name, value in sorted(device.matchable_attributes().items())
+    ]
+    return " && ".join(terms) or None
+
+
+def look_alikes(device: PublishedDevice, devices: Iterable[PublishedDevice]) -> list[str]:
+    """Ids of the other devices on the same node (and pool) that `describing_selector(device)`
+    would also match: CEL cannot name a device, only describe it."""
+    mine = device.matchable_attributes()
+    return sorted(
+        d.id
+        for d in devices
+        if d.id != device.id
+        and d.node == device.node
+        and all(d.matchable_attributes().get(k) == v for k, v in mine.items())
+    )
+
+
+@dataclass(frozen=True)
+class View:
+    """What a container sees compared with what its claims were allocated."""
+
+    expected: frozenset[str]
+    seen: frozenset[str]
+
+    @property
+    def missing(self) -> frozenset[str]:
+        return self.expected - self.seen
+
+    @property
+    def foreign(self) -> frozenset[str]:
+        return self.seen - self.expected
+
+    @property
+    def exact(self) -> bool:
+        return self.expected == self.seen
+
+    def explain(self, who: str) -> str:
+        parts = [f"{who} should see exactly {sorted(self.expected)}, but sees {sorted(self.seen)}"]
+        if self.missing:
+            parts.append(f"missing: {sorted(self.missing)}")
+        if self.foreign:
+            parts.append(f"not allocated to it: {sorted(self.foreign)}")
+        return "; ".join(parts)
+
+
+def node_selector_for(node: Mapping[str, Any]) -> dict[str, str]:
+    """The `kubernetes.io/hostname` node selector of a Node object (the label, not the name:
+    they differ on some clouds)."""
+    meta = node.get("metadata") or {}
+    return {HOSTNAME_LABEL: (meta.get("labels") or {}).get(HOSTNAME_LABEL) or meta["name"]}
+
+
+# --- the fixture's object -------------------------------------------------------------------
+
+
+@dataclass
+class Workloads:
+    """Create claims and pods in one test namespace and observe them."""
+
+    k8s: K8sClients
+    build: Builders
+    namespace: str
+    context: RunContext
+    request: Any = None  # the pytest FixtureRequest, for performance figures
+
+    @property
+    def profile(self) -> Profile:
+        return self.context.profile
+
+    def timeout(self, name: str) -> float:
+        return self.context.timeout(name)
+
+    # -- requests and claims ---------------------------------------------------------------
+
+    def device_request(self, kind: str = "default", name: str = "dev", **kwargs: Any) -> dict:
+        """See `kind_request`."""
+        return kind_request(self.profile, kind, name, **kwargs)
+
+    def claim(
+        self,
+        name: str,
+        requests: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        kind: str = "default",
+        constraints: Sequence[Mapping[str, Any]] = (),
+        config: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]:
+        """Create a ResourceClaim; without `requests`, one request `dev` for one device of
+        `kind`."""
+        body = self.build.resource_claim(
+            name,
+            self.namespace,
+            requests if requests is not None else [self.device_request(kind)],
+            constraints=constraints,
+            config=config,
+        )
+        return objects.create(self.k8s, body)
+
+    def template(
+        self,
+        name: str,
+        requests: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        kind: str = "default",
+        constraints: Sequence[Mapping[str, Any]] = (),
+        config: Sequence[Mapping[str, Any]] = (),
+    ) -> dict[str, Any]:
+        body = self.build.resource_claim_template(
+            name,
+            self.namespace,
+            requests if requests is not None else [self.device_request(kind)],
+            constraints=constraints,
+            config=config,
+        )
+        return objects.create(self.k8s, body)
+
+    # -- pods ------------------------------------------------------------------------------
+
+    def pod(
+        self,
+        name: str,
+        claims: Sequence[PodClaim | str] = (),
+        *,
+        node: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """Create a workload pod. A plain string in `claims` is an existing claim of that name
+        (pod claim entry of the same name). `node` pins the pod with a hostname node selector
+        (the scheduler stays in the loop); `node_name=` bypasses it."""
+        pod_claims = [c if isinstance(c, PodClaim) else PodClaim(c, claim=c) for c in claims]
+        if node is not None:
+            kwargs["node_selector"] = {
+                **(kwargs.get("node_selector") or {}),
+                **self.node_selector(node),
+            }
+        body = self.build.pod(
+            name, self.namespace, image=self.context.workload_image, claims=pod_claims, **kwargs
+        )
+        return objects.create(self.k8s, body)
+
+    def run(
+        self, name: str, claims: Sequence[PodClaim | str] = (), **kwargs: Any
+    ) -> dict[str, Any]:
+        """Create a pod and wait until it is Running with every container ready."""
+        started = time.monotonic()
+        self.pod(name, claims, **kwargs)
+        pod = self.wait_running(name)
+        if self.request is not None:
+            from conformance.report import record_metric
+
+            record_metric(
+                self.request,
+                "pod_created_to_running",
+                time.monotonic() - started,
+                node=(pod.get("spec") or {}).get("nodeName") or "",
+            )
+        return pod
+
+    def node_selector(self, node: str) -> dict[str, str]:
+        return node_selector_for(self.k8s.to_dict(self.k8s.core.read_node(node)))
+
+    def wait_running(self, name: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """Running with all containers ready (the workload prints, then sleeps)."""
+
+        def ready(pod: dict[str, Any] | None) -> bool:
+            statuses = (pod or {}).get("status", {}).get("containerStatuses") or ()
+            return (
+                state.pod_phase(pod) == "Running"
+                and bool(statuses)
+                and all(s.get("ready") for s in statuses)
+            )
+
+        return waits.wait_until(
+            lambda: state.read_pod(self.k8s, self.namespace, name),
+            ready,
+            describe=f"pod {self.namespace}/{name} to be Running with all containers ready",
+            timeout=timeout or self.timeout("podRunning"),
+            show=state.pod_summary,
+            abort=lambda p: (
+                f"the pod reached phase {state.pod_phase(p)}"
+                if state.pod_phase(p) in ("Succeeded", "Failed")
+                else None
+            ),
+        )
+
+    def delete_pod(self, name: str, *, wait: bool = True, grace_period: int | None = None) -> None:
+        objects.delete(self.k8s, "Pod", name, self.namespace, grace_period_seconds=grace_period)
+        if wait:
+            waits.wait_for_deleted(
+                lambda: state.read_pod(self.k8s, self.namespace, name),
+                describe=f"pod {self.namespace}/{name}",
+                timeout=self.timeout("podDeleted"),
+            )
+
+    def read_pod(self, name: str) -> dict[str, Any] | None:
+        return state.read_pod(self.k8s, self.namespace, name)
+
+    # -- claims: state -------------------------------------------------------------------------
+
+    def read_claim(self, name: str) -> dict[str, Any] | None:
+        return state.read_claim(self.k8s, self.namespace, name)
+
+    def wait_allocated(self, name: str) -> dict[str, Any]:
+        return waits.wait_for_claim_allocated(
+            self.k8s, self.namespace, name, timeout=self.timeout("claimAllocated")
+        )
+
+    def wait_deallocated(self, name: str) -> dict[str, Any]:
+        """status.allocation and status.reservedFor both cleared (the claim still exists)."""
+        return waits.wait_until(
+            lambda: self.read_claim(name),
+            lambda c: (
+                c is not None
+                and not state.is_allocated(c)
+                and not (c.get("status") or {}).get("reservedFor")
+            ),
+            describe=f"ResourceClaim {self.namespace}/{name} to be deallocated "
+            "(status.allocation and status.reservedFor cleared)",
+            timeout=self.timeout("podDeleted"),
+            show=state.claim_summary,
+        )
+
+    def results(self, claim_name: str) -> list[AllocationResult]:
+        claim = self.read_claim(claim_name)
+        return state.allocation_results(claim) if claim else []
+
+    def pod_claim_names(self, pod: Mapping[str, Any]) -> dict[str, str]:
+        """pod claim entry name -> ResourceClaim name (generated ones from
+        pod.status.resourceClaimStatuses)."""
+        generated = {
+            s["name"]: s.get("resourceClaimName")
+            for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
+        }
+        out: dict[str, str] = {}
+        for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
+            name = entry.get("resourceClaimName") or generated.get(entry["name"])
+            if name:
+                out[entry["name"]] = name
+        return out
+
+    # -- what the container sees ---------------------------------------------------------------
+
+    def seen(self, pod: str, container: str = MAIN, *, previous: bool = False) -> frozenset[str]:
+        """The device identifiers the container reports (profile verification)."""
+        output = state.pod_workload_output(
+            self.k8s, self.namespace, pod, container, previous=previous
+        )
+        return frozenset(verification.observed_identifiers(self.profile.verification, output))
+
+    def expected(self, results: Iterable[AllocationResult]) -> frozenset[str]:
+        devices = {d.id: d for d in self.context.devices}
+        return frozenset(
+            verification.expected_identifiers(self.profile.verification, results, devices)
+        )
+
+    def view(self, pod: str, results: Iterable[AllocationResult], container: str = MAIN) -> View:
+        return View(expected=self.expected(results), seen=self.seen(pod, container))
+
+    def assert_sees_exactly(
+        self, pod: str, results: Iterable[AllocationResult], container: str = MAIN
+    ) -> View:
+        """The container sees exactly the devices of `results`: all of them and no other."""
+        results = list(results)
+        assert results, f"no allocation results to compare pod {pod} container {container} with"
+        view = self.view(pod, results, container)
+        assert view.exact, view.explain(f"container {container} of pod {self.namespace}/{pod}")
+        return view
+
+    # -- events --------------------------------------------------------------------------------
+
+    def events(self, kind: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
+        return state.events_for(self.k8s, self.namespace, kind=kind, name=name)
+
+    def warning_events(self, reason: str, kind: str = "Pod", name: str | None = None) -> list:
+        return [
+            e
+            for e in self.events(kind, name)
+            if e.get("reason") == reason and e.get("type") == "Warning"
+        ]
+
+
+def published_device(context: RunContext, result: AllocationResult) -> PublishedDevice | None:
+    """The published device an allocation result names (None: not in any slice read at the
+    start of the run)."""
+    if result.driver != context.profile.driver:
+        return None
+    return context.device(result.device_id)

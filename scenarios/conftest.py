@@ -1,0 +1,35 @@
+"""Fixtures shared by the scenario suites (the harness's own fixtures come from
+conformance/plugin.py: dra_context, k8s, build, test_namespace, device_lease, cluster_objects).
+
+`workload` is the usual entry point: claims and pods in the test's namespace, waits, and what
+a container sees through the profile's verification (conformance/workloads.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.context import RunContext
+from conformance.kube.builders import Builders
+from conformance.kube.client import K8sClients
+from conformance.workloads import Workloads
+
+
+@pytest.fixture
+def workload(
+    request: pytest.FixtureRequest,
+    dra_context: RunContext,
+    k8s: K8sClients,
+    build: Builders,
+    test_namespace: str,
+) -> Workloads:
+    """Claims and pods of this test (its namespace is deleted after it, freeing devices)."""
+    return Workloads(k8s, build, test_namespace, dra_context, request)
+
+
+@pytest.fixture
+def profile(dra_context: RunContext) -> Any:
+    """The driver profile of the run (conformance.profile.Profile)."""
+    return dra_context.profile

@@ -1,0 +1,96 @@
+"""The pure parts of conformance/workloads.py: requests per device kind, describing one
+published device in CEL, and comparing what a container sees with what it was allocated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.cel import parse_simple_selector
+from conformance.devices import PublishedDevice
+from conformance.frozen import FrozenMap
+from conformance.profile import load_profile
+from conformance.workloads import (
+    View,
+    describing_selector,
+    kind_request,
+    look_alikes,
+    node_selector_for,
+)
+
+FAKE_PROFILE = Path(__file__).resolve().parents[3] / "drivers" / "fake" / "profile.yaml"
+D = "gpu.example.com"
+
+
+def device(name: str, node: str = "w1", **attrs: object) -> PublishedDevice:
+    return PublishedDevice(node, name, node, FrozenMap({f"{D}/{k}": v for k, v in attrs.items()}))
+
+
+def test_kind_request_uses_the_kinds_class_and_selector() -> None:
+    profile = load_profile(FAKE_PROFILE)
+    sel = profile.selectors["large"]
+    body = kind_request(profile, "large", "gpu", count=2, selectors=["true"])
+    assert body == {
+        "name": "gpu",
+        "exactly": {
+            "deviceClassName": sel.device_class,
+            "selectors": [{"cel": {"expression": sel.expression}}, {"cel": {"expression": "true"}}],
+            "allocationMode": "ExactCount",
+            "count": 2,
+        },
+    }
+    assert kind_request(profile) == {
+        "name": "dev",
+        "exactly": {"deviceClassName": profile.default_class},
+    }
+
+
+def test_kind_request_rejects_an_unknown_kind() -> None:
+    with pytest.raises(KeyError, match="unknown device kind"):
+        kind_request(load_profile(FAKE_PROFILE), "nope")
+
+
+def test_describing_selector_is_an_equality_conjunction_of_all_attributes() -> None:
+    gpu = device("gpu-0", model='x"1', index=3, virtual=False)
+    expression = describing_selector(gpu)
+    assert expression == (
+        f'device.attributes["{D}"].index == 3 && '
+        f'device.attributes["{D}"].model == "x\\"1" && '
+        f'device.attributes["{D}"].virtual == false'
+    )
+    parsed = parse_simple_selector(expression or "")
+    assert parsed is not None and parsed.matches(D, gpu.matchable_attributes())
+    assert not parsed.matches(D, device("gpu-1", model='x"1', index=4).matchable_attributes())
+
+
+def test_describing_selector_of_a_device_without_attributes() -> None:
+    assert describing_selector(PublishedDevice("w1", "bare", "w1")) is None
+
+
+def test_look_alikes_are_same_node_devices_the_description_also_matches() -> None:
+    gpu = device("gpu-0", model="m")
+    others = [
+        gpu,
+        device("gpu-1", model="m"),  # identical description, same node
+        device("gpu-2", model="m", extra=1),  # superset of attributes: matched too
+        device("gpu-3", model="n"),
+        device("gpu-4", node="w2", model="m"),  # other node: the pod's node selector excludes it
+    ]
+    assert look_alikes(gpu, others) == ["w1/gpu-1", "w1/gpu-2"]
+    assert look_alikes(device("gpu-9", model="m", uuid="u9"), others) == []
+
+
+def test_view_names_missing_and_foreign_devices() -> None:
+    view = View(frozenset({"a", "b"}), frozenset({"b", "c"}))
+    assert not view.exact
+    assert view.missing == {"a"} and view.foreign == {"c"}
+    text = view.explain("container main")
+    assert "missing: ['a']" in text and "not allocated to it: ['c']" in text
+    assert View(frozenset({"a"}), frozenset({"a"})).exact
+
+
+def test_node_selector_prefers_the_hostname_label() -> None:
+    labelled = {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "host-1"}}}
+    assert node_selector_for(labelled) == {"kubernetes.io/hostname": "host-1"}
+    assert node_selector_for({"metadata": {"name": "n1"}}) == {"kubernetes.io/hostname": "n1"}
