@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from conformance.cel import Scalar, device_attributes, device_capacity, parse_simple_selector
 from conformance.frozen import FrozenMap
-from conformance.profile import Profile
+from conformance.profile import SELECTOR_ALIASES, Profile
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,9 @@ def kind_device_sets(
     dict as read from the cluster; a class missing there yields an empty set."""
     out: dict[str, frozenset[str] | None] = {}
     for kind in profile.device_kinds:
+        if kind in SELECTOR_ALIASES and profile.aliased_selector(kind) is None:
+            out[kind] = frozenset()  # the profile has fewer selectors: nothing to lease
+            continue
         class_name, expression = profile.kind_class_and_expression(kind)
         cls = device_classes.get(class_name)
         if cls is None:

@@ -63,6 +63,14 @@ class DeviceLease:
     waited_s: float
 
 
+def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
+    """The lease book of one cluster, shared by every run (and process) that targets it."""
+    from conformance.cluster.versions import cache_root
+    from conformance.naming import file_safe
+
+    return cache_root() / "leases" / file_safe(f"{cluster_name}-{context or 'default'}")
+
+
 def pid_alive(pid: int) -> bool:
     """True if a process with this pid exists (possibly owned by another user)."""
     try:

@@ -47,7 +47,7 @@ from conformance.kube.cleanup import (
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.objects import ClusterObjects
-from conformance.lease import DeviceLease, DeviceLeaseBroker, pid_alive
+from conformance.lease import DeviceLease, DeviceLeaseBroker, cluster_lease_dir, pid_alive
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
 from conformance.profile import Profile, ProfileError, load_profile
 from conformance.requirements import (
@@ -203,6 +203,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="ID",
         help="run id (a label value); default <UTC time>-<random>",
+    )
+    _add(
+        group,
+        "--dra-requirement",
+        dest="dra_requirements",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the scenario tests of this requirement (repeatable), e.g. DRA-ALLOC-002",
+    )
+    _add(
+        group,
+        "--dra-lease-dir",
+        dest="dra_lease_dir",
+        default=None,
+        metavar="DIR",
+        help="device lease book shared by every run against the same cluster "
+        "(default: one per cluster under the dra-conformance cache)",
     )
     _add(
         group,
@@ -423,17 +441,22 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         keep=config.getoption("dra_keep_cluster") == "yes",
     )
     state.handle = handle
-    if profile.install.method != "preinstalled" and not config.getoption("dra_skip_install"):
-        from conformance import driver_install
+    from conformance import driver_install
 
-        driver_install.install(profile, handle.kubeconfig, handle.context)
-        driver_install.wait_ready(profile, handle.kubeconfig, handle.context)
+    driver_install.ensure_reachable(handle.kubeconfig, handle.context)
+    kind_name = handle.name if handle.provider == "kind" else None
+    timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
+    if profile.install.method != "preinstalled" and not config.getoption("dra_skip_install"):
+        driver_install.install(
+            profile, handle.kubeconfig, handle.context, driver_install.KindTarget(kind_name)
+        )
+    driver_install.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
     k8s = load_clients(handle.kubeconfig, handle.context)
     workload_image = config.getoption("dra_workload_image")
     if not workload_image:
         from conformance.cluster import images
 
-        workload_image = images.workload_image()
+        workload_image = images.workload_image(kind_name)
     cluster = ClusterInfo(
         provider=getattr(handle, "provider", config.getoption("dra_cluster")),
         name=handle.name,
@@ -492,6 +515,26 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def _view(item: pytest.Item) -> ItemView:
     marks = [(m.name, tuple(m.args), dict(m.kwargs)) for m in item.iter_markers()]
     return ItemView(item.nodeid, Path(item.path), marks)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = set(config.getoption("dra_requirements", None) or [])
+    if not wanted:
+        return
+    if _state(config).catalog is not None:
+        unknown = sorted(w for w in wanted if w not in _state(config).catalog.by_id)
+        if unknown:
+            raise pytest.UsageError(
+                f"--dra-requirement: unknown requirement(s) {', '.join(unknown)}; "
+                "see scenarios/requirements.yaml"
+            )
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("requirement")
+        (keep if marker and marker.args and marker.args[0] in wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -662,10 +705,19 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
         broker.release(lease)
 
 
+def lease_dir(config: pytest.Config, context: RunContext) -> Path:
+    """One lease book per cluster, not per run: two runs against the same cluster (a second
+    terminal, a broken-driver check) must not oversubscribe its devices either."""
+    given = config.getoption("dra_lease_dir", None)
+    if given:
+        return Path(given)
+    return cluster_lease_dir(context.cluster.name, context.cluster.context)
+
+
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
     state = _state(config)
     if state.broker is None:
-        state.broker = DeviceLeaseBroker(context.harness_dir / "lease", context.device_sets)
+        state.broker = DeviceLeaseBroker(lease_dir(config, context), context.device_sets)
     return state.broker
 
 

@@ -53,6 +53,10 @@ DEFAULT_TIMEOUTS: Mapping[str, float] = FrozenMap(
 DEFAULT_KIND = "default"
 EXTENDED_RESOURCE_KIND = "extended-resource"
 CLASS_KIND_PREFIX = "class:"
+# Scenario-side names of the profile's first and second selector (the catalog's
+# <selector:kind-a> / <selector:kind-b>), so a suite can lease "the first kind" without
+# naming a driver's selector. Always defined; without such a selector they match nothing.
+SELECTOR_ALIASES = ("selector:kind-a", "selector:kind-b")
 
 SUITE_ROOT = Path(__file__).resolve().parent.parent
 
@@ -203,8 +207,9 @@ class Profile:
 
     @property
     def device_kinds(self) -> tuple[str, ...]:
-        """Names a test may lease: `default`, each selector, `class:<key>`, `extended-resource`."""
-        kinds = [DEFAULT_KIND, *self.selectors]
+        """Names a test may lease: `default`, each selector, `selector:kind-a|b` (the first and
+        second selector), `class:<key>`, `extended-resource`."""
+        kinds = [DEFAULT_KIND, *self.selectors, *SELECTOR_ALIASES]
         kinds += [CLASS_KIND_PREFIX + k for k in self.device_classes if k != DEFAULT_KIND]
         if self.extended_resource:
             kinds.append(EXTENDED_RESOURCE_KIND)
@@ -217,6 +222,14 @@ class Profile:
         if kind in self.selectors:
             sel = self.selectors[kind]
             return sel.device_class, sel.expression
+        if kind in SELECTOR_ALIASES:
+            aliased = self.aliased_selector(kind)
+            if aliased is None:
+                raise KeyError(
+                    f"device kind {kind!r} is the profile's selector number "
+                    f"{SELECTOR_ALIASES.index(kind) + 1}, but it defines {len(self.selectors)}"
+                )
+            return aliased.device_class, aliased.expression
         if kind == EXTENDED_RESOURCE_KIND and self.extended_resource:
             return self.extended_resource.device_class, None
         if kind.startswith(CLASS_KIND_PREFIX) and kind[len(CLASS_KIND_PREFIX) :] in (
@@ -226,6 +239,12 @@ class Profile:
         raise KeyError(
             f"unknown device kind {kind!r}; the profile names: {', '.join(self.device_kinds)}"
         )
+
+    def aliased_selector(self, alias: str) -> Selector | None:
+        """The selector `selector:kind-a` (first) or `selector:kind-b` (second) stands for."""
+        position = SELECTOR_ALIASES.index(alias)
+        selectors = list(self.selectors.values())
+        return selectors[position] if position < len(selectors) else None
 
     def all_class_names(self) -> tuple[str, ...]:
         names = list(self.device_classes.values())

@@ -161,3 +161,16 @@ def load_into_cluster(kind_binary: Path, cluster: str, nodes: list[str], ref: st
                                  "--nodes", ",".join(missing)], capture_output=True, text=True)
         if result.returncode != 0:
             raise BuildError(f"kind load docker-image {ref} failed:\n{result.stderr[-1500:]}")
+
+
+def workload_image(cluster_name: str | None = None, progress: Progress | None = None) -> str:
+    """The workload image, built when missing and loaded into the kind cluster `cluster_name`
+    (None: an existing cluster, which must already have it — see --dra-workload-image)."""
+    progress = progress or Progress()
+    ref = build_workload_image(progress)
+    if cluster_name:
+        from conformance.cluster import kind
+
+        cluster = kind.cluster_for(cluster_name, 1, "v1.37.2", True, progress)
+        load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
+    return ref

@@ -74,7 +74,9 @@ class FakeAPI:
         self.handlers: list[Handler] = []
         self.requests: list[tuple[str, str]] = []
         self.delete_hook: Callable[[dict[str, Any]], bool] | None = None  # True: keep (terminating)
-        self.raw: dict[str, tuple[int, str]] = {}  # path -> (status, body) for non-REST paths
+        self.raw: dict[str, tuple[int, str]] = {  # path -> (status, body) for non-REST paths
+            "/version/": (200, '{"major": "1", "minor": "37", "gitVersion": "v1.37.2"}'),
+        }
         api = self
 
         class _Handler(BaseHTTPRequestHandler):

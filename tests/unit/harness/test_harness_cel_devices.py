@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from harness_fakeapi import device_class, resource_slice, slice_device
 
 from conformance.cel import (
@@ -136,6 +137,22 @@ def test_kind_device_sets_of_the_fake_profile() -> None:
     assert sets["class:accelerator"] == {"w1/fa80-0", "w2/fa24-0", "w2/fa24-1"}
     assert sets["class:partition"] is None  # `in` is beyond the evaluator: unknown
     assert sets["extended-resource"] == frozenset()  # class does not exist: nothing
+    # The first and second selector under their scenario-side names.
+    assert sets["selector:kind-a"] == sets["large"]
+    assert sets["selector:kind-b"] == sets["small"]
+
+
+def test_selector_alias_without_a_selector_matches_nothing(tmp_path: Path) -> None:
+    text = (SUITE_ROOT / "drivers/fake/profile.yaml").read_text()
+    document = yaml.safe_load(text)
+    document["selectors"] = {"only": document["selectors"]["large"]}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(document))
+    profile = load_profile(tmp_path / "p.yaml")
+    classes = {profile.default_class: device_class(profile.default_class)}
+    sets = kind_device_sets(profile, published_devices(_slices(), D), classes)
+    assert sets["selector:kind-b"] == frozenset()
+    with pytest.raises(KeyError, match="selector number 2, but it defines 1"):
+        profile.kind_class_and_expression("selector:kind-b")
 
 
 def test_class_without_selectors_takes_every_device(tmp_path: Path) -> None:

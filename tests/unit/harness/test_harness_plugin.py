@@ -58,6 +58,7 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     # Load exactly this plugin (and xdist when asked), whether or not the package is installed.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("DRA_REQUIREMENTS_FILE", raising=False)
+    monkeypatch.setenv("DRA_CONFORMANCE_CACHE", str(pytester.path / "cache"))
     (pytester.path / "scenarios").mkdir()
     (pytester.path / "scenarios/requirements.yaml").write_text(yaml.safe_dump(CATALOG))
     (pytester.path / "profile.yaml").write_text(yaml.safe_dump(PROFILE))
@@ -285,7 +286,7 @@ class FakeHandle:
 
 
 def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None:
-    from conformance import plugin
+    from conformance import driver_install, plugin
     from conformance.cluster import provider
 
     def provision(**kwargs: Any) -> FakeHandle:
@@ -312,6 +313,8 @@ def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None
         return SweepResult(namespaces=["ns-a"])
 
     monkeypatch.setattr(provider, "provision", provision)
+    monkeypatch.setattr(driver_install, "ensure_reachable", lambda *a: None)
+    monkeypatch.setattr(driver_install, "wait_ready", lambda *a, **k: None)
     monkeypatch.setattr(plugin, "read_cluster_facts", lambda k8s, profile: facts)
     monkeypatch.setattr(plugin, "load_clients", lambda *a: object())
     monkeypatch.setattr(plugin, "sweep_run", sweep)

@@ -75,7 +75,17 @@ def test_good_profile_has_defaults(tmp_path: Path) -> None:
     assert profile.readiness.slices_per_node == 1
     assert profile.timeouts.get("podRunning") == 120.0
     assert profile.timeouts.get("podRunning", scale=2.5) == 300.0
-    assert profile.device_kinds == ("default", "kind-a", "kind-b")
+    assert profile.device_kinds == (
+        "default",
+        "kind-a",
+        "kind-b",
+        "selector:kind-a",
+        "selector:kind-b",
+    )
+    assert profile.kind_class_and_expression("selector:kind-b") == (
+        profile.selectors["kind-b"].device_class,
+        profile.selectors["kind-b"].expression,
+    )
     assert not profile.has("health-reporting")
 
 

