@@ -75,7 +75,7 @@ class FakeAPI:
         self.requests: list[tuple[str, str]] = []
         self.delete_hook: Callable[[dict[str, Any]], bool] | None = None  # True: keep (terminating)
         self.raw: dict[str, tuple[int, str]] = {  # path -> (status, body) for non-REST paths
-            "/version/": (200, '{"major": "1", "minor": "37", "gitVersion": "v1.37.2"}'),
+            "/version": (200, '{"major": "1", "minor": "37", "gitVersion": "v1.37.2"}'),
         }
         api = self
 

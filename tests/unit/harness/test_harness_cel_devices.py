@@ -146,6 +146,7 @@ def test_selector_alias_without_a_selector_matches_nothing(tmp_path: Path) -> No
     text = (SUITE_ROOT / "drivers/fake/profile.yaml").read_text()
     document = yaml.safe_load(text)
     document["selectors"] = {"only": document["selectors"]["large"]}
+    document["install"] = {"method": "preinstalled"}
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(document))
     profile = load_profile(tmp_path / "p.yaml")
     classes = {profile.default_class: device_class(profile.default_class)}
