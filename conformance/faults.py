@@ -46,6 +46,7 @@ MISBEHAVIOURS = frozenset(
         "keep-withdrawn-device",
         "cdi-wrong-device",
         "noop-unprepare",
+        "fail-unprepare",
         "skip-claim-in-prepare",
         "lose-checkpoint-on-restart",
         "no-health-reports",
@@ -78,6 +79,11 @@ class DeviceRef:
     def node_name(self) -> str:
         # Node-local drivers (the fake one included) name the pool after the node.
         return self.node or self.pool
+
+    @classmethod
+    def of(cls, driver: str, device: Any) -> DeviceRef:
+        """From a published device (conformance.devices.PublishedDevice)."""
+        return cls(driver, device.pool, device.name, device.node)
 
 
 def _resource_version_reached(observed: str, wanted: str) -> bool:
@@ -393,6 +399,8 @@ class _InjectorBase:
     """Unsupported-by-default operations and the context manager protocol."""
 
     kinds: frozenset[FaultKind] = frozenset()
+    # Text the driver's error carries for an injected prepare failure (None: unknown).
+    prepare_failure_text: str | None = None
 
     def supports(self, kind: FaultKind) -> bool:
         return kind in self.kinds
@@ -436,6 +444,7 @@ class FakeDriverInjector(_InjectorBase):
     """Every fault kind, through the fake driver's control channel."""
 
     kinds = frozenset(FaultKind)
+    prepare_failure_text = "injected prepare failure"
 
     def __init__(
         self, control: FakeDriverControl, wait: bool = True, timeout: float = 60.0
@@ -595,3 +604,27 @@ class DeviceTaintRuleInjector(_InjectorBase):
         for name in names:
             self._delete(name)
         return len(names)
+
+
+def injector_for_method(
+    method: str,
+    *,
+    core_api: Any,
+    custom_api: Any,
+    run_id: str,
+    taint_rule_version: str | None,
+    control_namespace: str | None = None,
+    timeout: float = 60.0,
+) -> FaultInjector:
+    """The injector a profile's `faults.method` asks for. `taint_rule_version` is the
+    resource.k8s.io version serving DeviceTaintRules (``v1`` on 1.37), None if none does."""
+    if method == "fake-driver-control":
+        control = FakeDriverControl(core_api, namespace=control_namespace or FAKE_DRIVER_NAMESPACE)
+        return FakeDriverInjector(control, timeout=timeout)  # type: ignore[return-value]
+    if method == "device-taint-rule":
+        if taint_rule_version is None:
+            raise FaultNotSupported("the cluster serves no DeviceTaintRule API")
+        return DeviceTaintRuleInjector(  # type: ignore[return-value]
+            custom_api, run_id, api_version=taint_rule_version
+        )
+    raise ValueError(f"unknown faults.method {method!r}")

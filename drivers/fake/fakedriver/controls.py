@@ -49,6 +49,7 @@ MISBEHAVIOURS = frozenset(
         "keep-withdrawn-device",  # a withdraw is acknowledged but not published
         "cdi-wrong-device",  # CDI env names another device than allocated
         "noop-unprepare",  # unprepare succeeds but keeps CDI spec and checkpoint
+        "fail-unprepare",  # unprepare answers an error for every claim
         "skip-claim-in-prepare",  # one claim is missing from the prepare response
         "lose-checkpoint-on-restart",  # the checkpoint is discarded on start
         "no-health-reports",  # the health stream stays silent

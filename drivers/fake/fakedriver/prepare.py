@@ -72,6 +72,7 @@ class DevicePreparer:
         self.prepare_stats = LatencyStats()
         self.unprepare_stats = LatencyStats()
         self.recovered_claims = 0
+        self.removed_orphan_specs: list[str] = []
 
     # -- state ---------------------------------------------------------------
 
@@ -87,7 +88,22 @@ class DevicePreparer:
             else:
                 self._prepared = self._checkpoint.load()
             self.recovered_claims = len(self._prepared)
+            # CDI specs of claims the checkpoint does not know are garbage (a crash between
+            # spec write and checkpoint save): remove them, as real drivers do at start. With
+            # a lost checkpoint this removes the specs of running containers too, so they
+            # cannot start again - what a checkpoint is for.
+            self.removed_orphan_specs = [
+                uid for uid in self._cdi.claim_uids() if uid not in self._prepared
+            ]
+            for uid in self.removed_orphan_specs:
+                self._cdi.remove(uid)
         log.info("checkpoint: %d prepared claim(s) recovered", self.recovered_claims)
+        if self.removed_orphan_specs:
+            log.info(
+                "removed %d CDI spec(s) of unknown claims: %s",
+                len(self.removed_orphan_specs),
+                ", ".join(self.removed_orphan_specs),
+            )
         return self.recovered_claims
 
     def prepared(self) -> dict[str, PreparedClaim]:
@@ -213,8 +229,13 @@ class DevicePreparer:
         started = time.monotonic()
         results: dict[str, str] = {}
         noop = self._faults.misbehaving("noop-unprepare")
+        refuse = self._faults.misbehaving("fail-unprepare")
         with self._lock:
             for ref in claims:
+                if refuse:
+                    log.warning("misbehaviour fail-unprepare: refusing claim %s", ref.uid)
+                    results[ref.uid] = "misbehaviour fail-unprepare: device still busy"
+                    continue
                 if noop:
                     log.warning("misbehaviour noop-unprepare: keeping claim %s", ref.uid)
                     results[ref.uid] = ""
@@ -231,7 +252,7 @@ class DevicePreparer:
                     ref.uid,
                     "" if known else " (was not prepared)",
                 )
-            if not noop:
+            if not (noop or refuse):
                 try:
                     self._checkpoint.save(self._prepared)
                 except OSError as exc:

@@ -48,6 +48,30 @@ def test_lose_checkpoint_misbehaviour_forgets_claims(harness):
     assert harness.claims.reads == 2  # prepared again from scratch
 
 
+def test_start_removes_cdi_specs_of_unknown_claims(harness):
+    first = harness.start()
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(_stub(harness, first), dra_v1_pb2, UID)
+    harness.stop(first)
+    cdi = harness.root / "cdi"
+    orphan = cdi / f"{DRIVER}-00000000-0000-0000-0000-00000000dead.json"
+    orphan.write_text("{}")
+    second = harness.start()
+    assert not orphan.exists()
+    assert (cdi / f"{DRIVER}-{UID}.json").exists()  # known to the checkpoint: kept
+    assert second.preparer.removed_orphan_specs == ["00000000-0000-0000-0000-00000000dead"]
+
+
+def test_lost_checkpoint_takes_the_running_claims_cdi_specs_with_it(harness):
+    first = harness.start()
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(_stub(harness, first), dra_v1_pb2, UID)
+    harness.stop(first)
+    controls = {"_all": json.dumps({"misbehaviours": {"lose-checkpoint-on-restart": True}})}
+    harness.start(controls=controls)
+    assert not (harness.root / "cdi" / f"{DRIVER}-{UID}.json").exists()
+
+
 def test_corrupt_checkpoint_is_moved_aside(harness):
     driver = harness.start()
     path = driver.checkpoint.path

@@ -163,6 +163,17 @@ def test_noop_unprepare(harness):
     assert UID in driver.preparer.prepared()
 
 
+def test_fail_unprepare(harness):
+    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["fail-unprepare"]})})
+    stub = _stub(harness, driver)
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(stub, dra_v1_pb2, UID)
+    error = unprepare(stub, dra_v1_pb2, UID).claims[UID].error
+    assert error == "misbehaviour fail-unprepare: device still busy"
+    assert (harness.root / "cdi" / f"{DRIVER}-{UID}.json").exists()
+    assert UID in driver.preparer.prepared()
+
+
 def test_cdi_wrong_device(harness):
     driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["cdi-wrong-device"]})})
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))

@@ -1,0 +1,37 @@
+"""Run a command in a container (the API server's exec, over a websocket), and restart a
+workload container by asking it to exit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kubernetes import client as k8s_client
+from kubernetes.stream import stream
+
+from conformance.kube.builders import EXIT_FILE
+from conformance.kube.client import K8sClients
+
+
+def exec_in_container(
+    k8s: K8sClients, namespace: str, pod: str, container: str, argv: Sequence[str]
+) -> str:
+    """stdout+stderr of `argv`. A private ApiClient: `stream` swaps the client's request
+    function while it runs, which must not race with other calls on the shared client."""
+    api = k8s_client.CoreV1Api(k8s_client.ApiClient(k8s.api_client.configuration))
+    return stream(
+        api.connect_get_namespaced_pod_exec,
+        pod,
+        namespace,
+        command=list(argv),
+        container=container,
+        stderr=True,
+        stdin=False,
+        stdout=True,
+        tty=False,
+    )
+
+
+def ask_workload_to_exit(k8s: K8sClients, namespace: str, pod: str, container: str) -> None:
+    """The workload sleeps until EXIT_FILE exists; it then exits 0 and, with the default
+    restartPolicy Always, the kubelet starts the container again."""
+    exec_in_container(k8s, namespace, pod, container, ["/bin/sh", "-c", f"touch {EXIT_FILE}"])

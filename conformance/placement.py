@@ -1,0 +1,71 @@
+"""Where a node-level scenario acts: the profile nodes that hold node-local devices of a kind.
+
+Drain, cordon, taint-a-node and driver-restart scenarios need devices published for one node
+(ResourceSlice spec.nodeName or a device's own nodeName). Devices of network-attached pools
+(nodeSelector / allNodes) belong to no node and are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from conformance.context import RunContext
+from conformance.devices import PublishedDevice
+
+
+class PlacementError(AssertionError):
+    """The cluster cannot host the scenario (too few nodes or devices)."""
+
+
+def node_local_devices(
+    context: RunContext, kind: str = "default"
+) -> dict[str, list[PublishedDevice]]:
+    """Profile node -> its devices of `kind` (from the slices read at the start of the run)."""
+    devices = context.devices_of_kind(kind)
+    if devices is None:
+        raise PlacementError(
+            f"the devices of kind {kind!r} are unknown (its CEL is beyond the harness's "
+            "evaluator, see conformance/cel.py); write the profile's selector as == comparisons"
+        )
+    out: dict[str, list[PublishedDevice]] = {n: [] for n in context.nodes}
+    for device in devices:
+        if device.node in out:
+            out[device.node].append(device)
+    return out
+
+
+def pick_node(
+    context: RunContext,
+    kind: str = "default",
+    *,
+    at_least: int = 1,
+    others_at_least: int = 0,
+    exclude: Iterable[str] = (),
+) -> str:
+    """The node with the fewest (but at least `at_least`) devices of `kind` whose other
+    profile nodes together hold at least `others_at_least` of them (room for replacements).
+    Fewest, so scenarios that taint or withdraw every device of the node stay cheap."""
+    by_node = node_local_devices(context, kind)
+    excluded = set(exclude)
+    total = sum(len(v) for v in by_node.values())
+    candidates = [
+        (len(devs), node)
+        for node, devs in by_node.items()
+        if node not in excluded and len(devs) >= at_least and total - len(devs) >= others_at_least
+    ]
+    if not candidates:
+        raise PlacementError(
+            f"no profile node has >= {at_least} node-local device(s) of kind {kind!r} while the "
+            f"other nodes hold >= {others_at_least}; devices per node: "
+            + ", ".join(f"{n}={len(v)}" for n, v in sorted(by_node.items()))
+        )
+    return min(candidates)[1]
+
+
+def devices_on(context: RunContext, node: str, kind: str = "default") -> list[PublishedDevice]:
+    return list(node_local_devices(context, kind).get(node, []))
+
+
+def published_on(devices: Iterable[PublishedDevice]) -> Mapping[str, str | None]:
+    """Device id (`<pool>/<device>`) -> the node it is published for."""
+    return {d.id: d.node for d in devices}

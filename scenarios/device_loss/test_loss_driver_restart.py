@@ -1,0 +1,71 @@
+"""DRA-LOSS-006: restarting the driver's kubelet-plugin pod keeps running pods running and
+their devices usable, republishes the same devices, and new claims work afterwards."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance.disruption import PodBaseline, assert_undisturbed
+from conformance.kube import podexec, slices, state, waits
+from conformance.report import record_metric
+
+
+@pytest.mark.requirement("DRA-LOSS-006")
+@pytest.mark.devices("default", count="all", exclusive=True)
+def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
+    request, dra_context, k8s, workload, driver_restarts
+):
+    driver = dra_context.profile.driver
+    workload.claim("survivor")
+    pod = workload.run("survivor", ["survivor"])
+    node = pod["spec"]["nodeName"]
+    [held] = workload.results("survivor")
+    baseline = PodBaseline.of(pod)
+    before = slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node))
+    assert before.devices, f"{driver} publishes no devices for node {node}"
+
+    started = time.monotonic()
+    old, new = driver_restarts.restart(node)
+    # The same devices, as the restarted plugin publishes them (not merely left behind).
+    waits.wait_until(
+        lambda: slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node)),
+        lambda now: not before.differences(now),
+        describe=f"{driver} to publish the same devices for {node} after its plugin pod "
+        f"{old['metadata']['name']} was replaced by {new['metadata']['name']}",
+        timeout=dra_context.timeout("slicesPublished"),
+        show=lambda now: before.differences(now),
+    )
+    record_metric(request, "driver_restart_to_ready", time.monotonic() - started, node=node)
+
+    assert_undisturbed(k8s, [baseline])
+    claim = workload.read_claim("survivor")
+    assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]
+    assert [r.uid for r in state.reserved_for(claim)] == [baseline.uid]
+
+    # A container of the running pod that restarts now must still get its device: the
+    # restarted driver has to know what it prepared before (its checkpoint, CDI specs).
+    podexec.ask_workload_to_exit(k8s, workload.namespace, "survivor", "main")
+    waits.wait_until(
+        lambda: workload.read_pod("survivor"),
+        lambda p: any(
+            c.get("name") == "main"
+            and int(c.get("restartCount") or 0) == baseline.restarts["main"] + 1
+            and c.get("ready")
+            for c in (p or {}).get("status", {}).get("containerStatuses") or ()
+        ),
+        describe="container main of pod survivor to restart and be ready again after the "
+        "driver restart",
+        timeout=dra_context.timeout("podRunning"),
+        show=state.pod_summary,
+    )
+    workload.assert_sees_exactly("survivor", [held])
+
+    workload.claim("newcomer")
+    workload.run("newcomer", ["newcomer"], node=node)
+    [got] = workload.results("newcomer")
+    assert got.driver == driver
+    published = {d.id for d in slices.current_devices(k8s, driver, node)}
+    assert got.device_id in published, f"newcomer got {got.device_id}, not a device of {node}"
+    workload.assert_sees_exactly("newcomer", [got])

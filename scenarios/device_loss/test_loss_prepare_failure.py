@@ -1,0 +1,70 @@
+"""DRA-LOSS-005: a failing NodePrepareResources keeps the containers from starting, is reported
+in a FailedPrepareDynamicResources event with the driver's error, is retried, and the pod runs
+once the fault clears."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.faults import FaultKind
+from conformance.kube import state, waits
+from conformance.placement import pick_node
+
+REASON = "FailedPrepareDynamicResources"
+
+
+def _occurrences(event: dict) -> int:
+    return max(int(event.get("count") or 1), int((event.get("series") or {}).get("count") or 0))
+
+
+def _not_started(pod) -> bool:
+    statuses = (pod or {}).get("status", {}).get("containerStatuses") or ()
+    return state.pod_phase(pod) == "Pending" and not any(
+        (s.get("state") or {}).get("running") or (s.get("state") or {}).get("terminated")
+        for s in statuses
+    )
+
+
+@pytest.mark.requirement("DRA-LOSS-005")
+@pytest.mark.devices("default", count="all", exclusive=True)  # every prepare on the node fails
+def test_failed_prepare_is_reported_retried_and_recovers(dra_context, k8s, workload, faults):
+    node = pick_node(dra_context)
+    injector = faults.new(FaultKind.FAIL_PREPARE)
+    injector.fail_prepare(node)
+    workload.claim("fragile")
+    workload.pod("fragile", ["fragile"], node=node)
+
+    def failures():
+        return [
+            e
+            for e in workload.events("Pod", "fragile")
+            if e.get("reason") == REASON and e.get("type") == "Warning"
+        ]
+
+    events = waits.wait_until(
+        failures,
+        lambda evs: sum(_occurrences(e) for e in evs) >= 2,
+        describe=f"two {REASON} warnings about pod fragile (the kubelet retrying)",
+        timeout=dra_context.timeout("podRunning"),
+        show=lambda evs: (
+            [{k: e.get(k) for k in ("type", "reason", "message", "count")} for e in evs]
+            or "no such events"
+        ),
+    )
+    # kubelet: "... NodePrepareResources failed for ResourceClaim <claim>: <driver's error>"
+    prefix = "NodePrepareResources failed for ResourceClaim fragile: "
+    messages = [e.get("message") or "" for e in events]
+    driver_errors = [m.split(prefix, 1)[1] for m in messages if prefix in m]
+    assert driver_errors and all(e.strip() for e in driver_errors), (
+        f"{REASON} events do not carry the driver's error for claim fragile: {messages}"
+    )
+    if injector.prepare_failure_text:
+        assert all(injector.prepare_failure_text in e for e in driver_errors), (
+            f"expected the injected error {injector.prepare_failure_text!r} in {driver_errors}"
+        )
+    pod = workload.read_pod("fragile")
+    assert _not_started(pod), f"containers started although prepare failed: {pod}"
+
+    injector.restore()
+    workload.wait_running("fragile")
+    workload.assert_sees_exactly("fragile", workload.results("fragile"))

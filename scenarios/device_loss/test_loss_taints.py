@@ -1,0 +1,201 @@
+"""Device taints through DeviceTaintRules (resource.k8s.io), which work with every driver:
+NoExecute evicts (DRA-LOSS-001), NoSchedule keeps new allocations away (DRA-LOSS-002), and a
+toleration in the claim lets them through (DRA-LOSS-007)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance import deployments
+from conformance.disruption import DISRUPTION_TARGET, PodBaseline, disturbances
+from conformance.faults import DeviceRef
+from conformance.kube import state, waits
+from conformance.kube.builders import toleration
+from conformance.placement import devices_on, pick_node
+from conformance.report import record_metric
+
+TAINT_KEY = "dra-conformance.io/device-loss"
+EVICTION_REASON = "DeletionByDeviceTaintManager"
+EVICTION_EVENT = "DeviceTaintManagerEviction"
+# The scheduler applies DeviceTaintRules from its informer; give it a moment before a pod
+# whose placement must already respect them is created.
+RULE_PROPAGATION_SECONDS = 1.0
+PRE_STOP_SECONDS = 3  # keeps the evicted pod's object readable after the taint manager acts
+
+
+@pytest.mark.requirement("DRA-LOSS-001")
+@pytest.mark.devices("default", count=2)
+def test_noexecute_taint_evicts_the_pod_and_its_replacement_uses_another_device(
+    request, dra_context, k8s, workload, taint_rules
+):
+    driver = dra_context.profile.driver
+    workload.template("one-device")
+    deployments.create_claim_deployment(
+        workload, "evictee", template="one-device", pre_stop_seconds=PRE_STOP_SECONDS
+    )
+    [pod] = deployments.wait_ready_pods(workload, "evictee", 1)
+    name, uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+    claim = deployments.claim_of(workload, pod)
+    [result] = workload.results(claim)
+    assert result.driver == driver, f"claim {claim} allocated from {result.driver}, not {driver}"
+    tainted = dra_context.device(result.device_id)
+    assert tainted is not None, f"allocated device {result.device_id} is in no published slice"
+
+    started = time.monotonic()
+    taint_rules.taint(
+        DeviceRef.of(dra_context.profile.driver, tainted), TAINT_KEY, "lost", effect="NoExecute"
+    )
+
+    def marked(p):
+        cond = state.pod_condition(p, DISRUPTION_TARGET) if p else None
+        return cond is not None and cond.get("status") == "True"
+
+    evicted = waits.wait_until(
+        lambda: state.read_pod(k8s, workload.namespace, name),
+        marked,
+        describe=f"pod {name} to get condition {DISRUPTION_TARGET}=True after a NoExecute "
+        f"DeviceTaintRule on its device {result.device_id}",
+        timeout=dra_context.timeout("eviction"),
+        interval=0.5,
+        show=state.pod_summary,
+        abort=lambda p: "the pod disappeared without the condition" if p is None else None,
+    )
+    cond = state.pod_condition(evicted, DISRUPTION_TARGET) or {}
+    assert cond.get("reason") == EVICTION_REASON, (
+        f"pod {name}: {DISRUPTION_TARGET} reason is {cond.get('reason')!r} "
+        f"({cond.get('message')}), expected {EVICTION_REASON}"
+    )
+    waits.wait_for_event(
+        k8s, workload.namespace, reason=EVICTION_EVENT, kind="Pod", name=name,
+        timeout=dra_context.timeout("default"),
+    )  # fmt: skip
+    waits.wait_for_deleted(
+        lambda: state.read_pod(k8s, workload.namespace, name),
+        describe=f"evicted pod {name}",
+        timeout=dra_context.timeout("eviction"),
+    )
+    record_metric(request, "noexecute_taint_to_pod_gone", time.monotonic() - started)
+    # A generated claim is deleted only after it was deallocated (delete-protection finalizer).
+    waits.wait_for_deleted(
+        lambda: workload.read_claim(claim),
+        describe=f"claim {claim} of the evicted pod (deallocated, then deleted with it)",
+        timeout=dra_context.timeout("podDeleted"),
+    )
+
+    [replacement] = deployments.wait_ready_pods(workload, "evictee", 1, exclude_uids={uid})
+    new_claim = deployments.claim_of(workload, replacement)
+    [new_result] = workload.results(new_claim)
+    assert new_result.driver == driver
+    assert new_result.device_id != result.device_id, (
+        f"the replacement pod {replacement['metadata']['name']} was allocated the tainted "
+        f"device {result.device_id}"
+    )
+    assert not new_result.tolerations, f"unexpected tolerations {new_result.tolerations}"
+    workload.assert_sees_exactly(replacement["metadata"]["name"], [new_result])
+    holders = [
+        c["metadata"]["name"]
+        for c in (k8s.to_dict(i) for i in k8s.resource.list_namespaced_resource_claim(
+            workload.namespace).items)
+        if any(r.device_id == result.device_id for r in state.allocation_results(c))
+    ]  # fmt: skip
+    assert not holders, f"tainted device {result.device_id} is still allocated to {holders}"
+
+
+def _taint_all(taint_rules, dra_context, devices, value, effect):
+    for device in devices:
+        taint_rules.taint(
+            DeviceRef.of(dra_context.profile.driver, device), TAINT_KEY, value, effect=effect
+        )
+    time.sleep(RULE_PROPAGATION_SECONDS)
+
+
+def _wait_unschedulable(workload, pod: str) -> dict:
+    cond = waits.wait_for_pod_scheduled_false(
+        workload.k8s, workload.namespace, pod, timeout=workload.timeout("default")
+    )
+    assert "cannot allocate all claims" in (cond.get("message") or ""), (
+        f"pod {pod} is unschedulable for another reason than its claim: {cond}"
+    )
+    return cond
+
+
+@pytest.mark.requirement("DRA-LOSS-002")
+@pytest.mark.devices("default", count="all", exclusive=True)
+def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
+    dra_context, k8s, workload, taint_rules
+):
+    node = pick_node(dra_context, at_least=2)
+    devices = devices_on(dra_context, node)
+    workload.claim("in-use")
+    user = workload.run("user", ["in-use"], node=node)
+    [held] = workload.results("in-use")
+    baseline = PodBaseline.of(user)
+
+    # Taint every device of the node: the one in use, and the free ones a new claim could get.
+    _taint_all(taint_rules, dra_context, devices, "maintenance", "NoSchedule")
+    workload.claim("newcomer")
+    workload.pod("newcomer", ["newcomer"], node=node)
+    _wait_unschedulable(workload, "newcomer")
+
+    def snapshot():
+        return workload.read_claim("newcomer"), workload.read_pod("user")
+
+    waits.ensure_for(
+        snapshot,
+        lambda s: not state.is_allocated(s[0]) and not disturbances(baseline, s[1]),
+        describe=f"claim newcomer to stay unallocated while every device of {node} is tainted "
+        "NoSchedule, and pod user (on a tainted device) to keep running undisturbed",
+        duration=dra_context.timeout("settle"),
+        show=lambda s: {
+            "newcomer": state.claim_summary(s[0]),
+            "user": disturbances(baseline, s[1]) or state.pod_summary(s[1]),
+        },
+    )
+    claim = workload.read_claim("in-use")
+    assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]
+    assert [r.uid for r in state.reserved_for(claim)] == [baseline.uid]
+
+    # Control: lift the taints of the free devices only; the newcomer gets one of them.
+    for device in devices:
+        if device.id != held.device_id:
+            taint_rules.untaint(DeviceRef.of(dra_context.profile.driver, device), TAINT_KEY)
+    workload.wait_allocated("newcomer")
+    [got] = workload.results("newcomer")
+    assert got.device_id != held.device_id, f"newcomer got the tainted device {got.device_id}"
+    assert got.device_id in {d.id for d in devices}, (
+        f"newcomer (pinned to {node}) got {got.device_id}, not a device of {node}"
+    )
+    workload.wait_running("newcomer")
+    workload.assert_sees_exactly("newcomer", [got])
+    assert not disturbances(baseline, workload.read_pod("user"))
+
+
+@pytest.mark.requirement("DRA-LOSS-007")
+@pytest.mark.devices("default", count="all", exclusive=True)
+def test_tolerated_taint_still_allocates_and_records_the_toleration(
+    dra_context, workload, taint_rules
+):
+    node = pick_node(dra_context)
+    devices = devices_on(dra_context, node)
+    _taint_all(taint_rules, dra_context, devices, "tolerated", "NoSchedule")
+
+    # Control: without the toleration nothing on the node can be allocated.
+    workload.claim("intolerant")
+    workload.pod("intolerant", ["intolerant"], node=node)
+    _wait_unschedulable(workload, "intolerant")
+
+    tolerate = toleration(TAINT_KEY, operator="Equal", value="tolerated", effect="NoSchedule")
+    workload.claim("tolerant", [workload.device_request(tolerations=[tolerate])])
+    workload.run("tolerant", ["tolerant"], node=node)
+    [got] = workload.results("tolerant")
+    assert got.device_id in {d.id for d in devices}, (
+        f"claim tolerant (pinned to {node}) got {got.device_id}, not a tainted device of {node}"
+    )
+    assert [dict(t) for t in got.tolerations] == [tolerate], (
+        f"status.allocation.devices.results[].tolerations is {list(got.tolerations)}, "
+        f"expected the request's toleration {tolerate}"
+    )
+    workload.assert_sees_exactly("tolerant", [got])
+    assert not state.is_allocated(workload.read_claim("intolerant"))

@@ -1,0 +1,115 @@
+"""Fixtures of the node-drain suite: cordon/drain/uncordon that always uncordons, and a Node
+deletion that always brings the node back.
+
+Both depend on `test_namespace` (so they are torn down before it: uncordon first, then the
+namespace goes) and hence on `device_lease`. A worker killed mid-test leaves its nodes labelled
+`dra-conformance.io/cordoned-by-run=<run>`; the end-of-run sweep uncordons them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conformance.context import RunContext
+from conformance.kube import drain, nodes
+from conformance.kube.client import K8sClients
+from conformance.kube.daemonsets import wait_driver_ready
+from conformance.requirements import NOT_APPLICABLE_PREFIX
+
+
+class NodeOps:
+    """Cordon and drain nodes for one test; `restore()` uncordons what it cordoned."""
+
+    def __init__(self, context: RunContext, k8s: K8sClients, namespace: str) -> None:
+        self.context = context
+        self.k8s = k8s
+        self.namespace = namespace
+        self.cordoned: list[str] = []
+
+    def cordon(self, node: str) -> None:
+        if drain.cordon(self.k8s, node, self.context.run_id):
+            self.cordoned.append(node)
+
+    def uncordon(self, node: str) -> None:
+        if node in self.cordoned:
+            drain.uncordon(self.k8s, node)
+            self.cordoned.remove(node)
+
+    def drain(self, node: str, **kwargs: Any) -> drain.DrainResult:
+        """Cordon and evict this test's pods on `node` through the Eviction API (see
+        conformance/kube/drain.py for why only this test's namespace)."""
+        self.cordon(node)
+        return drain.drain(
+            self.k8s,
+            node,
+            run_id=self.context.run_id,
+            timeout=self.context.timeout("eviction"),
+            namespaces=[self.namespace],
+            **kwargs,
+        )
+
+    def restore(self) -> None:
+        for node in list(self.cordoned):
+            self.uncordon(node)
+
+
+@pytest.fixture
+def node_ops(dra_context: RunContext, k8s: K8sClients, test_namespace: str) -> Iterator[NodeOps]:
+    ops = NodeOps(dra_context, k8s, test_namespace)
+    try:
+        yield ops
+    finally:
+        ops.restore()
+
+
+class NodeDeletion:
+    """Delete Node objects of a kind cluster and bring them back (kubelet restart)."""
+
+    def __init__(self, context: RunContext, k8s: K8sClients) -> None:
+        self.context = context
+        self.k8s = k8s
+        self.deleted: list[nodes.NodeSnapshot] = []
+
+    def container(self, node: str) -> str:
+        cluster = self.context.cluster
+        container = cluster.node_containers.get(node)
+        if cluster.provider != "kind" or not container:
+            # Only a kind node can be brought back (its kubelet restarted to re-register).
+            pytest.skip(
+                NOT_APPLICABLE_PREFIX + f"node {node} cannot be restored after its Node object "
+                "is deleted: that needs a kind cluster (the kubelet is restarted in the node "
+                f"container to re-register), this is a {cluster.provider} cluster"
+            )
+        return container
+
+    def delete(self, node: str) -> nodes.NodeSnapshot:
+        self.container(node)
+        snapshot = nodes.NodeSnapshot.read(self.k8s, node)
+        self.k8s.core.delete_node(node)
+        self.deleted.append(snapshot)
+        return snapshot
+
+    def restore(self) -> None:
+        timeout = self.context.timeout("driverReady")
+        while self.deleted:
+            snapshot = self.deleted.pop()
+            if nodes.read_node(self.k8s, snapshot.name) is None:
+                nodes.restart_kubelet(self.container(snapshot.name))
+            nodes.wait_registered(self.k8s, snapshot, timeout=timeout)
+            nodes.restore_metadata(self.k8s, snapshot)
+            nodes.restart_pod_network_daemon_pods(self.k8s, snapshot.name)
+        wait_driver_ready(self.k8s, self.context.profile, timeout=timeout)
+
+
+@pytest.fixture
+def node_deletion(
+    dra_context: RunContext, k8s: K8sClients, test_namespace: str
+) -> Iterator[NodeDeletion]:
+    deletion = NodeDeletion(dra_context, k8s)
+    try:
+        yield deletion
+    finally:
+        deletion.restore()
