@@ -26,8 +26,10 @@ def _target(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
     """(kubeconfig, context, kind cluster name or None) for --kubeconfig or the kind cluster."""
     if args.kubeconfig:
         if not Path(args.kubeconfig).is_file():
-            raise ConformanceError(f"kubeconfig {args.kubeconfig} does not exist",
-                                   "pass the path of an existing kubeconfig")
+            raise ConformanceError(
+                f"kubeconfig {args.kubeconfig} does not exist",
+                "pass the path of an existing kubeconfig",
+            )
         return args.kubeconfig, args.context, None
     from conformance.cluster import kind
 
@@ -36,15 +38,23 @@ def _target(args: argparse.Namespace) -> tuple[str, str | None, str | None]:
         raise ConformanceError(
             f"no kind cluster named {args.name!r} (and no --kubeconfig given)",
             f"create it with: dra-conformance cluster up --name {args.name}, "
-            "or pass --kubeconfig PATH for an existing cluster")
+            "or pass --kubeconfig PATH for an existing cluster",
+        )
     return str(path), None, args.name
 
 
 def _add_target_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", required=True, metavar="FILE",
-                        help="driver profile, e.g. drivers/fake/profile.yaml")
-    parser.add_argument("--name", default=DEFAULT_CLUSTER,
-                        help="kind cluster created by `cluster up` (default %(default)s)")
+    parser.add_argument(
+        "--profile",
+        required=True,
+        metavar="FILE",
+        help="driver profile, e.g. drivers/fake/profile.yaml",
+    )
+    parser.add_argument(
+        "--name",
+        default=DEFAULT_CLUSTER,
+        help="kind cluster created by `cluster up` (default %(default)s)",
+    )
     parser.add_argument("--kubeconfig", default=None, help="an existing cluster instead of kind")
     parser.add_argument("--context", default=None, help="kubeconfig context (with --kubeconfig)")
 
@@ -52,8 +62,11 @@ def _add_target_args(parser: argparse.ArgumentParser) -> None:
 def add_driver_commands(sub: argparse._SubParsersAction) -> None:
     driver = sub.add_parser("driver", help="install or remove a driver described by a profile")
     dsub = driver.add_subparsers(dest="action", required=True, metavar="ACTION")
-    install = dsub.add_parser("install", help="build/load its image, apply it, wait until ready "
-                                              "(DaemonSet ready, slices on every node)")
+    install = dsub.add_parser(
+        "install",
+        help="build/load its image, apply it, wait until ready "
+        "(DaemonSet ready, slices on every node)",
+    )
     _add_target_args(install)
     install.set_defaults(func=_driver_install)
     uninstall = dsub.add_parser("uninstall", help="delete what `driver install` applied")
@@ -69,8 +82,9 @@ def _driver_install(args: argparse.Namespace) -> int:
     kubeconfig, context, kind_name = _target(args)
     driver_install.ensure_reachable(kubeconfig, context)
     progress = Progress()
-    driver_install.install(profile, kubeconfig, context, driver_install.KindTarget(kind_name),
-                           progress)
+    driver_install.install(
+        profile, kubeconfig, context, driver_install.KindTarget(kind_name), progress
+    )
     state = driver_install.wait_ready(profile, kubeconfig, context, progress=progress)
     print(f"{profile.driver} ready: {state}")
     return 0
@@ -90,14 +104,17 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
     profile = sub.add_parser("profile", help="validate a driver profile")
     psub = profile.add_subparsers(dest="action", required=True, metavar="ACTION")
     check = psub.add_parser(
-        "check", help="validate FILE; with a reachable cluster also check it against the "
-                      "driver's slices, classes and selectors")
+        "check",
+        help="validate FILE; with a reachable cluster also check it against the "
+        "driver's slices, classes and selectors",
+    )
     check.add_argument("file", metavar="FILE")
     check.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster to check against")
     check.add_argument("--kubeconfig", default=None, help="an existing cluster instead of kind")
     check.add_argument("--context", default=None)
-    check.add_argument("--offline", action="store_true",
-                       help="only validate the file, do not contact a cluster")
+    check.add_argument(
+        "--offline", action="store_true", help="only validate the file, do not contact a cluster"
+    )
     check.set_defaults(func=_profile_check)
 
 
@@ -108,8 +125,10 @@ def _profile_check(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         print("(format: docs/profile.md)", file=sys.stderr)
         return 1
-    print(f"profile {args.file}: valid ({profile.driver}, "
-          f"{len(profile.device_kinds)} device kinds, {len(profile.capabilities)} capabilities)")
+    print(
+        f"profile {args.file}: valid ({profile.driver}, "
+        f"{len(profile.device_kinds)} device kinds, {len(profile.capabilities)} capabilities)"
+    )
     if args.offline:
         return 0
     from conformance import driver_install
@@ -121,37 +140,64 @@ def _profile_check(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"  {problem}")
     errors = [p for p in problems if p.severity == "error"]
-    print(f"live check against {kubeconfig}: {len(errors)} error(s), "
-          f"{len(problems) - len(errors)} warning(s)/note(s)")
+    print(
+        f"live check against {kubeconfig}: {len(errors)} error(s), "
+        f"{len(problems) - len(errors)} warning(s)/note(s)"
+    )
     return 1 if errors else 0
 
 
 def add_run_command(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser(
-        "run", help="provision, install the driver, run the suites, write the report",
+        "run",
+        help="provision, install the driver, run the suites, write the report",
         description="Provision (kind) or use (existing) a cluster, install the driver if the "
-                    "profile says how, run the scenario suites with pytest, write "
-                    "reports/<run>/. Exit code 0 only when the verdict is CONFORMANT. "
-                    "Arguments after the options go to pytest (e.g. -k, --dra-verdict-scope, "
-                    "scenarios/core).")
+        "profile says how, run the scenario suites with pytest, write "
+        "reports/<run>/. Exit code 0 only when the verdict is CONFORMANT. "
+        "Arguments after the options go to pytest (e.g. -k, --dra-verdict-scope, "
+        "scenarios/core).",
+    )
     run.add_argument("--profile", required=True, metavar="FILE")
-    run.add_argument("--cluster", choices=("kind", "existing"), default="kind",
-                     help="kind: create or reuse a kind cluster; existing: use --kubeconfig")
+    run.add_argument(
+        "--cluster",
+        choices=("kind", "existing"),
+        default="kind",
+        help="kind: create or reuse a kind cluster; existing: use --kubeconfig",
+    )
     run.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster name")
     run.add_argument("--kubeconfig", default=None)
     run.add_argument("--context", default=None)
-    run.add_argument("-n", "--workers", default="0", metavar="N",
-                     help="parallel pytest-xdist workers (0: serial; default %(default)s)")
-    run.add_argument("--report-dir", default=None, metavar="DIR",
-                     help="where to write the report (default reports/<run-id>)")
+    run.add_argument(
+        "-n",
+        "--workers",
+        default="0",
+        metavar="N",
+        help="parallel pytest-xdist workers (0: serial; default %(default)s)",
+    )
+    run.add_argument(
+        "--report-dir",
+        default=None,
+        metavar="DIR",
+        help="where to write the report (default reports/<run-id>)",
+    )
     run.add_argument("--run-id", default=None, help="run id (default <UTC time>-<random>)")
-    run.add_argument("--allow-disruptive", action="store_true",
-                     help="run disruptive requirements against an existing cluster")
-    run.add_argument("--keep-cluster", choices=("yes", "no"), default="yes",
-                     help="keep the kind cluster afterwards (default yes)")
+    run.add_argument(
+        "--allow-disruptive",
+        action="store_true",
+        help="run disruptive requirements against an existing cluster",
+    )
+    run.add_argument(
+        "--keep-cluster",
+        choices=("yes", "no"),
+        default="yes",
+        help="keep the kind cluster afterwards (default yes)",
+    )
     run.add_argument("--timeout-scale", type=float, default=1.0)
-    run.add_argument("pytest_args", nargs=argparse.REMAINDER,
-                     help="passed to pytest; paths select suites (default: all of scenarios/)")
+    run.add_argument(
+        "pytest_args",
+        nargs=argparse.REMAINDER,
+        help="passed to pytest; paths select suites (default: all of scenarios/)",
+    )
     run.set_defaults(func=_run)
 
 
@@ -159,15 +205,27 @@ def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) ->
     extra = [a for a in args.pytest_args if a != "--"]
     selects_path = any(not a.startswith("-") and Path(a.split("::")[0]).exists() for a in extra)
     argv = [
-        "-c", str(SUITE_ROOT / "pyproject.toml"), "--rootdir", str(SUITE_ROOT),
-        "-p", "no:cacheprovider", "-q",
-        "--dra-profile", args.profile,
-        "--dra-cluster", args.cluster,
-        "--dra-cluster-name", args.name,
-        "--dra-run-id", run_id,
-        "--dra-report-dir", str(report_dir),
-        "--dra-keep-cluster", args.keep_cluster,
-        "--dra-timeout-scale", str(args.timeout_scale),
+        "-c",
+        str(SUITE_ROOT / "pyproject.toml"),
+        "--rootdir",
+        str(SUITE_ROOT),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--dra-profile",
+        args.profile,
+        "--dra-cluster",
+        args.cluster,
+        "--dra-cluster-name",
+        args.name,
+        "--dra-run-id",
+        run_id,
+        "--dra-report-dir",
+        str(report_dir),
+        "--dra-keep-cluster",
+        args.keep_cluster,
+        "--dra-timeout-scale",
+        str(args.timeout_scale),
     ]
     if args.kubeconfig:
         argv += ["--kubeconfig", args.kubeconfig]
@@ -192,20 +250,26 @@ def _run(args: argparse.Namespace) -> int:
 
     _load(args.profile)  # a broken profile fails here, before any cluster work
     if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
-        raise ConformanceError("--cluster existing needs a kubeconfig",
-                               "pass --kubeconfig PATH (and --context NAME)")
+        raise ConformanceError(
+            "--cluster existing needs a kubeconfig", "pass --kubeconfig PATH (and --context NAME)"
+        )
     run_id = args.run_id or new_run_id()
     if not is_label_value(run_id):
-        raise ConformanceError(f"--run-id {run_id!r} is not a Kubernetes label value",
-                               "use at most 63 characters of A-Z a-z 0-9 - _ .")
+        raise ConformanceError(
+            f"--run-id {run_id!r} is not a Kubernetes label value",
+            "use at most 63 characters of A-Z a-z 0-9 - _ .",
+        )
     report_dir = Path(args.report_dir or Path("reports") / run_id).resolve()
     argv = pytest_arguments(args, run_id, report_dir)
     progress = RunProgress()
     code = pytest.main(argv, plugins=[progress])
     summary_path = report_dir / "summary.json"
     if not summary_path.is_file():
-        print(f"dra-conformance: no summary was written (pytest exit code {int(code)}); "
-              "see the output above", file=sys.stderr)
+        print(
+            f"dra-conformance: no summary was written (pytest exit code {int(code)}); "
+            "see the output above",
+            file=sys.stderr,
+        )
         return int(code) or 1
     summary = json.loads(summary_path.read_text())
     verdict = summary.get("verdict")

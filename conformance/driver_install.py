@@ -59,8 +59,10 @@ def manifest_files(paths: Iterable[Path]) -> list[Path]:
         else:
             raise InstallError(f"manifest path {path} does not exist", "fix install.manifests")
     if not files:
-        raise InstallError("install.manifests names no manifest files",
-                           f"put {', '.join(MANIFEST_SUFFIXES)} files there")
+        raise InstallError(
+            "install.manifests names no manifest files",
+            f"put {', '.join(MANIFEST_SUFFIXES)} files there",
+        )
     return files
 
 
@@ -71,20 +73,24 @@ def render_manifests(files: Sequence[Path], image: str | None) -> str:
         text = f.read_text()
         if IMAGE_PLACEHOLDER in text:
             if image is None:
-                raise InstallError(f"{f} uses {IMAGE_PLACEHOLDER} but the profile has no "
-                                   "install.image", "add install.image (ref or builder)")
+                raise InstallError(
+                    f"{f} uses {IMAGE_PLACEHOLDER} but the profile has no install.image",
+                    "add install.image (ref or builder)",
+                )
             text = text.replace(IMAGE_PLACEHOLDER, image)
         documents.append(text.strip())
     return "\n---\n".join(documents) + "\n"
 
 
-def _kubectl(kubeconfig: str, context: str | None, *args: str, stdin: str | None = None,
-             timeout: float = 120) -> subprocess.CompletedProcess:
+def _kubectl(
+    kubeconfig: str, context: str | None, *args: str, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     cmd = [tool("kubectl"), "--kubeconfig", kubeconfig]
     if context:
         cmd += ["--context", context]
-    return subprocess.run([*cmd, *args], input=stdin, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [*cmd, *args], input=stdin, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _build_image(spec: ImageSpec, progress: Progress) -> str:
@@ -102,9 +108,10 @@ def _build_image(spec: ImageSpec, progress: Progress) -> str:
         with progress.stage(f"docker build {spec.ref}"):
             result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
-            raise InstallError(f"docker build of {spec.ref} failed:\n{result.stderr[-2000:]}",
-                               "fix the build, or build the image yourself and drop "
-                               "install.image.build")
+            raise InstallError(
+                f"docker build of {spec.ref} failed:\n{result.stderr[-2000:]}",
+                "fix the build, or build the image yourself and drop install.image.build",
+            )
     return spec.ref
 
 
@@ -121,8 +128,13 @@ def prepare_image(spec: ImageSpec | None, target: KindTarget, progress: Progress
     return ref
 
 
-def install(profile: Profile, kubeconfig: str, context: str | None = None,
-            target: KindTarget | None = None, progress: Progress | None = None) -> None:
+def install(
+    profile: Profile,
+    kubeconfig: str,
+    context: str | None = None,
+    target: KindTarget | None = None,
+    progress: Progress | None = None,
+) -> None:
     """Apply the profile's install method. Idempotent: a second install changes nothing."""
     progress = progress or Progress()
     target = target or KindTarget()
@@ -133,18 +145,31 @@ def install(profile: Profile, kubeconfig: str, context: str | None = None,
         with progress.stage(f"install {profile.driver} (kubectl apply)"):
             result = _kubectl(kubeconfig, context, "apply", "-f", "-", stdin=stream)
         if result.returncode != 0:
-            raise InstallError(f"kubectl apply of the driver manifests failed:\n"
-                               f"{result.stderr.strip()[-2000:]}",
-                               "check the manifests named in install.manifests")
+            raise InstallError(
+                f"kubectl apply of the driver manifests failed:\n{result.stderr.strip()[-2000:]}",
+                "check the manifests named in install.manifests",
+            )
     elif isinstance(method, HelmInstall):
         prepare_image(method.image, target, progress)
         _helm_install(method, kubeconfig, context, progress)
 
 
-def _helm_install(method: HelmInstall, kubeconfig: str, context: str | None,
-                  progress: Progress) -> None:
-    cmd = [tool("helm"), "upgrade", "--install", method.release, method.chart, "--namespace",
-           method.namespace, "--create-namespace", "--kubeconfig", kubeconfig, "--wait"]
+def _helm_install(
+    method: HelmInstall, kubeconfig: str, context: str | None, progress: Progress
+) -> None:
+    cmd = [
+        tool("helm"),
+        "upgrade",
+        "--install",
+        method.release,
+        method.chart,
+        "--namespace",
+        method.namespace,
+        "--create-namespace",
+        "--kubeconfig",
+        kubeconfig,
+        "--wait",
+    ]
     if context:
         cmd += ["--kube-context", context]
     if method.version:
@@ -159,8 +184,9 @@ def _helm_install(method: HelmInstall, kubeconfig: str, context: str | None,
         raise InstallError(f"helm install of {method.chart} failed:\n{result.stderr[-2000:]}")
 
 
-def uninstall(profile: Profile, kubeconfig: str, context: str | None = None,
-              progress: Progress | None = None) -> None:
+def uninstall(
+    profile: Profile, kubeconfig: str, context: str | None = None, progress: Progress | None = None
+) -> None:
     """Remove what install created (manifests in reverse order, or the helm release)."""
     progress = progress or Progress()
     method = profile.install
@@ -168,13 +194,29 @@ def uninstall(profile: Profile, kubeconfig: str, context: str | None = None,
         files = list(reversed(manifest_files(method.paths)))
         stream = render_manifests(files, "unused")
         with progress.stage(f"uninstall {profile.driver}"):
-            result = _kubectl(kubeconfig, context, "delete", "--ignore-not-found", "--wait",
-                              "-f", "-", stdin=stream, timeout=300)
+            result = _kubectl(
+                kubeconfig,
+                context,
+                "delete",
+                "--ignore-not-found",
+                "--wait",
+                "-f",
+                "-",
+                stdin=stream,
+                timeout=300,
+            )
         if result.returncode != 0:
             raise InstallError(f"kubectl delete failed:\n{result.stderr.strip()[-2000:]}")
     elif isinstance(method, HelmInstall):
-        cmd = [tool("helm"), "uninstall", method.release, "--namespace", method.namespace,
-               "--kubeconfig", kubeconfig]
+        cmd = [
+            tool("helm"),
+            "uninstall",
+            method.release,
+            "--namespace",
+            method.namespace,
+            "--kubeconfig",
+            kubeconfig,
+        ]
         if context:
             cmd += ["--kube-context", context]
         result = subprocess.run(cmd, capture_output=True, text=True)
@@ -248,16 +290,22 @@ def slices_per_node(k8s: K8sClients, driver: str) -> dict[str, int]:
 def readiness_state(k8s: K8sClients, profile: Profile) -> ReadinessState:
     ds = "ready"
     if profile.readiness.daemonset_name and profile.readiness.daemonset_namespace:
-        ds = daemonset_state(k8s, profile.readiness.daemonset_namespace,
-                             profile.readiness.daemonset_name)
+        ds = daemonset_state(
+            k8s, profile.readiness.daemonset_namespace, profile.readiness.daemonset_name
+        )
     counts = slices_per_node(k8s, profile.driver)
     wanted = profile.readiness.slices_per_node
     missing = tuple(n for n in selected_nodes(k8s, profile) if counts.get(n, 0) < wanted)
     return ReadinessState(ds, counts, missing)
 
 
-def wait_ready(profile: Profile, kubeconfig: str, context: str | None = None,
-               timeout: float | None = None, progress: Progress | None = None) -> ReadinessState:
+def wait_ready(
+    profile: Profile,
+    kubeconfig: str,
+    context: str | None = None,
+    timeout: float | None = None,
+    progress: Progress | None = None,
+) -> ReadinessState:
     """Until the DaemonSet is rolled out and ready and every selected node has its slices."""
     progress = progress or Progress()
     k8s = load_clients(kubeconfig, context)
@@ -272,7 +320,8 @@ def wait_ready(profile: Profile, kubeconfig: str, context: str | None = None,
                 raise InstallError(
                     f"driver {profile.driver} not ready after {timeout:.0f}s; last seen: {state}",
                     "look at the driver pods' logs (kubectl logs -n <namespace> ds/<name>); "
-                    "raise timeouts.driverReady or --dra-timeout-scale on a slow machine")
+                    "raise timeouts.driverReady or --dra-timeout-scale on a slow machine",
+                )
             time.sleep(2)
 
 
@@ -282,6 +331,8 @@ def ensure_reachable(kubeconfig: str, context: str | None) -> K8sClients:
     try:
         k8s.get_raw("/version")
     except Exception as exc:  # any transport or auth failure means the same to the user
-        raise ClusterError(f"the cluster of {kubeconfig} does not answer: {exc}",
-                           "check that it is running (dra-conformance cluster status)") from exc
+        raise ClusterError(
+            f"the cluster of {kubeconfig} does not answer: {exc}",
+            "check that it is running (dra-conformance cluster status)",
+        ) from exc
     return k8s

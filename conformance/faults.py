@@ -50,6 +50,7 @@ MISBEHAVIOURS = frozenset(
         "skip-claim-in-prepare",
         "lose-checkpoint-on-restart",
         "no-health-reports",
+        "taint-prepared-devices",
     }
 )
 

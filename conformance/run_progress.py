@@ -39,9 +39,9 @@ class RunProgress:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.total_tests = len(items)
-        ids = {
-            v for item in items for k, v in item.user_properties if k == "requirement"
-        } or {m.args[0] for item in items for m in item.iter_markers("requirement") if m.args}
+        ids = {v for item in items for k, v in item.user_properties if k == "requirement"} or {
+            m.args[0] for item in items for m in item.iter_markers("requirement") if m.args
+        }
         self.requirements_total = len(ids)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from conformance.cluster import docker_client, rootfs
+from conformance.cluster.buildlock import build_lock
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest
 from conformance.errors import BuildError, HostError
@@ -51,6 +52,13 @@ def build_workload_image(progress: Progress) -> str:
     ref = workload_image_ref()
     if docker_client.image_exists(ref):
         return ref
+    with build_lock("workload-image"):
+        if docker_client.image_exists(ref):
+            return ref
+        return _build_workload_image(ref, progress)
+
+
+def _build_workload_image(ref: str, progress: Progress) -> str:
     busybox = _busybox()
     applets = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
                              check=True).stdout.split()
@@ -121,6 +129,13 @@ def build_driver_image(progress: Progress) -> str:
     ref = driver_image_ref(package, requirements)
     if docker_client.image_exists(ref):
         return ref
+    with build_lock("driver-image"):
+        if docker_client.image_exists(ref):
+            return ref
+        return _build_driver_image(ref, package, requirements, progress)
+
+
+def _build_driver_image(ref: str, package: Path, requirements: Path, progress: Progress) -> str:
     base = build_python_base(progress)
     site = _pip_site(requirements, progress)
     client = docker_client.client()
@@ -153,12 +168,14 @@ def node_has_image(node: str, ref: str) -> bool:
 
 def load_into_cluster(kind_binary: Path, cluster: str, nodes: list[str], ref: str,
                       progress: Progress) -> None:
-    missing = [n for n in nodes if not node_has_image(n, ref)]
-    if not missing:
-        return
-    with progress.stage(f"load {ref} into {len(missing)} node(s)"):
-        result = subprocess.run([str(kind_binary), "load", "docker-image", ref, "--name", cluster,
-                                 "--nodes", ",".join(missing)], capture_output=True, text=True)
+    with build_lock(f"load-{cluster}"):
+        missing = [n for n in nodes if not node_has_image(n, ref)]
+        if not missing:
+            return
+        with progress.stage(f"load {ref} into {len(missing)} node(s)"):
+            result = subprocess.run([str(kind_binary), "load", "docker-image", ref, "--name",
+                                     cluster, "--nodes", ",".join(missing)],
+                                    capture_output=True, text=True)
         if result.returncode != 0:
             raise BuildError(f"kind load docker-image {ref} failed:\n{result.stderr[-1500:]}")
 

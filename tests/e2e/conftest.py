@@ -1,13 +1,24 @@
-"""End-to-end tier: one real kind cluster per session (created or reused), never skipped."""
+"""End-to-end tier: one real kind cluster per session (created or reused), never skipped.
+
+`DRA_CONFORMANCE_E2E_CLUSTER` names another kind cluster (a developer's) to run against; the
+tier's last file deletes the cluster, so run a subset (e.g. tests/e2e/broken) against yours.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
+from conformance import driver_install
 from conformance.cluster import images, kind
+from conformance.kube.client import K8sClients, load_clients
+from conformance.profile import SUITE_ROOT, Profile, load_profile
 from conformance.progress import Progress
 
-CLUSTER = "dra-conformance-e2e"
+CLUSTER = os.environ.get("DRA_CONFORMANCE_E2E_CLUSTER", "dra-conformance-e2e")
+FAKE_PROFILE = SUITE_ROOT / "drivers/fake/profile.yaml"
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +34,34 @@ def kind_cluster(progress: Progress) -> kind.KindCluster:
 @pytest.fixture(scope="session")
 def workload_image(kind_cluster: kind.KindCluster, progress: Progress) -> str:
     ref = images.build_workload_image(progress)
-    images.load_into_cluster(kind_cluster.kind, kind_cluster.name, kind_cluster.nodes(), ref,
-                             progress)
+    images.load_into_cluster(
+        kind_cluster.kind, kind_cluster.name, kind_cluster.nodes(), ref, progress
+    )
     return ref
+
+
+@pytest.fixture(scope="session")
+def fake_profile() -> Profile:
+    return load_profile(FAKE_PROFILE)
+
+
+@pytest.fixture(scope="session")
+def fake_driver(
+    kind_cluster: kind.KindCluster, fake_profile: Profile, progress: Progress
+) -> Profile:
+    """The bundled fake driver installed on the e2e cluster and ready."""
+    kubeconfig = str(kind_cluster.kubeconfig)
+    driver_install.install(
+        fake_profile, kubeconfig, None, driver_install.KindTarget(kind_cluster.name), progress
+    )
+    driver_install.wait_ready(fake_profile, kubeconfig, None, progress=progress)
+    return fake_profile
+
+
+@pytest.fixture(scope="session")
+def k8s(kind_cluster: kind.KindCluster) -> K8sClients:
+    return load_clients(str(kind_cluster.kubeconfig), None)
+
+
+def suite_root() -> Path:
+    return SUITE_ROOT

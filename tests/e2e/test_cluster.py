@@ -40,12 +40,18 @@ def test_smoke_pods_on_every_worker_reach_api_via_service(kind_cluster, workload
 def test_dra_beta_gates_enabled_and_cdi_on(kind_cluster):
     metrics = kind_cluster.kubectl("get", "--raw", "/metrics").stdout
     gates = status.dra_gates(metrics)
-    for gate in ("DRAPartitionableDevices", "DRAConsumableCapacity",
-                 "DRADeviceBindingConditions", "ResourceHealthStatus", "DRADeviceTaintRules"):
+    for gate in (
+        "DRAPartitionableDevices",
+        "DRAConsumableCapacity",
+        "DRADeviceBindingConditions",
+        "ResourceHealthStatus",
+        "DRADeviceTaintRules",
+    ):
         assert gates.get(gate) is True, f"{gate}: {gates.get(gate)}"
     node = kind_cluster.nodes()[0]
-    config = subprocess.run(["docker", "exec", node, "containerd", "config", "dump"],
-                            capture_output=True, text=True).stdout
+    config = subprocess.run(
+        ["docker", "exec", node, "containerd", "config", "dump"], capture_output=True, text=True
+    ).stdout
     # containerd 2.4 has CDI always on (no enable_cdi key); it must scan the dynamic spec dir.
     match = re.search(r"cdi_spec_dirs\s*=\s*\[([^\]]*)\]", config)
     assert match and "/var/run/cdi" in match.group(1), "containerd does not read /var/run/cdi"
@@ -61,17 +67,33 @@ def test_second_up_reuses_healthy_cluster(kind_cluster, progress):
 
 def test_cli_kubeconfig_and_status(kind_cluster):
     cli = [sys.executable, "-m", "conformance.cli", "cluster"]
-    out = subprocess.run([*cli, "kubeconfig", "--name", kind_cluster.name], capture_output=True,
-                         text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [*cli, "kubeconfig", "--name", kind_cluster.name],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == str(kind_cluster.kubeconfig)
-    text = subprocess.run([*cli, "status", "--name", kind_cluster.name], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        [*cli, "status", "--name", kind_cluster.name], capture_output=True, text=True, check=True
+    ).stdout
     assert "server version: v1.37.2" in text
     assert "devicetaintrules" in text
 
 
 def test_cli_unknown_cluster_is_a_clear_error():
-    result = subprocess.run([sys.executable, "-m", "conformance.cli", "cluster", "kubeconfig",
-                             "--name", "no-such-cluster"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "conformance.cli",
+            "cluster",
+            "kubeconfig",
+            "--name",
+            "no-such-cluster",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2
     assert "dra-conformance cluster up --name no-such-cluster" in result.stderr

@@ -1,0 +1,173 @@
+"""Prove that a released device can be allocated again (DRA-DEL-*, DRA-EXT-004).
+
+CEL cannot name a device, only describe it, so a *probe* claim asks for every device on the
+device's node that looks exactly like it (`describing_selector`: all its attributes). The
+probe is created while the device is still held, so the scheduler has already found it
+unschedulable (PodScheduled=False) before the release: the device becoming allocatable is
+then a transition the test observes, not an assumption. After the release the probe must
+get the device, run, and see it through the profile's verification - a driver that keeps a
+released device busy fails there.
+
+Under xdist another test may be scheduled onto the device the moment it is freed; that too
+proves it was allocatable again, so the wait accepts a claim the test does not own holding
+the device (reported in the result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.devices import PublishedDevice
+from conformance.kube import state, waits
+from conformance.kube.client import K8sClients
+from conformance.kube.state import AllocationResult
+from conformance.workloads import Workloads, describing_selector, look_alikes
+
+
+def holders(
+    claims: Iterable[Mapping[str, Any]], driver: str, device_id: str
+) -> list[tuple[str, str, str]]:
+    """(namespace, name, uid) of the claims whose allocation includes `device_id` of `driver`."""
+    out = []
+    for claim in claims:
+        if any(r.driver == driver and r.device_id == device_id for r in _results(claim)):
+            meta = claim.get("metadata") or {}
+            out.append((meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", "")))
+    return out
+
+
+def _results(claim: Mapping[str, Any]) -> list[AllocationResult]:
+    return state.allocation_results(claim)
+
+
+def all_claims(k8s: K8sClients) -> list[dict[str, Any]]:
+    return [k8s.to_dict(c) for c in k8s.resource.list_resource_claim_for_all_namespaces().items]
+
+
+@dataclass(frozen=True)
+class Reallocation:
+    """How the released device was seen allocatable again."""
+
+    probe_results: tuple[AllocationResult, ...]  # empty when another test got the device
+    taken_by: tuple[str, str, str] | None = None  # (namespace, name, uid) of a foreign claim
+
+
+@dataclass
+class ReuseProbe:
+    """A claim + pod that only `device` (or its look-alikes on the same node) can satisfy."""
+
+    workload: Workloads
+    name: str
+    device: PublishedDevice
+    wanted: frozenset[str]  # device ids the probe claim asks for (the device + look-alikes)
+
+    @classmethod
+    def start(
+        cls, workload: Workloads, device_id: str, *, kind: str = "default", name: str = "probe"
+    ) -> ReuseProbe:
+        """Create the probe claim and pod (call while the device is still held)."""
+        device = workload.context.device(device_id)
+        assert device is not None, (
+            f"device {device_id} is not among the devices the driver published when the run "
+            "started, so no claim can be pinned to it"
+        )
+        selector = describing_selector(device)
+        assert selector is not None, (
+            f"device {device_id} publishes no attributes, so no CEL selector can pin a claim "
+            "to it (DRA selectors describe devices; they cannot name them)"
+        )
+        kind_devices = workload.context.devices_of_kind(kind) or workload.context.devices
+        alikes = look_alikes(device, kind_devices)
+        workload.claim(
+            name,
+            [workload.device_request(kind, selectors=[selector], count=1 + len(alikes))],
+        )
+        workload.pod(name, [name], node=device.node)
+        return cls(workload, name, device, frozenset([device.id, *alikes]))
+
+    def assert_blocked(self) -> dict[str, Any]:
+        """The scheduler tried and could not place the probe: the device is in use."""
+        condition = waits.wait_for_pod_scheduled_false(
+            self.workload.k8s,
+            self.workload.namespace,
+            self.name,
+            timeout=self.workload.timeout("claimAllocated"),
+        )
+        claim = self.workload.read_claim(self.name)
+        assert not state.is_allocated(claim), (
+            f"probe claim {self.name} for held device {self.device.id} got allocated: "
+            f"{state.claim_summary(claim)}"
+        )
+        return condition
+
+    def wait_reallocated(self, *, released_uids: Collection[str] = ()) -> Reallocation:
+        """Wait until the probe claim holds the device (or a claim that is neither the probe
+        nor one of `released_uids` does), then, for the probe, that its pod runs and sees
+        exactly what the probe was allocated."""
+        workload = self.workload
+        driver = workload.profile.driver
+
+        def read() -> dict[str, Any]:
+            probe = workload.read_claim(self.name)
+            if state.is_allocated(probe):
+                return {"probe": probe, "others": []}
+            ours = {(probe or {}).get("metadata", {}).get("uid"), *released_uids}
+            others = [
+                h
+                for h in holders(all_claims(workload.k8s), driver, self.device.id)
+                if h[2] not in ours
+            ]
+            return {"probe": probe, "others": others}
+
+        seen = waits.wait_until(
+            read,
+            lambda v: state.is_allocated(v["probe"]) or bool(v["others"]),
+            describe=f"device {self.device.id} to be allocated again (probe claim "
+            f"{workload.namespace}/{self.name} pinned to it)",
+            timeout=workload.timeout("claimAllocated") + workload.timeout("podDeleted"),
+            show=lambda v: {"probe": state.claim_summary(v["probe"]), "others": v["others"]},
+        )
+        if not state.is_allocated(seen["probe"]):
+            return Reallocation((), taken_by=tuple(seen["others"][0]))
+        results = tuple(state.allocation_results(seen["probe"]))
+        got = {r.device_id for r in results}
+        assert got == set(self.wanted) and all(r.driver == driver for r in results), (
+            f"probe claim {self.name} should get exactly {sorted(self.wanted)} from {driver}, "
+            f"got {[(r.driver, r.device_id) for r in results]}"
+        )
+        wait_running_or_prepare_failure(workload, self.name)
+        workload.assert_sees_exactly(self.name, results)
+        return Reallocation(results)
+
+
+def wait_running_or_prepare_failure(workload: Workloads, pod: str) -> dict[str, Any]:
+    """Like `workload.wait_running`, but stop at the first FailedPrepareDynamicResources event:
+    a freshly released device that the driver refuses to prepare is the failure itself."""
+
+    def read() -> dict[str, Any]:
+        return {
+            "pod": workload.read_pod(pod),
+            "failed": workload.warning_events("FailedPrepareDynamicResources", "Pod", pod),
+        }
+
+    def ready(v: dict[str, Any]) -> bool:
+        statuses = ((v["pod"] or {}).get("status") or {}).get("containerStatuses") or ()
+        running = state.pod_phase(v["pod"]) == "Running"
+        return running and bool(statuses) and all(s.get("ready") for s in statuses)
+
+    def abort(v: dict[str, Any]) -> str | None:
+        if v["failed"]:
+            return f"the kubelet could not prepare its claim: {v['failed'][-1].get('message')}"
+        phase = state.pod_phase(v["pod"])
+        return f"the pod reached phase {phase}" if phase in ("Succeeded", "Failed") else None
+
+    return waits.wait_until(
+        read,
+        ready,
+        describe=f"pod {workload.namespace}/{pod} to be Running with all containers ready",
+        timeout=workload.timeout("podRunning"),
+        show=lambda v: state.pod_summary(v["pod"]),
+        abort=abort,
+    )["pod"]

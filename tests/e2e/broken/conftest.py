@@ -1,0 +1,201 @@
+"""Broken-driver checks: switch fake-driver misbehaviours on, run one requirement's scenario
+tests in a pytest subprocess against the real cluster, and report how they ended.
+
+While a misbehaviour is on, the check holds an exclusive lease on the cluster's lease book, so
+no other run against the same cluster sees the broken driver; the subprocess gets a private
+lease book (the parent's exclusive lease would otherwise block it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.faults import ALL_NODES, FakeDriverControl
+from conformance.kube.client import K8sClients
+from conformance.lease import DeviceLeaseBroker, cluster_lease_dir
+from conformance.profile import SUITE_ROOT, Profile
+
+SUBPROCESS_TIMEOUT_S = 900
+
+
+@dataclass
+class BrokenRun:
+    requirement: str
+    misbehaviours: tuple[str, ...]
+    outcomes: dict[str, str] = field(default_factory=dict)  # nodeid -> passed|failed|...
+    requirement_status: str | None = None  # from summary.json
+    verdict: str | None = None
+    output: str = ""
+    returncode: int = 0
+
+    @property
+    def failed(self) -> list[str]:
+        return [n for n, o in self.outcomes.items() if o in ("failed", "error")]
+
+    def explain(self) -> str:
+        return (
+            f"{self.requirement} with misbehaviours {list(self.misbehaviours)}: outcomes "
+            f"{self.outcomes}, requirement status {self.requirement_status}\n"
+            f"--- subprocess output (tail) ---\n{self.output[-6000:]}"
+        )
+
+
+def junit_outcomes(path: Path) -> dict[str, str]:
+    outcomes: dict[str, str] = {}
+    if not path.is_file():
+        return outcomes
+    for case in ET.parse(path).getroot().iter("testcase"):
+        nodeid = f"{case.get('classname', '')}::{case.get('name', '')}"
+        tags = {child.tag for child in case}
+        if "failure" in tags:
+            outcomes[nodeid] = "failed"
+        elif "error" in tags:
+            outcomes[nodeid] = "error"
+        elif "skipped" in tags:
+            outcomes[nodeid] = "skipped"
+        else:
+            outcomes[nodeid] = "passed"
+    return outcomes
+
+
+def _worker_nodes(k8s: K8sClients, profile: Profile) -> list[str]:
+    return sorted(
+        n.metadata.name for n in k8s.core.list_node(label_selector=profile.node_selector).items
+    )
+
+
+def run_scenarios(
+    cluster: str, profile: Path, requirement: str, report_dir: Path, extra: Sequence[str] = ()
+) -> BrokenRun:
+    """One requirement's scenarios in a subprocess against the e2e cluster."""
+    run_id = f"broken-{requirement.lower()}-{secrets.token_hex(3)}"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(SUITE_ROOT / "scenarios"),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rfE",
+        "--dra-profile",
+        str(profile),
+        "--dra-cluster",
+        "kind",
+        "--dra-cluster-name",
+        cluster,
+        "--dra-skip-install",
+        "--dra-lease-dir",
+        str(report_dir / "lease"),
+        "--dra-report-dir",
+        str(report_dir / "report"),
+        "--dra-run-id",
+        run_id,
+        "--dra-html-report",
+        "never",
+        "--dra-requirement",
+        requirement,
+        *extra,
+    ]
+    result = subprocess.run(
+        cmd,
+        cwd=SUITE_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT_S,
+        env={**os.environ},
+    )
+    run = BrokenRun(
+        requirement, (), output=result.stdout + result.stderr, returncode=result.returncode
+    )
+    run.outcomes = junit_outcomes(report_dir / "report" / "junit.xml")
+    summary_path = report_dir / "report" / "summary.json"
+    if summary_path.is_file():
+        summary = json.loads(summary_path.read_text())
+        run.verdict = summary.get("verdict")
+        run.requirement_status = next(
+            (
+                r.get("status")
+                for r in summary.get("requirements", [])
+                if r.get("id") == requirement
+            ),
+            None,
+        )
+    return run
+
+
+@pytest.fixture
+def run_scenario_against_broken_driver(
+    fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, tmp_path: Path
+) -> Iterator[Callable[..., BrokenRun]]:
+    """`run(requirement_id, misbehaviours, node="*")` -> BrokenRun; misbehaviours are switched
+    off again (and the driver confirmed it) before the fixture ends, also on failure."""
+    control = FakeDriverControl(k8s.core)
+    nodes = _worker_nodes(k8s, fake_driver)
+    broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
+    switched: list[tuple[str, str]] = []
+    leases: list[Any] = []
+
+    def wait_all(target: str) -> None:
+        for node in nodes if target == ALL_NODES else [target]:
+            control.wait_applied(node, timeout=60)
+
+    def run(
+        requirement: str,
+        misbehaviours: Sequence[str],
+        node: str = ALL_NODES,
+        extra: Sequence[str] = (),
+    ) -> BrokenRun:
+        if not leases:
+            leases.append(
+                broker.acquire(
+                    f"broken-driver-check {requirement}", [], exclusive=True, timeout=1800
+                )
+            )
+        for name in misbehaviours:
+            control.set_misbehaviour(name, True, node)
+            switched.append((name, node))
+        wait_all(node)
+        result = run_scenarios(
+            kind_cluster.name,
+            fake_driver.source,
+            requirement,
+            tmp_path / f"run-{len(switched)}",
+            extra,
+        )
+        result.misbehaviours = tuple(misbehaviours)
+        return result
+
+    try:
+        yield run
+    finally:
+        try:
+            for name, node in reversed(switched):
+                control.set_misbehaviour(name, False, node)
+            for node in dict.fromkeys(n for _, n in switched):
+                wait_all(node)
+        finally:
+            for lease in leases:
+                broker.release(lease)
+
+
+def assert_requirement_fails(run: BrokenRun, must_mention: str | None = None) -> None:
+    """The requirement failed (in the summary and in at least one of its tests)."""
+    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
+    assert run.failed, f"the broken driver passed:\n{run.explain()}"
+    assert run.requirement_status == "failed", run.explain()
+    if must_mention:
+        assert must_mention in run.output, (
+            f"the failure does not mention {must_mention!r}:\n{run.explain()}"
+        )

@@ -1,0 +1,103 @@
+"""`dra-conformance run` end to end on the real cluster with the fake driver (issue: harness)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.kube.client import K8sClients
+from conformance.profile import SUITE_ROOT
+
+RUN_LABEL = "dra-conformance.io/run"
+
+
+def _run_cli(cluster: str, report_dir: Path, *extra: str, run_id: str,
+             profile: str = "drivers/fake/profile.yaml",
+             timeout: float = 1800) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "conformance.cli", "run", "--profile", profile,
+           "--name", cluster, "--report-dir", str(report_dir), "--run-id", run_id, *extra]
+    return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _junit_counts(path: Path) -> dict[str, int]:
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        tags = {c.tag for c in case}
+        key = "failed" if tags & {"failure", "error"} else "skipped" if "skipped" in tags \
+            else "passed"
+        counts[key] += 1
+    return counts
+
+
+def _run_namespaces(k8s: K8sClients, run_id: str) -> list[str]:
+    items = k8s.core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}").items
+    return [n.metadata.name for n in items if n.status.phase != "Terminating"] + [
+        n.metadata.name for n in items if n.status.phase == "Terminating"]
+
+
+@pytest.mark.parametrize("workers", ["0", "4"])
+def test_core_suite_conformant(kind_cluster, fake_driver, tmp_path, workers):
+    run_id = f"e2e-core-n{workers}-{int(time.time())}"
+    result = _run_cli(kind_cluster.name, tmp_path / "report", "-n", workers,
+                      "--dra-verdict-scope", "core", "scenarios/core", run_id=run_id)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-8000:]
+    assert "verdict CONFORMANT" in output
+    report = tmp_path / "report"
+    summary = json.loads((report / "summary.json").read_text())
+    assert summary["verdict"] == "CONFORMANT"
+    core = [r for r in summary["requirements"] if r["id"].startswith("DRA-CORE-")]
+    assert len(core) == 6 and {r["status"] for r in core} == {"passed"}, core
+    assert all(r["duration_s"] > 0 for r in core)
+    junit = _junit_counts(report / "junit.xml")
+    assert junit["failed"] == 0 and junit["passed"] >= 6
+    assert summary.get("counts", {}).get("passed", junit["passed"]) == junit["passed"]
+    for name in ("summary.md", "evidence.tar.gz", "allure-results/environment.properties",
+                 "allure-results/categories.json"):
+        assert (report / name).exists(), name
+    assert "tests" in output and "requirements reached" in output  # live progress
+
+
+def test_broken_profile_exits_nonzero_with_clear_message(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: dra-conformance.io/v1alpha1\nkind: DriverProfile\n"
+                   "driver: Not_A_Name\n")
+    result = _run_cli("unused", tmp_path / "report", run_id="e2e-bad", profile=str(bad))
+    assert result.returncode == 2
+    assert "driver: expected a driver name" in result.stderr
+    assert "deviceClasses: required field is missing" in result.stderr
+    assert not (tmp_path / "report").exists()
+
+
+def test_sigint_mid_run_leaves_no_test_namespace(kind_cluster, fake_driver, k8s, tmp_path):
+    run_id = f"e2e-sigint-{int(time.time())}"
+    cmd = [sys.executable, "-m", "conformance.cli", "run", "--profile",
+           "drivers/fake/profile.yaml", "--name", kind_cluster.name, "--report-dir",
+           str(tmp_path / "report"), "--run-id", run_id, "scenarios/core"]
+    proc = subprocess.Popen(cmd, cwd=SUITE_ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not _run_namespaces(k8s, run_id):
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            time.sleep(0.5)
+        assert _run_namespaces(k8s, run_id), "no test namespace appeared within 300 s"
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    deadline = time.monotonic() + 120
+    while _run_namespaces(k8s, run_id) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert _run_namespaces(k8s, run_id) == [], output[-4000:]
