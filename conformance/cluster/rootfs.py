@@ -31,6 +31,19 @@ def debian_mirror() -> str:
     return DEFAULT_MIRROR
 
 
+def unmount_below(root: Path) -> None:
+    """Lazily unmount every mount point under `root`, deepest first."""
+    prefix = str(root.resolve())
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return
+    points = [ln.split()[1] for ln in lines if len(ln.split()) > 1]
+    below = [p for p in points if p == prefix or p.startswith(prefix + "/")]
+    for point in sorted(below, key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
+
+
 def base_image_ref(v: NodeVersions) -> str:
     return f"localhost/dra-conformance/node-base:{rootfs_key(v)}"
 
@@ -62,6 +75,7 @@ def _import_debootstrap_image(ref: str, suite: str, packages: tuple[str, ...], n
     target = cache_root() / "rootfs" / name
     if not (target / ".complete").exists():
         tmp = target.with_name(name + ".tmp")
+        unmount_below(tmp)  # a failed debootstrap leaves /proc (and more) mounted in its target
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.parent.mkdir(parents=True, exist_ok=True)
         log = target.with_name(name + ".log")
