@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from conformance.errors import ClusterError, ConformanceError, HostError
 from conformance.kube.client import K8sClients, load_clients
 from conformance.profile import HelmInstall, ImageSpec, ManifestsInstall, Profile
@@ -66,9 +68,23 @@ def manifest_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
+# Objects others depend on go first (as helm orders an install); the rest keep their order.
+KIND_ORDER = (
+    "Namespace",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "ClusterRole",
+    "Role",
+    "ClusterRoleBinding",
+    "RoleBinding",
+    "ConfigMap",
+    "Secret",
+)
+
+
 def render_manifests(files: Sequence[Path], image: str | None) -> str:
-    """One multi-document stream with IMAGE_PLACEHOLDER substituted."""
-    documents = []
+    """One multi-document stream with IMAGE_PLACEHOLDER substituted, dependencies first."""
+    documents: list[dict] = []
     for f in files:
         text = f.read_text()
         if IMAGE_PLACEHOLDER in text:
@@ -78,8 +94,17 @@ def render_manifests(files: Sequence[Path], image: str | None) -> str:
                     "add install.image (ref or builder)",
                 )
             text = text.replace(IMAGE_PLACEHOLDER, image)
-        documents.append(text.strip())
-    return "\n---\n".join(documents) + "\n"
+        try:
+            documents += [d for d in yaml.safe_load_all(text) if d]
+        except yaml.YAMLError as exc:
+            raise InstallError(f"{f} is not valid YAML: {exc}", "fix the manifest") from None
+
+    def rank(doc: dict) -> int:
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+
+    documents.sort(key=rank)
+    return yaml.safe_dump_all(documents, sort_keys=False)
 
 
 def _kubectl(

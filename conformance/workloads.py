@@ -26,6 +26,7 @@ from conformance.profile import Profile
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 MAIN = "main"
+PREPARE_FAILED = "FailedPrepareDynamicResources"  # the kubelet's event reason (v1.37.2)
 
 
 # --- pure helpers ---------------------------------------------------------------------------
@@ -119,6 +120,23 @@ def node_selector_for(node: Mapping[str, Any]) -> dict[str, str]:
     return {HOSTNAME_LABEL: (meta.get("labels") or {}).get(HOSTNAME_LABEL) or meta["name"]}
 
 
+def pod_ready(pod: Mapping[str, Any] | None) -> bool:
+    """Phase Running and every container ready."""
+    statuses = ((pod or {}).get("status") or {}).get("containerStatuses") or ()
+    return (
+        state.pod_phase(pod) == "Running"
+        and bool(statuses)
+        and all(s.get("ready") for s in statuses)
+    )
+
+
+def restart_count(pod: Mapping[str, Any] | None, container: str = MAIN) -> int:
+    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or ():
+        if status.get("name") == container:
+            return int(status.get("restartCount") or 0)
+    return 0
+
+
 # --- the fixture's object -------------------------------------------------------------------
 
 
@@ -208,12 +226,18 @@ class Workloads:
         return objects.create(self.k8s, body)
 
     def run(
-        self, name: str, claims: Sequence[PodClaim | str] = (), **kwargs: Any
+        self,
+        name: str,
+        claims: Sequence[PodClaim | str] = (),
+        *,
+        abort_on_prepare_failure: bool = False,
+        **kwargs: Any,
     ) -> dict[str, Any]:
-        """Create a pod and wait until it is Running with every container ready."""
+        """Create a pod and wait until it is Running with every container ready (see
+        `wait_running` for `abort_on_prepare_failure`)."""
         started = time.monotonic()
         self.pod(name, claims, **kwargs)
-        pod = self.wait_running(name)
+        pod = self.wait_running(name, abort_on_prepare_failure=abort_on_prepare_failure)
         if self.request is not None:
             from conformance.report import record_metric
 
@@ -228,28 +252,60 @@ class Workloads:
     def node_selector(self, node: str) -> dict[str, str]:
         return node_selector_for(self.k8s.to_dict(self.k8s.core.read_node(node)))
 
-    def wait_running(self, name: str, *, timeout: float | None = None) -> dict[str, Any]:
-        """Running with all containers ready (the workload prints, then sleeps)."""
+    def wait_running(
+        self,
+        name: str,
+        *,
+        timeout: float | None = None,
+        abort_on_prepare_failure: bool = False,
+    ) -> dict[str, Any]:
+        """Running with all containers ready (the workload prints, then sleeps).
 
-        def ready(pod: dict[str, Any] | None) -> bool:
-            statuses = (pod or {}).get("status", {}).get("containerStatuses") or ()
-            return (
-                state.pod_phase(pod) == "Running"
-                and bool(statuses)
-                and all(s.get("ready") for s in statuses)
+        `abort_on_prepare_failure` stops at the first FailedPrepareDynamicResources event,
+        with the kubelet's message: for scenarios where any prepare error is the failure
+        (the kubelet would otherwise retry until the timeout)."""
+
+        def read() -> dict[str, Any]:
+            pod = state.read_pod(self.k8s, self.namespace, name)
+            failed = (
+                self.warning_events(PREPARE_FAILED, "Pod", name)
+                if abort_on_prepare_failure and not pod_ready(pod)
+                else []
             )
+            return {"pod": pod, "failed": failed}
+
+        def abort(seen: dict[str, Any]) -> str | None:
+            if seen["failed"]:
+                return (
+                    f"the kubelet could not prepare the pod's claims ({PREPARE_FAILED}): "
+                    f"{seen['failed'][-1].get('message')}"
+                )
+            phase = state.pod_phase(seen["pod"])
+            return f"the pod reached phase {phase}" if phase in ("Succeeded", "Failed") else None
 
         return waits.wait_until(
-            lambda: state.read_pod(self.k8s, self.namespace, name),
-            ready,
+            read,
+            lambda seen: pod_ready(seen["pod"]),
             describe=f"pod {self.namespace}/{name} to be Running with all containers ready",
             timeout=timeout or self.timeout("podRunning"),
+            show=lambda seen: state.pod_summary(seen["pod"]),
+            abort=abort,
+        )["pod"]
+
+    def restart_container(self, pod: str, container: str = MAIN) -> dict[str, Any]:
+        """Make the workload container exit (it restarts under restartPolicy Always) and wait
+        until it runs again with a higher restartCount; returns the pod."""
+        from conformance.kube.podexec import ask_workload_to_exit
+
+        before = restart_count(self.read_pod(pod), container)
+        ask_workload_to_exit(self.k8s, self.namespace, pod, container)
+        return waits.wait_until(
+            lambda: self.read_pod(pod),
+            lambda p: restart_count(p, container) > before and pod_ready(p),
+            describe=f"container {container} of pod {self.namespace}/{pod} to restart "
+            f"(restartCount > {before}) and be ready again",
+            timeout=self.timeout("podRunning"),
             show=state.pod_summary,
-            abort=lambda p: (
-                f"the pod reached phase {state.pod_phase(p)}"
-                if state.pod_phase(p) in ("Succeeded", "Failed")
-                else None
-            ),
         )
 
     def delete_pod(self, name: str, *, wait: bool = True, grace_period: int | None = None) -> None:
@@ -310,10 +366,25 @@ class Workloads:
     # -- what the container sees ---------------------------------------------------------------
 
     def seen(self, pod: str, container: str = MAIN, *, previous: bool = False) -> frozenset[str]:
-        """The device identifiers the container reports (profile verification)."""
-        output = state.pod_workload_output(
-            self.k8s, self.namespace, pod, container, previous=previous
+        """The device identifiers the container reports (profile verification); waits briefly
+        for a just-started container to finish printing."""
+
+        def read() -> state.WorkloadOutput | str:
+            try:
+                return state.pod_workload_output(
+                    self.k8s, self.namespace, pod, container, previous=previous
+                )
+            except ValueError as exc:  # no complete block yet
+                return str(exc)
+
+        output = waits.wait_until(
+            read,
+            lambda out: isinstance(out, state.WorkloadOutput),
+            describe=f"the workload output of container {container} of pod "
+            f"{self.namespace}/{pod}{' (previous instance)' if previous else ''}",
+            timeout=self.timeout("settle"),
         )
+        assert isinstance(output, state.WorkloadOutput)
         return frozenset(verification.observed_identifiers(self.profile.verification, output))
 
     def expected(self, results: Iterable[AllocationResult]) -> frozenset[str]:
