@@ -120,7 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = _extra_commands()
     except ImportError:
         extra = []
-    args = build_parser(extra).parse_args(argv)
+    parser = build_parser(extra)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        if getattr(args, "command", None) != "run":
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.pytest_args = [*unknown, *args.pytest_args]  # `run` passes them on to pytest
     try:
         return args.func(args)
     except ConformanceError as exc:

@@ -53,6 +53,7 @@ MISBEHAVIOURS = frozenset(
         "skip-claim-in-prepare",  # one claim is missing from the prepare response
         "lose-checkpoint-on-restart",  # the checkpoint is discarded on start
         "no-health-reports",  # the health stream stays silent
+        "taint-prepared-devices",  # devices of prepared claims get a NoExecute taint
     }
 )
 

@@ -131,7 +131,7 @@ class FakeDriver:
             cdi=self.cdi,
             checkpoint=self.checkpoint,
             faults=self.faults,
-            on_change=self.status.mark_dirty,
+            on_change=self._prepared_changed,
         )
         self.health = HealthMonitor(
             self.node,
@@ -196,7 +196,15 @@ class FakeDriver:
             self.status.mark_dirty()
             return result
 
+    def _prepared_changed(self) -> None:
+        self.status.mark_dirty()
+        if self.faults.misbehaving("taint-prepared-devices"):
+            self.republish()  # the slices show which devices are prepared
+
     def _plan(self) -> PoolPlan:
+        prepared = frozenset(
+            d.device_name for claim in self.preparer.prepared().values() for d in claim.devices
+        )
         return render_pool(
             self.driver,
             self.node,
@@ -204,6 +212,7 @@ class FakeDriver:
             self.faults.controls,
             self.faults.taint_time,
             self.partitionable,
+            prepared,
         )
 
     # -- registration --------------------------------------------------------

@@ -19,6 +19,8 @@ from fakedriver.catalog import DeviceSpec, NodeInventory
 from fakedriver.controls import NodeControls, Taint
 
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+# Misbehaviour taint-prepared-devices: what devices handed out to claims are published with.
+IN_USE_TAINT = {"key": "fake.dra-conformance.io/in-use", "effect": "NoExecute"}
 # Device taints and counters lower the per-slice device limit from 128 to 64.
 MAX_DEVICES_PER_SLICE = 64
 
@@ -111,7 +113,9 @@ def render_pool(
     controls: NodeControls,
     taint_time: Callable[[str, Taint], str | None] = lambda _d, _t: None,
     partitionable: bool = True,
+    prepared: frozenset[str] = frozenset(),
 ) -> PoolPlan:
+    """`prepared`: names of the devices of prepared claims (for taint-prepared-devices)."""
     keep_withdrawn = "keep-withdrawn-device" in controls.misbehaviours
     devices = [
         d
@@ -120,6 +124,10 @@ def render_pool(
         and (keep_withdrawn or not controls.device(d.name).withdrawn)
     ]
     rendered = [render_device(driver, d, controls, taint_time) for d in devices]
+    if "taint-prepared-devices" in controls.misbehaviours:
+        for body in rendered:
+            if body["name"] in prepared:
+                body["taints"] = [*body.get("taints", []), dict(IN_USE_TAINT)]
     chunks = [
         rendered[i : i + MAX_DEVICES_PER_SLICE]
         for i in range(0, len(rendered), MAX_DEVICES_PER_SLICE)

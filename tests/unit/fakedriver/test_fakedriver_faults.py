@@ -174,6 +174,27 @@ def test_fail_unprepare(harness):
     assert UID in driver.preparer.prepared()
 
 
+def test_taint_prepared_devices(harness):
+    driver = harness.start(
+        controls={"_all": json.dumps({"misbehaviours": ["taint-prepared-devices"]})}
+    )
+    stub = _stub(harness, driver)
+
+    def taints() -> dict[str, list]:
+        return {
+            d["name"]: d.get("taints", [])
+            for o in harness.slices.objects.values()
+            for d in o["spec"].get("devices") or []
+        }
+
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(stub, dra_v1_pb2, UID)
+    assert taints()["fa80-0"] == [{"key": "fake.dra-conformance.io/in-use", "effect": "NoExecute"}]
+    assert taints()["fa80-1"] == []
+    unprepare(stub, dra_v1_pb2, UID)
+    assert taints()["fa80-0"] == []
+
+
 def test_cdi_wrong_device(harness):
     driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["cdi-wrong-device"]})})
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))

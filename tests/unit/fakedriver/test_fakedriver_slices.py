@@ -11,7 +11,7 @@ from fakedriver.catalog import parse_quantity
 from fakedriver.controls import NodeControls, Taint, parse_controls
 from fakedriver.kubeapi import ApiError
 from fakedriver.publisher import HASH_ANNOTATION, SlicePublisher, node_owner_reference
-from fakedriver.slices import PCIE_ROOT, render_pool
+from fakedriver.slices import IN_USE_TAINT, PCIE_ROOT, render_pool
 
 
 def _mis(*names: str) -> NodeControls:
@@ -159,6 +159,20 @@ def test_pool_misbehaviours(catalog):
         in_slice = [d["name"] for d in item.spec["devices"]]
         assert len(in_slice) == len(set(in_slice))
     assert all(s.spec["pool"]["resourceSliceCount"] == 2 for s in duplicated.slices)
+
+
+def test_taint_prepared_devices_misbehaviour(catalog):
+    inventory = catalog.for_node(NODE)
+    prepared = frozenset({"fa80-1"})
+    honest = render_pool(DRIVER, NODE, inventory, NodeControls(), prepared=prepared)
+    assert all("taints" not in d for d in _devices(honest))
+    broken = render_pool(DRIVER, NODE, inventory, _mis("taint-prepared-devices"), prepared=prepared)
+    taints = {d["name"]: d.get("taints") for d in _devices(broken)}
+    assert taints == {
+        "fa80-0": None,
+        "fa80-1": [{"key": IN_USE_TAINT["key"], "effect": "NoExecute"}],
+        "ff16-0": None,
+    }
 
 
 def test_partitionable_can_be_turned_off(catalog):

@@ -17,6 +17,8 @@ from conformance.workloads import (
     kind_request,
     look_alikes,
     node_selector_for,
+    pod_ready,
+    restart_count,
 )
 
 FAKE_PROFILE = Path(__file__).resolve().parents[3] / "drivers" / "fake" / "profile.yaml"
@@ -94,3 +96,17 @@ def test_node_selector_prefers_the_hostname_label() -> None:
     labelled = {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "host-1"}}}
     assert node_selector_for(labelled) == {"kubernetes.io/hostname": "host-1"}
     assert node_selector_for({"metadata": {"name": "n1"}}) == {"kubernetes.io/hostname": "n1"}
+
+
+def test_pod_ready_needs_running_and_every_container_ready() -> None:
+    def pod(phase: str, *ready: bool) -> dict:
+        statuses = [{"name": f"c{i}", "ready": r, "restartCount": i} for i, r in enumerate(ready)]
+        return {"status": {"phase": phase, "containerStatuses": statuses}}
+
+    assert pod_ready(pod("Running", True, True))
+    assert not pod_ready(pod("Running", True, False))
+    assert not pod_ready(pod("Running"))
+    assert not pod_ready(pod("Pending", True))
+    assert not pod_ready(None)
+    assert restart_count(pod("Running", True, True), "c1") == 1
+    assert restart_count(pod("Running", True), "nope") == 0
