@@ -1,0 +1,52 @@
+"""DRA-CORE-001: the kubelet accepts the driver's plugin on every node the profile names.
+
+The v1.37.2 kubelet records no event and no API object for a plugin registration, so the
+proof is operational: a claim is prepared on each node (the kubelet refuses to prepare for a
+driver it has not registered, with FailedPrepareDynamicResources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conformance.context import RunContext
+from conformance.kube.client import K8sClients
+from conformance.workloads import Workloads
+
+
+def registration_error_events(k8s: K8sClients, driver: str) -> list[dict[str, Any]]:
+    """Warning events anywhere in the cluster that report a registration problem of `driver`."""
+    events = (k8s.to_dict(e) for e in k8s.core.list_event_for_all_namespaces().items)
+    return [
+        {k: e.get(k) for k in ("reason", "message", "involvedObject", "lastTimestamp")}
+        for e in events
+        if e.get("type") == "Warning"
+        and driver in (e.get("message") or "")
+        and "regist" in f"{e.get('reason')} {e.get('message')}".lower()
+    ]
+
+
+@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.devices("default")
+def test_kubelet_prepares_claims_of_the_driver_on_every_node(
+    workload: Workloads, dra_context: RunContext, k8s: K8sClients
+) -> None:
+    assert dra_context.nodes, (
+        f"the profile's node selector {dra_context.profile.node_selector!r} matches no node"
+    )
+    # One node at a time, so the test never holds more than its one leased device.
+    for index, node in enumerate(dra_context.nodes):
+        name = f"node-{index}"
+        workload.claim(name)
+        pod = workload.run(name, [name], node=node, abort_on_prepare_failure=True)
+        assert pod["spec"]["nodeName"] == node
+        results = workload.results(name)
+        assert len(results) == 1, f"claim {name} for node {node}: results {results}"
+        workload.assert_sees_exactly(name, results)
+        workload.delete_pod(name)
+        workload.wait_deallocated(name)
+
+    problems = registration_error_events(k8s, dra_context.profile.driver)
+    assert not problems, f"events report registration errors of the driver: {problems}"

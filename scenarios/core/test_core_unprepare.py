@@ -1,0 +1,56 @@
+"""DRA-CORE-005: after its pod is deleted a claim is unprepared and deallocated, its device
+can be allocated to and prepared for a new claim, and the claim itself, used again, is
+prepared for its new allocation (a driver that kept the old preparation shows the old
+device there)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance.device_reuse import ReuseProbe
+from conformance.report import record_metric
+from conformance.workloads import Workloads
+
+
+@pytest.mark.requirement("DRA-CORE-005")
+@pytest.mark.devices("default", count=2)
+def test_deleted_pod_releases_its_device_for_reuse(
+    workload: Workloads, request: pytest.FixtureRequest
+) -> None:
+    workload.claim("first")
+    workload.run("first", ["first"], abort_on_prepare_failure=True)
+    (used,) = workload.results("first")
+    workload.assert_sees_exactly("first", [used])
+    claim_uid = workload.read_claim("first")["metadata"]["uid"]  # type: ignore[index]
+
+    # Queued while the device is held, so "allocatable again" is a transition we observe.
+    probe = ReuseProbe.start(workload, used.device_id)
+    probe.assert_blocked()
+
+    deleted_at = time.monotonic()
+    # The kubelet lets the pod's deletion complete only after NodeUnprepareResources
+    # succeeded, so the pod disappearing is the proof of the unprepare.
+    workload.delete_pod("first")
+    claim = workload.wait_deallocated("first")
+    record_metric(request, "pod_deleted_to_device_free", time.monotonic() - deleted_at)
+    assert claim["metadata"]["uid"] == claim_uid
+    unprepare_errors = [
+        {k: e.get(k) for k in ("reason", "message")}
+        for e in workload.events("Pod", "first")
+        if e.get("type") == "Warning"
+        and "unprepare" in f"{e.get('reason')} {e.get('message')}".lower()
+    ]
+    assert not unprepare_errors, f"unprepare failures reported: {unprepare_errors}"
+
+    probe.wait_reallocated(released_uids=[claim_uid])
+
+    # The device is held again; the released claim must now be prepared afresh for
+    # whatever it is allocated next.
+    workload.run("again", ["first"], abort_on_prepare_failure=True)
+    (now,) = workload.results("first")
+    assert now.device_id != used.device_id, (
+        f"claim first was allocated {now.device_id} again although another claim holds it"
+    )
+    workload.assert_sees_exactly("again", [now])

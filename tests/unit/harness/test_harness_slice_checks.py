@@ -1,0 +1,89 @@
+"""DRA-CORE-002's slice checks over plain slice dicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.slice_checks import (
+    node_coverage_problems,
+    pool_problems,
+    qualification_problems,
+    slice_problems,
+)
+
+D = "gpu.example.com"
+
+
+def sl(
+    name: str,
+    pool: str,
+    devices: list[dict[str, Any]],
+    *,
+    generation: int = 1,
+    count: int = 1,
+    node: str | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "driver": D,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+        "devices": devices,
+    }
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def dev(name: str, **attrs: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "attributes": {k: {"string": v} for k, v in attrs.items()},
+        "capacity": {f"{D}/memory": {"value": "1Gi"}},
+    }
+
+
+def test_a_good_pool_has_no_problems() -> None:
+    slices = [
+        sl("a", "w1", [dev("g0", **{f"{D}/model": "m"})], count=2, node="w1"),
+        sl("b", "w1", [dev("g1")], count=2, node="w1"),
+        sl("old", "w1", [dev("g0")], generation=0, count=5, node="w1"),  # older: ignored
+    ]
+    assert slice_problems(slices, D, ["w1"], 1) == []
+
+
+def test_slice_count_must_match_the_newest_generation() -> None:
+    slices = [sl("a", "w1", [dev("g0")], count=2)]
+    assert pool_problems(slices) == [
+        "pool w1 generation 1: resourceSliceCount is 2, but 1 slice(s) carry that generation: a"
+    ]
+    disagree = [sl("a", "w1", [dev("g0")], count=2), sl("b", "w1", [dev("g1")], count=3)]
+    assert "disagree on resourceSliceCount ([2, 3])" in pool_problems(disagree)[0]
+
+
+def test_duplicate_device_names_across_slices_of_a_pool() -> None:
+    slices = [sl("a", "w1", [dev("g0")], count=2), sl("b", "w1", [dev("g0")], count=2)]
+    assert pool_problems(slices) == [
+        "pool w1 generation 1: device name(s) published more than once: g0 (2x)"
+    ]
+    # The same name in two pools is fine.
+    assert pool_problems([sl("a", "w1", [dev("g0")]), sl("b", "w2", [dev("g0")])]) == []
+
+
+def test_unqualified_attribute_and_capacity_names() -> None:
+    device = dev("g0", model="m")
+    device["capacity"] = {"memory": {"value": "1Gi"}}
+    assert qualification_problems([sl("a", "w1", [device])]) == [
+        "slice a pool w1 device g0: attributes not fully qualified (<domain>/<name>): model",
+        "slice a pool w1 device g0: capacity not fully qualified (<domain>/<name>): memory",
+    ]
+
+
+def test_every_node_needs_its_slices() -> None:
+    slices = [sl("a", "w1", [dev("g0")], node="w1")]
+    assert node_coverage_problems(slices, ["w1", "w2"], 1) == [
+        "node w2: 0 ResourceSlice(s) with spec.nodeName=w2, expected at least 1"
+    ]
+    assert node_coverage_problems(slices, ["w1", "w2"], 0) == []
+
+
+def test_no_slices_at_all() -> None:
+    assert slice_problems([], D, ["w1"], 1) == [f"no ResourceSlice with spec.driver={D}"]
