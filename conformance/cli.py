@@ -20,10 +20,20 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--workers", type=int, default=2, help="worker nodes (default %(default)s)")
     up.add_argument("--k8s", default="v1.37.2", help="Kubernetes version (default %(default)s)")
     mode = up.add_mutually_exclusive_group()
-    mode.add_argument("--offline", dest="offline", action="store_const", const=True,
-                      help="build the node image here from Go modules and Debian packages")
-    mode.add_argument("--online", dest="offline", action="store_const", const=False,
-                      help="use the official kindest/node image from a registry")
+    mode.add_argument(
+        "--offline",
+        dest="offline",
+        action="store_const",
+        const=True,
+        help="build the node image here from Go modules and Debian packages",
+    )
+    mode.add_argument(
+        "--online",
+        dest="offline",
+        action="store_const",
+        const=False,
+        help="use the official kindest/node image from a registry",
+    )
     up.add_argument("--retain", action="store_true", help="keep nodes of a failed create")
     up.set_defaults(func=_cluster_up)
 
@@ -44,8 +54,13 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
 def _cluster_up(args: argparse.Namespace) -> int:
     from conformance.cluster import kind
 
-    cluster = kind.up(name=args.name, workers=args.workers, kubernetes=args.k8s,
-                      offline=args.offline, retain=args.retain)
+    cluster = kind.up(
+        name=args.name,
+        workers=args.workers,
+        kubernetes=args.k8s,
+        offline=args.offline,
+        retain=args.retain,
+    )
     print(cluster.kubeconfig)
     return 0
 
@@ -66,8 +81,10 @@ def _existing_kind_cluster(name: str):
 
     path = kind.kubeconfig_path(name)
     if not path.exists():
-        raise ConformanceError(f"no cluster named {name!r} was created by dra-conformance",
-                               f"create it with: dra-conformance cluster up --name {name}")
+        raise ConformanceError(
+            f"no cluster named {name!r} was created by dra-conformance",
+            f"create it with: dra-conformance cluster up --name {name}",
+        )
     return path
 
 
@@ -94,12 +111,13 @@ def _cluster_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser(extra: Sequence[Callable[[argparse._SubParsersAction], None]] = ()
-                 ) -> argparse.ArgumentParser:
+def build_parser(
+    extra: Sequence[Callable[[argparse._SubParsersAction], None]] = (),
+) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dra-conformance",
         description="Conformance suite for Kubernetes DRA drivers: provision a kind cluster, "
-                    "install a driver from its profile, run the scenario suites, write a verdict.",
+        "install a driver from its profile, run the scenario suites, write a verdict.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_cluster_commands(sub)
@@ -111,8 +129,11 @@ def build_parser(extra: Sequence[Callable[[argparse._SubParsersAction], None]] =
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     from conformance import cli_driver
 
-    return [cli_driver.add_driver_commands, cli_driver.add_profile_commands,
-            cli_driver.add_run_command]
+    return [
+        cli_driver.add_driver_commands,
+        cli_driver.add_profile_commands,
+        cli_driver.add_run_command,
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
