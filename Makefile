@@ -11,7 +11,7 @@ bootstrap:
 
 ## Provision a kind cluster, install the fake driver, run the whole suite, write reports/<run>/
 conformance: bootstrap
-	$(VENV)/bin/dra-conformance run --profile $(PROFILE) -n 2
+	$(VENV)/bin/dra-conformance run --profile $(PROFILE) -n 4
 
 ## The project's own tests: unit tests, then end-to-end tests on a real kind cluster
 test: bootstrap

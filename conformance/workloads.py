@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance import verification
-from conformance.cel import attribute_ref, cel_string
+from conformance.cel import attribute_ref, cel_string, parse_simple_selector
 from conformance.context import RunContext
 from conformance.devices import PublishedDevice
 from conformance.kube import objects, state, waits
@@ -111,6 +111,15 @@ class View:
         if self.foreign:
             parts.append(f"not allocated to it: {sorted(self.foreign)}")
         return "; ".join(parts)
+
+
+def selector_verdict(expression: str | None, device: PublishedDevice, driver: str) -> bool | None:
+    """Whether a kind's selector is true for a published device: True/False when the harness
+    can evaluate it (`==` conjunctions, conformance.cel), None when it cannot tell."""
+    if expression is None:
+        return True
+    parsed = parse_simple_selector(expression)
+    return None if parsed is None else parsed.matches(driver, device.matchable_attributes())
 
 
 def node_selector_for(node: Mapping[str, Any]) -> dict[str, str]:
@@ -362,6 +371,33 @@ class Workloads:
             if name:
                 out[entry["name"]] = name
         return out
+
+    def live_devices(self) -> dict[str, PublishedDevice]:
+        """The devices published right now, by `<pool>/<device>`."""
+        from conformance.kube.slices import current_devices
+
+        return {d.id: d for d in current_devices(self.k8s, self.profile.driver)}
+
+    def assert_of_kind(self, kind: str, results: Iterable[AllocationResult]) -> None:
+        """Each result is a device of `driver`, published now, for which the kind's selector
+        is true in its published attributes (judged by the run's device set when the harness
+        cannot evaluate the expression itself)."""
+        _, expression = self.profile.kind_class_and_expression(kind)
+        live = self.live_devices()
+        known = self.context.device_sets.get(kind)
+        for result in results:
+            assert result.driver == self.profile.driver, f"{result} is not from the driver"
+            device = live.get(result.device_id)
+            assert device is not None, (
+                f"allocated device {result.device_id} is not in any published ResourceSlice"
+            )
+            verdict = selector_verdict(expression, device, self.profile.driver)
+            if verdict is None and known is not None:
+                verdict = device.id in known
+            assert verdict is not False, (
+                f"allocated device {device.id} is not of kind {kind!r}: its selector "
+                f"{expression!r} is false for its published attributes {dict(device.attributes)}"
+            )
 
     # -- what the container sees ---------------------------------------------------------------
 
