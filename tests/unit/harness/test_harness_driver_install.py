@@ -1,0 +1,130 @@
+"""Pure parts of driver installation and of the `run` command line."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance import cli, cli_driver, driver_install
+from conformance.profile import load_profile
+from conformance.run_progress import RunProgress
+
+FAKE_DEPLOY = Path(__file__).resolve().parents[3] / "drivers/fake/deploy"
+
+
+def test_render_puts_dependencies_first_and_substitutes_the_image() -> None:
+    files = driver_install.manifest_files([FAKE_DEPLOY])
+    docs = list(yaml.safe_load_all(driver_install.render_manifests(files, "localhost/x:1")))
+    kinds = [d["kind"] for d in docs]
+    assert kinds[0] == "Namespace"
+    assert kinds.index("ServiceAccount") < kinds.index("DaemonSet")
+    assert kinds.index("ConfigMap") < kinds.index("DaemonSet")
+    [ds] = [d for d in docs if d["kind"] == "DaemonSet"]
+    assert ds["spec"]["template"]["spec"]["containers"][0]["image"] == "localhost/x:1"
+    assert "IMAGE_PLACEHOLDER" not in yaml.safe_dump_all(docs)
+
+
+def test_placeholder_without_image_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "ds.yaml").write_text("kind: DaemonSet\nimage: IMAGE_PLACEHOLDER\n")
+    with pytest.raises(driver_install.InstallError, match="install.image"):
+        driver_install.render_manifests([tmp_path / "ds.yaml"], None)
+
+
+def test_missing_manifest_path_and_empty_directory(tmp_path: Path) -> None:
+    with pytest.raises(driver_install.InstallError, match="does not exist"):
+        driver_install.manifest_files([tmp_path / "nope"])
+    with pytest.raises(driver_install.InstallError, match="no manifest files"):
+        driver_install.manifest_files([tmp_path])
+
+
+def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: [unclosed\n")
+    with pytest.raises(driver_install.InstallError, match="bad.yaml is not valid YAML"):
+        driver_install.render_manifests([bad], None)
+
+
+def test_readiness_state_explains_what_is_missing() -> None:
+    state = driver_install.ReadinessState("1/2 ready, 2/2 updated", {"w1": 1}, ("w2",))
+    assert not state.ready
+    assert str(state) == (
+        "daemonset: 1/2 ready, 2/2 updated; slices per node: w1=1; nodes without enough slices: w2"
+    )
+    assert driver_install.ReadinessState("ready", {"w1": 1, "w2": 2}, ()).ready
+
+
+def test_missing_tool_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(driver_install.shutil, "which", lambda name: None)
+    with pytest.raises(driver_install.HostError, match="install helm"):
+        driver_install.tool("helm")
+
+
+def _run_args(*argv: str) -> argparse.Namespace:
+    parser = cli.build_parser([cli_driver.add_run_command])
+    args, unknown = parser.parse_known_args(["run", *argv])
+    args.pytest_args = [*unknown, *args.pytest_args]
+    return args
+
+
+def test_run_passes_unknown_options_and_paths_to_pytest(tmp_path: Path) -> None:
+    args = _run_args(
+        "--profile", "p.yaml", "-n", "4", "--dra-verdict-scope", "core", "scenarios/core"
+    )
+    argv = cli_driver.pytest_arguments(args, "r1", tmp_path)
+    assert argv[-3:] == ["--dra-verdict-scope", "core", "scenarios/core"]
+    assert argv[argv.index("-n") : argv.index("-n") + 2] == ["-n", "4"]
+    assert "--dra-run-id" in argv and "r1" in argv
+
+
+def test_run_defaults_to_every_suite_serially(tmp_path: Path) -> None:
+    argv = cli_driver.pytest_arguments(_run_args("--profile", "p.yaml"), "r1", tmp_path)
+    assert argv[-1] == str(cli_driver.SCENARIOS)
+    assert "-n" not in argv
+
+
+def test_unknown_option_outside_run_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["cluster", "status", "--bogus"])
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_run_with_invalid_profile_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "p.yaml"
+    bad.write_text("kind: DriverProfile\n")
+    assert cli.main(["run", "--profile", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "apiVersion: required field is missing" in err and "docs/profile.md" in err
+
+
+def test_fake_profile_is_valid_for_the_installer() -> None:
+    profile = load_profile(FAKE_DEPLOY.parent / "profile.yaml")
+    assert isinstance(profile.install, driver_install.ManifestsInstall)
+    assert profile.install.image is not None and profile.install.image.builder == "fake-driver"
+
+
+class _Report:
+    def __init__(self, nodeid: str, when: str, passed: bool = True, req: str = "R-1") -> None:
+        self.nodeid, self.when, self.passed = nodeid, when, passed
+        self.user_properties = [("requirement", req)]
+
+
+def test_progress_counts_finished_tests_and_requirements() -> None:
+    out = io.StringIO()
+    progress = RunProgress(out)
+    progress.total_tests = 2
+    progress.pytest_runtest_logstart("a", None)
+    progress.pytest_runtest_logstart("b", None)
+    progress.pytest_runtest_logreport(_Report("a", "call"))
+    assert out.getvalue() == ""  # not finished before teardown
+    progress.pytest_runtest_logreport(_Report("a", "teardown"))
+    progress.pytest_runtest_logreport(_Report("b", "setup", passed=False, req="R-2"))
+    lines = out.getvalue().splitlines()
+    assert "1/2 tests, requirements reached 1; finished a" in lines[0]
+    assert "running b" in lines[0]
+    assert "2/2 tests, requirements reached 2; finished b" in lines[1]
