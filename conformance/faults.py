@@ -51,6 +51,10 @@ MISBEHAVIOURS = frozenset(
         "lose-checkpoint-on-restart",
         "no-health-reports",
         "taint-prepared-devices",
+        "missing-capacity",
+        "phantom-device",
+        "cdi-first-device-only",
+        "unstable-cdi-spec",
     }
 )
 

@@ -54,6 +54,10 @@ MISBEHAVIOURS = frozenset(
         "lose-checkpoint-on-restart",  # the checkpoint is discarded on start
         "no-health-reports",  # the health stream stays silent
         "taint-prepared-devices",  # devices of prepared claims get a NoExecute taint
+        "missing-capacity",  # slices omit the memory capacity
+        "phantom-device",  # slices publish one extra device the node does not have
+        "cdi-first-device-only",  # a claim's container sees only its first device
+        "unstable-cdi-spec",  # a claim's CDI spec is rewritten to another device after prepare
     }
 )
 

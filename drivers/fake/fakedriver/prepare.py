@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fakedriver.catalog import DeviceSpec, NodeInventory
 from fakedriver.cdi import CdiSpecStore, DeviceEnv, build_spec, cdi_device_id
@@ -29,6 +29,9 @@ from fakedriver.controls import FaultState
 from fakedriver.stats import LatencyStats
 
 log = logging.getLogger(__name__)
+
+# Misbehaviour unstable-cdi-spec: how long after prepare the claim's CDI spec changes.
+UNSTABLE_CDI_DELAY_S = 3.0
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,11 @@ class DevicePreparer:
                     share_id=device.share_id,
                 )
             )
+        if self._faults.misbehaving("cdi-first-device-only"):
+            entries, devices = entries[:1], devices[:1]
         path = self._cdi.write(allocation.uid, build_spec(allocation.uid, entries))
+        if self._faults.misbehaving("unstable-cdi-spec"):
+            self._rewrite_later(allocation.uid, inventory, entries)
         prepared = PreparedClaim(
             uid=allocation.uid,
             namespace=allocation.namespace,
@@ -222,6 +229,34 @@ class DevicePreparer:
             self._cdi.remove(allocation.uid)
             raise ClaimError(f"checkpoint write failed: {exc}") from exc
         return prepared
+
+    def _rewrite_later(
+        self, uid: str, inventory: NodeInventory, entries: list[tuple[str, DeviceEnv]]
+    ) -> None:
+        """Misbehaviour unstable-cdi-spec: a few seconds after prepare, the spec of a claim
+        still prepared names another device of the pool; containers started later see it."""
+        drifted = []
+        for allocated, env in entries:
+            other = _another_device(inventory, env.device)
+            drifted.append(
+                (
+                    allocated,
+                    replace(env, device=other.name, model=other.model, memory=other.memory)
+                    if other
+                    else env,
+                )
+            )
+        spec = build_spec(uid, drifted)
+
+        def rewrite() -> None:
+            with self._lock:
+                if uid in self._prepared:
+                    log.warning("misbehaviour unstable-cdi-spec: rewriting CDI spec of %s", uid)
+                    self._cdi.write(uid, spec)
+
+        timer = threading.Timer(UNSTABLE_CDI_DELAY_S, rewrite)
+        timer.daemon = True
+        timer.start()
 
     # -- unprepare -----------------------------------------------------------
 

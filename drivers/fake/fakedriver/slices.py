@@ -73,6 +73,20 @@ def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict
     return attrs
 
 
+PHANTOM_SUFFIX = "-ghost"
+
+
+def phantom_of(device: dict[str, Any]) -> dict[str, Any]:
+    """Misbehaviour phantom-device: a copy of a real device under another name (and uuid),
+    which the driver cannot prepare: the pool claims more devices than the node has."""
+    ghost = json.loads(json.dumps(device))
+    ghost["name"] = device["name"] + PHANTOM_SUFFIX
+    for name, value in ghost.get("attributes", {}).items():
+        if name.rsplit("/", 1)[-1] == "uuid":
+            value["string"] = value["string"] + PHANTOM_SUFFIX
+    return ghost
+
+
 def render_device(
     driver: str,
     device: DeviceSpec,
@@ -84,6 +98,8 @@ def render_device(
         "attributes": _attributes(driver, device, controls),
         "capacity": {f"{driver}/memory": {"value": device.memory}},
     }
+    if "missing-capacity" in controls.misbehaviours:
+        del out["capacity"]
     if device.consumes:
         out["consumesCounters"] = [
             {
@@ -124,6 +140,8 @@ def render_pool(
         and (keep_withdrawn or not controls.device(d.name).withdrawn)
     ]
     rendered = [render_device(driver, d, controls, taint_time) for d in devices]
+    if "phantom-device" in controls.misbehaviours and rendered:
+        rendered.append(phantom_of(rendered[0]))
     if "taint-prepared-devices" in controls.misbehaviours:
         for body in rendered:
             if body["name"] in prepared:

@@ -204,3 +204,42 @@ def test_cdi_wrong_device(harness):
     env = spec["devices"][0]["containerEdits"]["env"]
     assert f"DRA_ASSIGNED_FA80_1={NODE}/fa80-1" in env
     assert not any(e.startswith("DRA_ASSIGNED_FA80_0=") for e in env)
+
+
+def _env_of(harness, uid) -> list[str]:
+    spec = json.loads((harness.root / "cdi" / f"{DRIVER}-{uid}.json").read_text())
+    return [v for d in spec["devices"] for v in d["containerEdits"]["env"]]
+
+
+def test_cdi_first_device_only(harness):
+    driver = harness.start(
+        controls={"_all": json.dumps({"misbehaviours": ["cdi-first-device-only"]})}
+    )
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}, {"device": "fa80-1"}]))
+    result = prepare(_stub(harness, driver), dra_v1_pb2, UID).claims[UID]
+    assert [d.device_name for d in result.devices] == ["fa80-0"]
+    assigned = [v for v in _env_of(harness, UID) if v.startswith("DRA_ASSIGNED_")]
+    assert assigned == [f"DRA_ASSIGNED_FA80_0={NODE}/fa80-0"]
+
+
+def test_unstable_cdi_spec_names_another_device_after_a_while(harness, monkeypatch):
+    from fakedriver import prepare as prepare_module
+
+    monkeypatch.setattr(prepare_module, "UNSTABLE_CDI_DELAY_S", 0.2)
+    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["unstable-cdi-spec"]})})
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(_stub(harness, driver), dra_v1_pb2, UID)
+    assert f"DRA_ASSIGNED_FA80_0={NODE}/fa80-0" in _env_of(harness, UID)  # right at first
+    deadline = time.monotonic() + 5
+    while f"DRA_ASSIGNED_FA80_1={NODE}/fa80-1" not in _env_of(harness, UID):
+        assert time.monotonic() < deadline, _env_of(harness, UID)
+        time.sleep(0.05)
+    assert not any(v.startswith("DRA_ASSIGNED_FA80_0=") for v in _env_of(harness, UID))
+
+
+def test_phantom_device_is_published_but_cannot_be_prepared(harness):
+    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["phantom-device"]})})
+    assert "fa80-0-ghost" in _slice_devices(harness)
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0-ghost"}]))
+    error = prepare(_stub(harness, driver), dra_v1_pb2, UID).claims[UID].error
+    assert "fa80-0-ghost is not a device of pool" in error

@@ -259,3 +259,18 @@ def test_driver_falls_back_when_the_api_drops_shared_counters(harness):
     assert driver.partitionable is False
     assert sorted(harness.slices.devices()) == ["fa24-0", "fa24-1", "fa24-2", "fa24-3"]
     assert not any("counters" in n for n in harness.slices.objects)
+
+
+def test_capacity_and_phantom_misbehaviours(catalog):
+    inventory = catalog.for_node(NODE)
+    bare = _devices(render_pool(DRIVER, NODE, inventory, _mis("missing-capacity")))
+    assert bare and all("capacity" not in d for d in bare)
+    haunted = _devices(render_pool(DRIVER, NODE, inventory, _mis("phantom-device")))
+    names = [d["name"] for d in haunted]
+    assert names == ["fa80-0", "fa80-1", "ff16-0", "fa80-0-ghost"]
+    real, ghost = haunted[0], haunted[-1]
+    uuid = f"{DRIVER}/uuid"
+    assert ghost["attributes"][uuid] == {"string": real["attributes"][uuid]["string"] + "-ghost"}
+    assert {k: v for k, v in ghost["attributes"].items() if k != uuid} == {
+        k: v for k, v in real["attributes"].items() if k != uuid
+    }
