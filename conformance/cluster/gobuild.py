@@ -19,8 +19,13 @@ from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
 
 KUBERNETES_COMMANDS = (
-    "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy",
-    "kubelet", "kubeadm", "kubectl",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kube-proxy",
+    "kubelet",
+    "kubeadm",
+    "kubectl",
 )
 CONTAINERD_COMMANDS = ("containerd", "ctr", "containerd-shim-runc-v2")
 BUILD_DATE = "2026-01-01T00:00:00Z"  # fixed so rebuilds are reproducible
@@ -39,8 +44,17 @@ class GoComponent:
 
     @property
     def key(self) -> str:
-        return digest("go", self.name, self.version, self.module, self.packages, self.ldflags,
-                      self.tags, self.replaces, go_version())
+        return digest(
+            "go",
+            self.name,
+            self.version,
+            self.module,
+            self.packages,
+            self.ldflags,
+            self.tags,
+            self.replaces,
+            go_version(),
+        )
 
 
 _GO_VERSION: str | None = None
@@ -49,16 +63,19 @@ _GO_VERSION: str | None = None
 def go_binary() -> str:
     go = shutil.which("go")
     if go is None:
-        raise HostError("the Go toolchain (`go`) is not on PATH; it builds the node image",
-                        "install Go >= 1.26 (for example from the Go distribution) and retry")
+        raise HostError(
+            "the Go toolchain (`go`) is not on PATH; it builds the node image",
+            "install Go >= 1.26 (for example from the Go distribution) and retry",
+        )
     return go
 
 
 def go_version() -> str:
     global _GO_VERSION
     if _GO_VERSION is None:
-        _GO_VERSION = subprocess.run([go_binary(), "env", "GOVERSION"], capture_output=True,
-                                     text=True, check=True).stdout.strip()
+        _GO_VERSION = subprocess.run(
+            [go_binary(), "env", "GOVERSION"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     return _GO_VERSION
 
 
@@ -78,10 +95,12 @@ def _version_ldflags(version: str) -> str:
     flags = ["-s", "-w"]
     for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
         flags += [
-            f"-X {pkg}.gitVersion={version}", f"-X {pkg}.gitMajor={major}",
+            f"-X {pkg}.gitVersion={version}",
+            f"-X {pkg}.gitMajor={major}",
             f"-X {pkg}.gitMinor={minor}",
             f"-X {pkg}.gitCommit=0000000000000000000000000000000000000000",
-            f"-X {pkg}.gitTreeState=clean", f"-X {pkg}.buildDate={BUILD_DATE}",
+            f"-X {pkg}.gitTreeState=clean",
+            f"-X {pkg}.buildDate={BUILD_DATE}",
         ]
     return " ".join(flags)
 
@@ -92,8 +111,11 @@ def module_dir(module: str, version: str) -> Path:
 
 
 def _module_info(module: str, version: str, workdir: Path) -> dict:
-    out = _run([go_binary(), "mod", "download", "-json", f"{module}@{version}"], workdir,
-               stage=f"download {module}@{version}")
+    out = _run(
+        [go_binary(), "mod", "download", "-json", f"{module}@{version}"],
+        workdir,
+        stage=f"download {module}@{version}",
+    )
     return json.loads(out)
 
 
@@ -114,24 +136,41 @@ def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
     workdir.mkdir(parents=True, exist_ok=True)
     return [
         GoComponent(
-            name="kubernetes", version=v.kubernetes, module="k8s.io/kubernetes",
+            name="kubernetes",
+            version=v.kubernetes,
+            module="k8s.io/kubernetes",
             packages=tuple(f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS),
-            ldflags=_version_ldflags(v.kubernetes), replaces=_staging_replaces(v, workdir),
+            ldflags=_version_ldflags(v.kubernetes),
+            replaces=_staging_replaces(v, workdir),
             binaries=KUBERNETES_COMMANDS,
         ),
         GoComponent(
-            name="containerd", version=v.containerd, module="github.com/containerd/containerd/v2",
-            packages=tuple(f"github.com/containerd/containerd/v2/cmd/{c}"
-                           for c in CONTAINERD_COMMANDS),
+            name="containerd",
+            version=v.containerd,
+            module="github.com/containerd/containerd/v2",
+            packages=tuple(
+                f"github.com/containerd/containerd/v2/cmd/{c}" for c in CONTAINERD_COMMANDS
+            ),
             ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version="
-                    f"{v.containerd} -X github.com/containerd/containerd/v2/version.Package="
-                    "github.com/containerd/containerd/v2",
-            tags=("no_aufs", "no_zfs", "no_btrfs", "no_devmapper"), binaries=CONTAINERD_COMMANDS,
+            f"{v.containerd} -X github.com/containerd/containerd/v2/version.Package="
+            "github.com/containerd/containerd/v2",
+            tags=("no_aufs", "no_zfs", "no_btrfs", "no_devmapper"),
+            binaries=CONTAINERD_COMMANDS,
         ),
-        GoComponent(name="etcd", version=v.etcd, module="go.etcd.io/etcd/server/v3",
-                    packages=("go.etcd.io/etcd/server/v3",), binaries=("etcd",)),
-        GoComponent(name="kind", version=v.kind, module="sigs.k8s.io/kind",
-                    packages=("sigs.k8s.io/kind",), binaries=("kind",)),
+        GoComponent(
+            name="etcd",
+            version=v.etcd,
+            module="go.etcd.io/etcd/server/v3",
+            packages=("go.etcd.io/etcd/server/v3",),
+            binaries=("etcd",),
+        ),
+        GoComponent(
+            name="kind",
+            version=v.kind,
+            module="sigs.k8s.io/kind",
+            packages=("sigs.k8s.io/kind",),
+            binaries=("kind",),
+        ),
     ]
 
 
@@ -141,8 +180,10 @@ def _run(cmd: list[str], cwd: Path, stage: str, log: Path | None = None) -> str:
         log.write_text(result.stdout + result.stderr)
     if result.returncode != 0:
         excerpt = "\n".join((result.stderr or result.stdout).strip().splitlines()[-25:])
-        raise BuildError(f"stage '{stage}' failed ({' '.join(cmd[:3])} ...):\n{excerpt}",
-                         f"full log: {log}" if log else "")
+        raise BuildError(
+            f"stage '{stage}' failed ({' '.join(cmd[:3])} ...):\n{excerpt}",
+            f"full log: {log}" if log else "",
+        )
     return result.stdout
 
 
@@ -169,8 +210,12 @@ def build(component: GoComponent, progress: Progress) -> Path:
         _run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
         for old, new in component.replaces:
             _run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit")
-        _run([go, "get", f"{component.module}@{component.version}"], work,
-             f"go get {component.module}@{component.version}", log)
+        _run(
+            [go, "get", f"{component.module}@{component.version}"],
+            work,
+            f"go get {component.module}@{component.version}",
+            log,
+        )
         if component.name == "kubernetes":
             _copy_godebug(component, work)
         tmp_out = out.with_name(out.name + ".tmp")
@@ -192,8 +237,7 @@ def build(component: GoComponent, progress: Progress) -> Path:
 def _copy_godebug(component: GoComponent, work: Path) -> None:
     """k8s.io/kubernetes sets a `godebug default=...` line its binaries depend on."""
     info = _module_info(component.module, component.version, work)
-    lines = [ln for ln in Path(info["GoMod"]).read_text().splitlines()
-             if ln.startswith("godebug ")]
+    lines = [ln for ln in Path(info["GoMod"]).read_text().splitlines() if ln.startswith("godebug ")]
     if lines:
         with open(work / "go.mod", "a") as f:
             f.write("\n" + "\n".join(lines) + "\n")

@@ -1,4 +1,4 @@
-"""Host preparation: a running Docker engine, and the runc workaround where capabilities are missing.
+"""Host preparation: a running Docker engine, and the runc workaround for missing capabilities.
 
 Only acts when needed: on an ordinary machine with a running engine this does nothing.
 """
@@ -18,14 +18,46 @@ from conformance.progress import Progress
 
 # Capabilities a privileged container asks for (all of them up to CAP_CHECKPOINT_RESTORE).
 CAPABILITY_NAMES = [
-    "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
-    "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
-    "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK",
-    "CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT", "CAP_SYS_PTRACE",
-    "CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE", "CAP_SYS_RESOURCE",
-    "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE", "CAP_AUDIT_WRITE",
-    "CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG",
-    "CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF",
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
     "CAP_CHECKPOINT_RESTORE",
 ]
 
@@ -118,8 +150,10 @@ def _configure_runc_wrapper(missing: list[str], progress: Progress) -> bool:
         DAEMON_JSON.write_text(json.dumps(wanted_config, indent=2) + "\n")
         changed = True
     if changed:
-        progress.note(f"capabilities missing from the bounding set: {', '.join(missing)}; "
-                      f"docker's default runtime is now {WRAPPER_PATH}")
+        progress.note(
+            f"capabilities missing from the bounding set: {', '.join(missing)}; "
+            f"docker's default runtime is now {WRAPPER_PATH}"
+        )
     return changed
 
 
@@ -139,8 +173,9 @@ def _start_dockerd(progress: Progress, log_path: Path) -> None:
             return
         time.sleep(1)
     tail = log_path.read_text()[-2000:] if log_path.exists() else ""
-    raise HostError(f"dockerd did not come up within 60 s; last log lines:\n{tail}",
-                    f"see {log_path}")
+    raise HostError(
+        f"dockerd did not come up within 60 s; last log lines:\n{tail}", f"see {log_path}"
+    )
 
 
 def _stop_dockerd() -> None:
@@ -162,7 +197,9 @@ def prepare_host(progress: Progress, log_dir: Path) -> None:
         if not _is_root():
             raise HostError(
                 f"capabilities {missing} are missing and privileged containers need a runc "
-                "wrapper, which needs root", "run as root")
+                "wrapper, which needs root",
+                "run as root",
+            )
         changed = _configure_runc_wrapper(missing, progress)
     if running and not changed:
         return

@@ -28,8 +28,9 @@ def _busybox() -> Path:
     for candidate in (Path("/bin/busybox"), Path("/usr/bin/busybox")):
         if candidate.exists():
             return candidate
-    raise HostError("busybox (static) is needed for the workload image",
-                    "apt-get install busybox-static")
+    raise HostError(
+        "busybox (static) is needed for the workload image", "apt-get install busybox-static"
+    )
 
 
 def _file_digest(*paths: Path) -> str:
@@ -60,8 +61,9 @@ def build_workload_image(progress: Progress) -> str:
 
 def _build_workload_image(ref: str, progress: Progress) -> str:
     busybox = _busybox()
-    applets = subprocess.run([str(busybox), "--list"], capture_output=True, text=True,
-                             check=True).stdout.split()
+    applets = subprocess.run(
+        [str(busybox), "--list"], capture_output=True, text=True, check=True
+    ).stdout.split()
     with progress.stage("build workload image"):
         tar = TarBuilder()
         tar.add_file("bin/busybox", busybox, 0o755)
@@ -74,8 +76,11 @@ def _build_workload_image(ref: str, progress: Progress) -> str:
         data = tar.close()
         repo, tag = ref.rsplit(":", 1)
         docker_client.client().api.import_image_from_data(
-            data.read(), repository=repo, tag=tag,
-            changes=["ENV PATH=/bin", 'ENTRYPOINT ["/bin/sh", "-c"]', 'CMD ["env"]'])
+            data.read(),
+            repository=repo,
+            tag=tag,
+            changes=["ENV PATH=/bin", 'ENTRYPOINT ["/bin/sh", "-c"]', 'CMD ["env"]'],
+        )
     return ref
 
 
@@ -87,8 +92,9 @@ def build_python_base(progress: Progress) -> str:
     ref = python_base_ref()
     if docker_client.image_exists(ref):
         return ref
-    return rootfs.import_debootstrap_image(ref, DEBIAN_SUITE, PYTHON_PACKAGES,
-                                           "python-base", progress)
+    return rootfs.import_debootstrap_image(
+        ref, DEBIAN_SUITE, PYTHON_PACKAGES, "python-base", progress
+    )
 
 
 def _pip_site(requirements: Path, progress: Progress) -> Path:
@@ -99,22 +105,43 @@ def _pip_site(requirements: Path, progress: Progress) -> Path:
     with progress.stage("pip install driver dependencies for the image"):
         shutil.rmtree(site, ignore_errors=True)
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
-             "--disable-pip-version-check", "--target", str(site), "-r", str(requirements)],
-            capture_output=True, text=True)
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-compile",
+                "--disable-pip-version-check",
+                "--target",
+                str(site),
+                "-r",
+                str(requirements),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if result.returncode != 0:
-            raise BuildError(f"pip install for the driver image failed:\n{result.stderr[-1500:]}",
-                             "check that PyPI (or your mirror) is reachable")
+            raise BuildError(
+                f"pip install for the driver image failed:\n{result.stderr[-1500:]}",
+                "check that PyPI (or your mirror) is reachable",
+            )
         (site / ".complete").write_text("")
     return site
 
 
 def _generate_driver_stubs() -> None:
-    result = subprocess.run([sys.executable, "-m", "fakedriver.protogen"], capture_output=True,
-                            text=True, cwd=REPO_ROOT / "drivers/fake")
+    result = subprocess.run(
+        [sys.executable, "-m", "fakedriver.protogen"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT / "drivers/fake",
+    )
     if result.returncode != 0:
-        raise BuildError(f"generating the driver's gRPC stubs failed:\n{result.stderr[-1500:]}",
-                         "pip install grpcio-tools")
+        raise BuildError(
+            f"generating the driver's gRPC stubs failed:\n{result.stderr[-1500:]}",
+            "pip install grpcio-tools",
+        )
 
 
 def driver_image_ref(package: Path, requirements: Path) -> str:
@@ -146,15 +173,20 @@ def _build_driver_image(ref: str, package: Path, requirements: Path, progress: P
             tar.add_tree("opt/fakedriver/site", site)
             for f in sorted(package.rglob("*")):
                 if f.is_file() and "__pycache__" not in f.parts:
-                    tar.add_file(f"opt/fakedriver/app/fakedriver/{f.relative_to(package)}", f,
-                                 0o644)
+                    tar.add_file(
+                        f"opt/fakedriver/app/fakedriver/{f.relative_to(package)}", f, 0o644
+                    )
             container.put_archive("/", tar.close())
             repo, tag = ref.rsplit(":", 1)
-            container.commit(repository=repo, tag=tag, changes=[
-                "ENV PYTHONPATH=/opt/fakedriver/app:/opt/fakedriver/site",
-                "ENV PYTHONUNBUFFERED=1",
-                'ENTRYPOINT ["python3", "-m", "fakedriver"]',
-            ])
+            container.commit(
+                repository=repo,
+                tag=tag,
+                changes=[
+                    "ENV PYTHONPATH=/opt/fakedriver/app:/opt/fakedriver/site",
+                    "ENV PYTHONUNBUFFERED=1",
+                    'ENTRYPOINT ["python3", "-m", "fakedriver"]',
+                ],
+            )
         finally:
             container.remove(force=True)
     return ref
@@ -166,16 +198,28 @@ def node_has_image(node: str, ref: str) -> bool:
     return code == 0 and ref in out.decode()
 
 
-def load_into_cluster(kind_binary: Path, cluster: str, nodes: list[str], ref: str,
-                      progress: Progress) -> None:
+def load_into_cluster(
+    kind_binary: Path, cluster: str, nodes: list[str], ref: str, progress: Progress
+) -> None:
     with build_lock(f"load-{cluster}"):
         missing = [n for n in nodes if not node_has_image(n, ref)]
         if not missing:
             return
         with progress.stage(f"load {ref} into {len(missing)} node(s)"):
-            result = subprocess.run([str(kind_binary), "load", "docker-image", ref, "--name",
-                                     cluster, "--nodes", ",".join(missing)],
-                                    capture_output=True, text=True)
+            result = subprocess.run(
+                [
+                    str(kind_binary),
+                    "load",
+                    "docker-image",
+                    ref,
+                    "--name",
+                    cluster,
+                    "--nodes",
+                    ",".join(missing),
+                ],
+                capture_output=True,
+                text=True,
+            )
         if result.returncode != 0:
             raise BuildError(f"kind load docker-image {ref} failed:\n{result.stderr[-1500:]}")
 

@@ -8,8 +8,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from importlib import resources
 from dataclasses import dataclass, replace
+from importlib import resources
 from pathlib import Path
 
 from conformance.cluster import docker_client, gobuild, host, kindconfig, nodeimage
@@ -33,8 +33,7 @@ def kubeconfig_path(name: str) -> Path:
 
 
 def kind_binary(v: NodeVersions, progress: Progress) -> Path:
-    component = next(c for c in gobuild.components(v, cache_root() / "gobuild")
-                     if c.name == "kind")
+    component = next(c for c in gobuild.components(v, cache_root() / "gobuild") if c.name == "kind")
     return gobuild.build(component, progress) / "kind"
 
 
@@ -52,10 +51,12 @@ class KindCluster:
     def kubeconfig(self) -> Path:
         return kubeconfig_path(self.name)
 
-    def _kind(self, *args: str, check: bool = True, timeout: float | None = None
-              ) -> subprocess.CompletedProcess:
-        result = subprocess.run([str(self.kind), *args], capture_output=True, text=True,
-                                timeout=timeout)
+    def _kind(
+        self, *args: str, check: bool = True, timeout: float | None = None
+    ) -> subprocess.CompletedProcess:
+        result = subprocess.run(
+            [str(self.kind), *args], capture_output=True, text=True, timeout=timeout
+        )
         if check and result.returncode != 0:
             raise ClusterError(f"kind {' '.join(args[:3])} failed:\n{_excerpt(result.stderr)}")
         return result
@@ -68,8 +69,12 @@ class KindCluster:
         return self._kind("get", "nodes", "--name", self.name).stdout.split()
 
     def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            ["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def healthy(self) -> bool:
         if not self.kubeconfig.exists():
@@ -90,10 +95,20 @@ class KindCluster:
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
             f.write(kindconfig.render(self.options))
             config_file = f.name
-        args = ["create", "cluster", "--name", self.name, "--image", image, "--config",
-                config_file, "--kubeconfig", str(self.kubeconfig),
-                # always keep failed nodes so their logs can be exported; we delete them after
-                "--retain"]
+        args = [
+            "create",
+            "cluster",
+            "--name",
+            self.name,
+            "--image",
+            image,
+            "--config",
+            config_file,
+            "--kubeconfig",
+            str(self.kubeconfig),
+            # always keep failed nodes so their logs can be exported; we delete them after
+            "--retain",
+        ]
         try:
             with self.progress.stage(f"kind create cluster {self.name} ({image})"):
                 self._kind(*args, timeout=900)
@@ -105,10 +120,14 @@ class KindCluster:
             exported = self.export_logs(logs_dir / f"cluster-{self.name}-{int(time.time())}")
             if not retain:
                 self.delete()
-            hint = "nodes kept (--retain): inspect with `docker exec`" if retain else \
-                "re-run with --retain to keep the failed nodes"
-            raise ClusterError(f"cluster {self.name} did not come up: {exc}",
-                               f"node logs: {exported}; {hint}") from exc
+            hint = (
+                "nodes kept (--retain): inspect with `docker exec`"
+                if retain
+                else "re-run with --retain to keep the failed nodes"
+            )
+            raise ClusterError(
+                f"cluster {self.name} did not come up: {exc}", f"node logs: {exported}; {hint}"
+            ) from exc
         finally:
             os.unlink(config_file)
 
@@ -123,41 +142,63 @@ class KindCluster:
         last = ""
         while time.monotonic() < deadline:
             nodes = self.kubectl("get", "nodes", "-o", "json")
-            proxies = self.kubectl("get", "pods", "-n", "kube-system", "-l",
-                                   "k8s-app=kube-proxy", "-o", "json")
+            proxies = self.kubectl(
+                "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "-o", "json"
+            )
             if nodes.returncode == 0 and proxies.returncode == 0:
                 items = json.loads(nodes.stdout)["items"]
                 pods = json.loads(proxies.stdout)["items"]
                 ready = [n["metadata"]["name"] for n in items if _node_ready(n)]
                 running = [p for p in pods if p["status"].get("phase") == "Running"]
-                last = (f"nodes ready {len(ready)}/{len(items)}, kube-proxy running "
-                        f"{len(running)}/{len(pods)}")
-                if items and len(ready) == len(items) == 1 + self.options.workers \
-                        and len(running) == len(items):
+                last = (
+                    f"nodes ready {len(ready)}/{len(items)}, kube-proxy running "
+                    f"{len(running)}/{len(pods)}"
+                )
+                if (
+                    items
+                    and len(ready) == len(items) == 1 + self.options.workers
+                    and len(running) == len(items)
+                ):
                     return
             else:
                 last = _tail(nodes.stderr or proxies.stderr, 3)
             time.sleep(2)
-        raise ClusterError(f"timed out after {timeout_s:.0f}s waiting for Ready nodes; "
-                           f"last state: {last}")
+        raise ClusterError(
+            f"timed out after {timeout_s:.0f}s waiting for Ready nodes; last state: {last}"
+        )
 
     def delete(self) -> None:
-        self._kind("delete", "cluster", "--name", self.name, "--kubeconfig",
-                   str(self.kubeconfig), check=False, timeout=300)
+        self._kind(
+            "delete",
+            "cluster",
+            "--name",
+            self.name,
+            "--kubeconfig",
+            str(self.kubeconfig),
+            check=False,
+            timeout=300,
+        )
         if self.kubeconfig.exists():
             self.kubeconfig.unlink()
 
 
 def _node_ready(node: dict) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True"
-               for c in node.get("status", {}).get("conditions", []))
+    return any(
+        c["type"] == "Ready" and c["status"] == "True"
+        for c in node.get("status", {}).get("conditions", [])
+    )
 
 
 def _excerpt(text: str, lines: int = 25) -> str:
     """The informative part of a kind/kubeadm failure: error lines, not the Go stack trace."""
-    kept = [ln for ln in (text or "").splitlines()
-            if ln.strip() and not ln.startswith(("\t", " ")) and ".go:" not in ln
-            and not ln.startswith(("k8s.io/", "github.com/", "main.", "runtime."))]
+    kept = [
+        ln
+        for ln in (text or "").splitlines()
+        if ln.strip()
+        and not ln.startswith(("\t", " "))
+        and ".go:" not in ln
+        and not ln.startswith(("k8s.io/", "github.com/", "main.", "runtime."))
+    ]
     return "\n".join(kept[-lines:])
 
 
@@ -165,12 +206,18 @@ def _tail(text: str, lines: int = 20) -> str:
     return "\n".join((text or "").strip().splitlines()[-lines:])
 
 
-def cluster_for(name: str, workers: int, kubernetes: str, offline: bool,
-                progress: Progress) -> KindCluster:
+def cluster_for(
+    name: str, workers: int, kubernetes: str, offline: bool, progress: Progress
+) -> KindCluster:
     v = NodeVersions(kubernetes=kubernetes)
-    opts = kindconfig.ClusterOptions(name=name, workers=workers, kubernetes=kubernetes,
-                                     offline=offline, cgroup_v1=kindconfig.host_uses_cgroup_v1(),
-        restrict_oom_score_adj="CAP_SYS_RESOURCE" in host.missing_capabilities())
+    opts = kindconfig.ClusterOptions(
+        name=name,
+        workers=workers,
+        kubernetes=kubernetes,
+        offline=offline,
+        cgroup_v1=kindconfig.host_uses_cgroup_v1(),
+        restrict_oom_score_adj="CAP_SYS_RESOURCE" in host.missing_capabilities(),
+    )
     return KindCluster(opts, kind_binary(v, progress), progress)
 
 
@@ -183,9 +230,15 @@ def decide_offline(kubernetes: str, offline: bool | None) -> bool:
     return not registry_reachable()
 
 
-def up(name: str = "dra-conformance", workers: int = 2, kubernetes: str = "v1.37.2",
-       offline: bool | None = None, retain: bool = False, progress: Progress | None = None,
-       logs_dir: Path = Path("reports")) -> KindCluster:
+def up(
+    name: str = "dra-conformance",
+    workers: int = 2,
+    kubernetes: str = "v1.37.2",
+    offline: bool | None = None,
+    retain: bool = False,
+    progress: Progress | None = None,
+    logs_dir: Path = Path("reports"),
+) -> KindCluster:
     """Create the cluster, or reuse a healthy one of the same name."""
     progress = progress or Progress()
     host.prepare_host(progress, cache_root() / "logs")

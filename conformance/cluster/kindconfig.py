@@ -16,16 +16,28 @@ import yaml
 # GA-locked gate must not be listed.
 DRA_FEATURE_GATES: dict[str, tuple[str, ...]] = {
     "1.35": (
-        "DRAPartitionableDevices", "DRAConsumableCapacity", "DRADeviceBindingConditions",
-        "ResourceHealthStatus", "DRADeviceTaints", "DRADeviceTaintRules", "DRAExtendedResource",
+        "DRAPartitionableDevices",
+        "DRAConsumableCapacity",
+        "DRADeviceBindingConditions",
+        "ResourceHealthStatus",
+        "DRADeviceTaints",
+        "DRADeviceTaintRules",
+        "DRAExtendedResource",
     ),
     "1.36": (
-        "DRAPartitionableDevices", "DRAConsumableCapacity", "DRADeviceBindingConditions",
-        "ResourceHealthStatus", "DRADeviceTaints", "DRADeviceTaintRules", "DRAExtendedResource",
+        "DRAPartitionableDevices",
+        "DRAConsumableCapacity",
+        "DRADeviceBindingConditions",
+        "ResourceHealthStatus",
+        "DRADeviceTaints",
+        "DRADeviceTaintRules",
+        "DRAExtendedResource",
     ),
     # 1.37: DeviceTaints, DeviceTaintRules and ExtendedResource are GA; these four are beta.
     "1.37": (
-        "DRAPartitionableDevices", "DRAConsumableCapacity", "DRADeviceBindingConditions",
+        "DRAPartitionableDevices",
+        "DRAConsumableCapacity",
+        "DRADeviceBindingConditions",
         "ResourceHealthStatus",
     ),
 }

@@ -39,8 +39,11 @@ def node_image_ref(v: NodeVersions) -> str:
 
 def kubeadm_images(kubeadm: Path, v: NodeVersions) -> list[str]:
     """The exact image names kubeadm will ask the kubelet for."""
-    out = subprocess.run([str(kubeadm), "config", "images", "list", "--kubernetes-version",
-                          v.kubernetes], capture_output=True, text=True)
+    out = subprocess.run(
+        [str(kubeadm), "config", "images", "list", "--kubernetes-version", v.kubernetes],
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         raise BuildError(f"kubeadm config images list failed: {out.stderr[-1000:]}")
     return [line.strip() for line in out.stdout.splitlines() if line.strip().count("/")]
@@ -61,8 +64,11 @@ def build_pause_image(k8s_module: Path, ref_names: list[str], progress: Progress
     with progress.stage("build pause image"), tempfile.TemporaryDirectory() as tmp:
         source = k8s_module / "build/pause/linux/pause.c"
         binary = Path(tmp) / "pause"
-        result = subprocess.run([gcc, "-Os", "-static", "-o", str(binary), str(source),
-                                 "-DVERSION=dra-conformance"], capture_output=True, text=True)
+        result = subprocess.run(
+            [gcc, "-Os", "-static", "-o", str(binary), str(source), "-DVERSION=dra-conformance"],
+            capture_output=True,
+            text=True,
+        )
         if result.returncode != 0:
             raise BuildError(f"compiling pause.c failed:\n{result.stderr[-1500:]}")
         tar = TarBuilder()
@@ -70,15 +76,17 @@ def build_pause_image(k8s_module: Path, ref_names: list[str], progress: Progress
         data = tar.close()
         client = docker_client.client()
         repo, tag = ref_names[0].rsplit(":", 1)
-        client.api.import_image_from_data(data.read(), repository=repo, tag=tag,
-                                          changes=['ENTRYPOINT ["/pause"]'])
+        client.api.import_image_from_data(
+            data.read(), repository=repo, tag=tag, changes=['ENTRYPOINT ["/pause"]']
+        )
         image = client.images.get(ref_names[0])
         for other in ref_names[1:]:
             image.tag(*other.rsplit(":", 1))
 
 
-def build_components_image(base_ref: str, bins: dict[str, Path], tags: list[str],
-                           progress: Progress) -> None:
+def build_components_image(
+    base_ref: str, bins: dict[str, Path], tags: list[str], progress: Progress
+) -> None:
     """One image holding apiserver, controller-manager, scheduler, proxy and etcd, tagged with
     every name kubeadm uses: their manifests all give an explicit command, so one image serves."""
     if all(docker_client.image_exists(t) for t in tags):
@@ -88,12 +96,16 @@ def build_components_image(base_ref: str, bins: dict[str, Path], tags: list[str]
         container = client.containers.create(base_ref, command=["true"])
         try:
             tar = TarBuilder()
-            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler",
-                         "kube-proxy"):
+            for name in (
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+                "kube-proxy",
+            ):
                 tar.add_file(f"usr/local/bin/{name}", bins["kubernetes"] / name, 0o755)
             tar.add_file("usr/local/bin/etcd", bins["etcd"] / "etcd", 0o755)
             container.put_archive("/", tar.close())
-            _commit(container, tags[0], ['ENTRYPOINT []', 'CMD []'])
+            _commit(container, tags[0], ["ENTRYPOINT []", "CMD []"])
         finally:
             container.remove(force=True)
         image = client.images.get(tags[0])
@@ -112,7 +124,7 @@ def _save_images(refs: list[str], dest: Path) -> None:
 
 
 def _node_files(v: NodeVersions, bins: dict[str, Path], kind_dir: Path) -> TarBuilder:
-    tar = TarBuilder(tempfile.TemporaryFile())
+    tar = TarBuilder(tempfile.TemporaryFile())  # noqa: SIM115 - the builder owns it
     files = kind_dir / "images/base/files"
     for path in sorted(files.rglob("*")):
         rel = str(path.relative_to(files))
@@ -126,8 +138,9 @@ def _node_files(v: NodeVersions, bins: dict[str, Path], kind_dir: Path) -> TarBu
     assets = resources.files("conformance.cluster.assets")
     tar.add_bytes("kind/bin/node-setup.sh", assets.joinpath("node-setup.sh").read_bytes(), 0o755)
     tar.add_bytes("kind/bin/dra-cni.sh", assets.joinpath("dra-cni.sh").read_bytes(), 0o755)
-    tar.add_bytes("etc/systemd/system/dra-cni.service",
-                  assets.joinpath("dra-cni.service").read_bytes())
+    tar.add_bytes(
+        "etc/systemd/system/dra-cni.service", assets.joinpath("dra-cni.service").read_bytes()
+    )
     tar.add_bytes("kind/version", f"{v.kubernetes}\n".encode())
     return tar
 
@@ -154,27 +167,39 @@ def build_node_image(v: NodeVersions, progress: Progress) -> str:
         archive = work / "images.tar"
         _save_images(components + pause, archive)
         container = client.containers.run(
-            base, entrypoint=["sleep", "infinity"], detach=True, privileged=True,
-            tmpfs={"/tmp": "", "/run": ""}, environment={"PAUSE_IMAGE": pause[0]})
+            base,
+            entrypoint=["sleep", "infinity"],
+            detach=True,
+            privileged=True,
+            tmpfs={"/tmp": "", "/run": ""},
+            environment={"PAUSE_IMAGE": pause[0]},
+        )
         try:
             container.put_archive("/", _node_files(v, bins, kind_dir).close())
-            img_tar = TarBuilder(tempfile.TemporaryFile())
+            img_tar = TarBuilder(tempfile.TemporaryFile())  # noqa: SIM115
             img_tar.add_file("kind/images.tar", archive, 0o644)
             container.put_archive("/", img_tar.close())
             archive.unlink()
-            code, output = container.exec_run(["/kind/bin/node-setup.sh"],
-                                              environment={"PAUSE_IMAGE": pause[0]})
+            code, output = container.exec_run(
+                ["/kind/bin/node-setup.sh"], environment={"PAUSE_IMAGE": pause[0]}
+            )
             (work / "node-setup.log").write_bytes(output)
             if code != 0:
                 excerpt = "\n".join(output.decode(errors="replace").splitlines()[-25:])
-                raise BuildError(f"stage 'node setup' failed (exit {code}):\n{excerpt}",
-                                 f"full log: {work / 'node-setup.log'}")
+                raise BuildError(
+                    f"stage 'node setup' failed (exit {code}):\n{excerpt}",
+                    f"full log: {work / 'node-setup.log'}",
+                )
             container.stop(timeout=5)
             staged = ref + "-staged"
-            _commit(container, staged, [
-                'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
-                "ENV container=docker",
-            ])
+            _commit(
+                container,
+                staged,
+                [
+                    'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]',
+                    "ENV container=docker",
+                ],
+            )
         finally:
             container.remove(force=True)
         _set_stop_signal(staged, ref)

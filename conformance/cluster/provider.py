@@ -27,10 +27,17 @@ class ClusterHandle:
             kind.cluster_for(self.name, 1, "v1.37.2", True, Progress()).delete()
 
 
-def provision(kind: str = "kind", name: str = "dra-conformance", kubeconfig: str | None = None,
-              context: str | None = None, keep: bool = True, workers: int = 2,
-              kubernetes: str = "v1.37.2", offline: bool | None = None,
-              progress: Progress | None = None) -> ClusterHandle:
+def provision(
+    kind: str = "kind",
+    name: str = "dra-conformance",
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    keep: bool = True,
+    workers: int = 2,
+    kubernetes: str = "v1.37.2",
+    offline: bool | None = None,
+    progress: Progress | None = None,
+) -> ClusterHandle:
     """`kind`: create or reuse the named kind cluster. `existing`: use the given kubeconfig.
 
     `keep` defaults to True: a reused cluster makes the next run fast; `--dra-keep-cluster`
@@ -39,18 +46,32 @@ def provision(kind: str = "kind", name: str = "dra-conformance", kubeconfig: str
     if kind == "existing":
         path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path.home() / ".kube/config")
         if not Path(path).exists():
-            raise ClusterError(f"kubeconfig {path} does not exist",
-                               "pass --kubeconfig PATH (and --context NAME) for an existing "
-                               "cluster, or use --dra-cluster kind")
-        return ClusterHandle(kubeconfig=path, context=context, name=context or "existing",
-                             provisioned=False, provider="existing")
+            raise ClusterError(
+                f"kubeconfig {path} does not exist",
+                "pass --kubeconfig PATH (and --context NAME) for an existing "
+                "cluster, or use --dra-cluster kind",
+            )
+        return ClusterHandle(
+            kubeconfig=path,
+            context=context,
+            name=context or "existing",
+            provisioned=False,
+            provider="existing",
+        )
     if kind != "kind":
         raise ClusterError(f"unknown cluster provider {kind!r}", "use kind or existing")
     from conformance.cluster import kind as kind_provider
 
-    cluster = kind_provider.up(name=name, workers=workers, kubernetes=kubernetes,
-                               offline=offline, progress=progress)
+    cluster = kind_provider.up(
+        name=name, workers=workers, kubernetes=kubernetes, offline=offline, progress=progress
+    )
     nodes = cluster.nodes()
-    return ClusterHandle(kubeconfig=str(cluster.kubeconfig), context=None, name=name,
-                         provisioned=True, provider="kind",
-                         node_containers={n: n for n in nodes}, _keep=keep)
+    return ClusterHandle(
+        kubeconfig=str(cluster.kubeconfig),
+        context=None,
+        name=name,
+        provisioned=True,
+        provider="kind",
+        node_containers={n: n for n in nodes},
+        _keep=keep,
+    )

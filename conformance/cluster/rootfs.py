@@ -25,8 +25,9 @@ def debian_mirror() -> str:
             text = path.read_text()
         except OSError:
             continue
-        for match in re.finditer(r"(?:^deb\s+(?:\[[^\]]*\]\s+)?|^URIs:\s*)(\S+/debian)/?\s", text,
-                                 re.MULTILINE):
+        for match in re.finditer(
+            r"(?:^deb\s+(?:\[[^\]]*\]\s+)?|^URIs:\s*)(\S+/debian)/?\s", text, re.MULTILINE
+        ):
             return match.group(1)
     return DEFAULT_MIRROR
 
@@ -53,12 +54,14 @@ def ensure_base_image(v: NodeVersions, progress: Progress) -> str:
     ref = base_image_ref(v)
     if docker_client.image_exists(ref):
         return ref
-    return import_debootstrap_image(ref, v.debian_suite, v.node_packages, f"node-{rootfs_key(v)}",
-                                    progress)
+    return import_debootstrap_image(
+        ref, v.debian_suite, v.node_packages, f"node-{rootfs_key(v)}", progress
+    )
 
 
-def import_debootstrap_image(ref: str, suite: str, packages: tuple[str, ...], name: str,
-                             progress: Progress) -> str:
+def import_debootstrap_image(
+    ref: str, suite: str, packages: tuple[str, ...], name: str, progress: Progress
+) -> str:
     """debootstrap a minbase rootfs with `packages` (cached on disk) and import it as `ref`."""
     with build_lock(f"rootfs-{name}"):
         if docker_client.image_exists(ref):  # built by another process while we waited
@@ -66,12 +69,15 @@ def import_debootstrap_image(ref: str, suite: str, packages: tuple[str, ...], na
         return _import_debootstrap_image(ref, suite, packages, name, progress)
 
 
-def _import_debootstrap_image(ref: str, suite: str, packages: tuple[str, ...], name: str,
-                              progress: Progress) -> str:
+def _import_debootstrap_image(
+    ref: str, suite: str, packages: tuple[str, ...], name: str, progress: Progress
+) -> str:
     debootstrap = shutil.which("debootstrap")
     if debootstrap is None:
-        raise HostError("debootstrap is not installed; it builds root filesystems from Debian "
-                        "packages", "apt-get install debootstrap")
+        raise HostError(
+            "debootstrap is not installed; it builds root filesystems from Debian packages",
+            "apt-get install debootstrap",
+        )
     target = cache_root() / "rootfs" / name
     if not (target / ".complete").exists():
         tmp = target.with_name(name + ".tmp")
@@ -82,9 +88,17 @@ def _import_debootstrap_image(ref: str, suite: str, packages: tuple[str, ...], n
         with progress.stage(f"debootstrap {suite} rootfs ({name})"):
             with open(log, "w") as out:
                 result = subprocess.run(
-                    [debootstrap, "--variant=minbase", f"--include={','.join(packages)}",
-                     suite, str(tmp), debian_mirror()],
-                    stdout=out, stderr=subprocess.STDOUT)
+                    [
+                        debootstrap,
+                        "--variant=minbase",
+                        f"--include={','.join(packages)}",
+                        suite,
+                        str(tmp),
+                        debian_mirror(),
+                    ],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
             if result.returncode != 0:
                 excerpt = "\n".join(log.read_text().splitlines()[-20:])
                 raise BuildError(f"stage 'debootstrap' failed:\n{excerpt}", f"full log: {log}")

@@ -9,8 +9,13 @@ from dataclasses import dataclass, field
 
 from kubernetes import client, config
 
-DRA_RESOURCES = ("deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices",
-                 "devicetaintrules")
+DRA_RESOURCES = (
+    "deviceclasses",
+    "resourceclaims",
+    "resourceclaimtemplates",
+    "resourceslices",
+    "devicetaintrules",
+)
 
 
 @dataclass
@@ -38,16 +43,25 @@ def served_resources(api: client.ApiClient) -> list[str]:
 def _probe_pod(name: str, node: str, image: str) -> dict:
     # Connect to the API server's service IP (DNAT by kube-proxy, routed over the pod network).
     # busybox nc has no -z: connect with stdin closed; exit 0 only if the TCP connect worked.
-    script = ('nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null '
-              '&& echo API-REACHABLE || echo API-UNREACHABLE')
+    script = (
+        'nc -w 5 "$KUBERNETES_SERVICE_HOST" "$KUBERNETES_SERVICE_PORT" </dev/null '
+        "&& echo API-REACHABLE || echo API-UNREACHABLE"
+    )
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": "dra-conformance-smoke"}},
         "spec": {
             "nodeSelector": {"kubernetes.io/hostname": node},
             "restartPolicy": "Never",
-            "containers": [{"name": "probe", "image": image, "imagePullPolicy": "IfNotPresent",
-                            "command": ["/bin/sh", "-c", script]}],
+            "containers": [
+                {
+                    "name": "probe",
+                    "image": image,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["/bin/sh", "-c", script],
+                }
+            ],
         },
     }
 
@@ -61,9 +75,11 @@ def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> S
     if missing:
         result.problems.append(f"resource.k8s.io/v1 does not serve: {', '.join(missing)}")
     nodes = core.list_node().items
-    result.workers = sorted(n.metadata.name for n in nodes
-                            if "node-role.kubernetes.io/control-plane" not in
-                            (n.metadata.labels or {}))
+    result.workers = sorted(
+        n.metadata.name
+        for n in nodes
+        if "node-role.kubernetes.io/control-plane" not in (n.metadata.labels or {})
+    )
     namespace = f"dra-smoke-{uuid.uuid4().hex[:6]}"
     core.create_namespace({"metadata": {"name": namespace}})
     try:
@@ -85,11 +101,14 @@ def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> S
             time.sleep(1)
         for node in result.workers:
             if result.pods_ran_on.get(node) != "Succeeded":
-                result.problems.append(f"probe pod on {node} ended as "
-                                       f"{result.pods_ran_on.get(node, 'not started')}")
+                result.problems.append(
+                    f"probe pod on {node} ended as {result.pods_ran_on.get(node, 'not started')}"
+                )
             elif not result.api_via_service.get(node):
-                result.problems.append(f"pod on {node} could not reach the API server through "
-                                       "the kubernetes service IP")
+                result.problems.append(
+                    f"pod on {node} could not reach the API server through "
+                    "the kubernetes service IP"
+                )
     finally:
         core.delete_namespace(namespace)
     return result

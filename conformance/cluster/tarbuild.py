@@ -13,7 +13,7 @@ class TarBuilder:
 
     def __init__(self, fileobj: io.BufferedIOBase | None = None) -> None:
         self._buffer = fileobj or io.BytesIO()
-        self._tar = tarfile.open(fileobj=self._buffer, mode="w")
+        self._tar = tarfile.open(fileobj=self._buffer, mode="w")  # noqa: SIM115 - closed by close()
         self._dirs: set[str] = set()
 
     def _ensure_dirs(self, path: str) -> None:

@@ -14,9 +14,28 @@ BUILDER_REVISION = "1"
 DEBIAN_SUITE = "bookworm"  # systemd 252: still boots on a cgroup v1 host (systemd >= 256 refuses)
 
 NODE_PACKAGES = (
-    "systemd", "systemd-sysv", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool",
-    "util-linux", "mount", "kmod", "libseccomp2", "pigz", "e2fsprogs", "bash", "ca-certificates",
-    "curl", "jq", "procps", "runc", "containernetworking-plugins", "socat",
+    "systemd",
+    "systemd-sysv",
+    "dbus",
+    "conntrack",
+    "iptables",
+    "nftables",
+    "iproute2",
+    "ethtool",
+    "util-linux",
+    "mount",
+    "kmod",
+    "libseccomp2",
+    "pigz",
+    "e2fsprogs",
+    "bash",
+    "ca-certificates",
+    "curl",
+    "jq",
+    "procps",
+    "runc",
+    "containernetworking-plugins",
+    "socat",
 )
 
 

@@ -14,8 +14,9 @@ def test_missing_capabilities_from_status():
 
 
 def test_daemon_config_keeps_existing_settings():
-    merged = host.merged_daemon_config({"log-level": "warn", "runtimes": {"other": {"path": "/x"}}},
-                                       host.WRAPPER_PATH)
+    merged = host.merged_daemon_config(
+        {"log-level": "warn", "runtimes": {"other": {"path": "/x"}}}, host.WRAPPER_PATH
+    )
     assert merged["log-level"] == "warn"
     assert merged["runtimes"]["other"] == {"path": "/x"}
     assert merged["default-runtime"] == host.WRAPPER_RUNTIME
@@ -25,8 +26,10 @@ def test_daemon_config_keeps_existing_settings():
 def _fake_runc(tmp_path):
     """A stand-in for runc that records its arguments, so the wrapper's exec is observable."""
     fake = tmp_path / "runc"
-    fake.write_text(f"#!{sys.executable}\nimport sys, json\n"
-                    f"open({str(tmp_path / 'args.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n")
+    fake.write_text(
+        f"#!{sys.executable}\nimport sys, json\n"
+        f"open({str(tmp_path / 'args.json')!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+    )
     fake.chmod(0o755)
     return fake
 
@@ -44,8 +47,9 @@ CAPS = ["CAP_CHOWN", "CAP_SYS_RESOURCE", "CAP_SYS_ADMIN"]
 def test_wrapper_strips_capability_from_bundle_and_execs_runc(tmp_path):
     bundle = tmp_path / "bundle"
     bundle.mkdir()
-    spec = {"process": {"capabilities": {k: list(CAPS) for k in
-                                         ("bounding", "effective", "permitted")}}}
+    spec = {
+        "process": {"capabilities": {k: list(CAPS) for k in ("bounding", "effective", "permitted")}}
+    }
     (bundle / "config.json").write_text(json.dumps(spec))
     args = ["--root", "/run/x", "create", "--bundle", str(bundle), "cid"]
     subprocess.run([str(_wrapper(tmp_path)), *args], check=True)
@@ -58,10 +62,11 @@ def test_wrapper_strips_capability_from_bundle_and_execs_runc(tmp_path):
 def test_wrapper_strips_capability_from_exec_process_file(tmp_path):
     process = tmp_path / "process.json"
     process.write_text(json.dumps({"capabilities": {"effective": list(CAPS)}}))
-    subprocess.run([str(_wrapper(tmp_path)), "exec", "--process", str(process), "cid"],
-                   check=True)
+    subprocess.run([str(_wrapper(tmp_path)), "exec", "--process", str(process), "cid"], check=True)
     assert json.loads(process.read_text())["capabilities"]["effective"] == [
-        "CAP_CHOWN", "CAP_SYS_ADMIN"]
+        "CAP_CHOWN",
+        "CAP_SYS_ADMIN",
+    ]
 
 
 def test_wrapper_passes_other_commands_through(tmp_path):
