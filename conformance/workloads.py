@@ -401,9 +401,11 @@ class Workloads:
 
     # -- what the container sees ---------------------------------------------------------------
 
-    def seen(self, pod: str, container: str = MAIN, *, previous: bool = False) -> frozenset[str]:
-        """The device identifiers the container reports (profile verification); waits briefly
-        for a just-started container to finish printing."""
+    def output(
+        self, pod: str, container: str = MAIN, *, previous: bool = False
+    ) -> state.WorkloadOutput:
+        """What the workload printed (environment, the profile's file or command output);
+        waits briefly for a just-started container to finish printing."""
 
         def read() -> state.WorkloadOutput | str:
             try:
@@ -421,6 +423,11 @@ class Workloads:
             timeout=self.timeout("settle"),
         )
         assert isinstance(output, state.WorkloadOutput)
+        return output
+
+    def seen(self, pod: str, container: str = MAIN, *, previous: bool = False) -> frozenset[str]:
+        """The device identifiers the container reports (profile verification)."""
+        output = self.output(pod, container, previous=previous)
         return frozenset(verification.observed_identifiers(self.profile.verification, output))
 
     def expected(self, results: Iterable[AllocationResult]) -> frozenset[str]:

@@ -19,6 +19,7 @@ from conformance.workloads import (
     node_selector_for,
     pod_ready,
     restart_count,
+    selector_verdict,
 )
 
 FAKE_PROFILE = Path(__file__).resolve().parents[3] / "drivers" / "fake" / "profile.yaml"
@@ -110,3 +111,11 @@ def test_pod_ready_needs_running_and_every_container_ready() -> None:
     assert not pod_ready(None)
     assert restart_count(pod("Running", True, True), "c1") == 1
     assert restart_count(pod("Running", True), "nope") == 0
+
+
+def test_selector_verdict_is_unknown_beyond_the_tiny_evaluator() -> None:
+    gpu = device("gpu-0", model="m")
+    assert selector_verdict(None, gpu, D) is True
+    assert selector_verdict(f'device.attributes["{D}"].model == "m"', gpu, D) is True
+    assert selector_verdict(f'device.attributes["{D}"].model == "n"', gpu, D) is False
+    assert selector_verdict(f'device.attributes["{D}"].model in ["m"]', gpu, D) is None

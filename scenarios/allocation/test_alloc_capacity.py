@@ -1,0 +1,77 @@
+"""DRA-ALLOC-002: a capacity comparison allocates only devices with enough capacity, and a
+claim stays unallocated while no free device has enough.
+
+The threshold N is the largest capacity the driver publishes, so exactly the biggest devices
+qualify. Holding all of them needs every such device of the cluster: the lease is exclusive.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from kubernetes.utils import parse_quantity
+
+from conformance.cel import capacity_at_least
+from conformance.kube import state, waits
+from conformance.kube.client import K8sClients
+from conformance.workloads import Workloads
+
+
+@pytest.mark.requirement("DRA-ALLOC-002")
+@pytest.mark.devices("default", exclusive=True)
+def test_capacity_selector_allocates_only_devices_with_enough(
+    workload: Workloads, k8s: K8sClients
+) -> None:
+    capacity = workload.profile.capacity
+    assert capacity, "the profile names no capacity (profile field `capacity`)"
+    kind_ids = workload.context.device_sets.get("default")
+    live = workload.live_devices()
+    sizes: dict[str, Decimal] = {
+        i: parse_quantity(d.capacity[capacity])
+        for i, d in live.items()
+        if capacity in d.capacity and (kind_ids is None or i in kind_ids)
+    }
+    assert sizes, f"no published device of the default class has capacity {capacity}"
+    top = max(sizes.values())
+    threshold = next(live[i].capacity[capacity] for i, size in sizes.items() if size == top)
+    biggest = sorted(i for i, size in sizes.items() if size >= top)
+
+    def capacity_request() -> dict:
+        return workload.device_request(selectors=[capacity_at_least(capacity, threshold)])
+
+    holders = [f"enough-{i}" for i in range(len(biggest))]
+    for name in holders:
+        workload.claim(name, [capacity_request()])
+        workload.pod(name, [name])
+    got: dict[str, str] = {}
+    for name in holders:
+        workload.wait_running(name, abort_on_prepare_failure=True)
+        (result,) = workload.results(name)
+        got[name] = result.device_id
+    published = workload.live_devices()
+    for name, device_id in got.items():
+        have = published[device_id].capacity.get(capacity)
+        assert have is not None and parse_quantity(have) >= top, (
+            f"claim {name} asked for {capacity} >= {threshold} and got {device_id} with {have}"
+        )
+    assert sorted(got.values()) == biggest, (
+        f"the {len(biggest)} claims should hold exactly the devices with {capacity} >= "
+        f"{threshold} {biggest}, got {got}"
+    )
+
+    # Every device with enough capacity is taken: one more such claim must wait.
+    workload.claim("waiting", [capacity_request()])
+    workload.pod("waiting", ["waiting"])
+    waits.wait_for_pod_scheduled_false(
+        k8s, workload.namespace, "waiting", timeout=workload.timeout("claimAllocated")
+    )
+    claim = workload.read_claim("waiting")
+    assert not state.is_allocated(claim), (
+        f"no free device has {capacity} >= {threshold}, yet: {state.claim_summary(claim)}"
+    )
+
+    workload.delete_pod(holders[0], wait=False)
+    workload.wait_running("waiting", abort_on_prepare_failure=True)
+    assert [r.device_id for r in workload.results("waiting")] == [got[holders[0]]]
+    workload.assert_sees_exactly("waiting", workload.results("waiting"))
