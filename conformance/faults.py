@@ -55,6 +55,7 @@ MISBEHAVIOURS = frozenset(
         "phantom-device",
         "cdi-first-device-only",
         "unstable-cdi-spec",
+        "unregistered",
     }
 )
 

@@ -58,6 +58,7 @@ MISBEHAVIOURS = frozenset(
         "phantom-device",  # slices publish one extra device the node does not have
         "cdi-first-device-only",  # a claim's container sees only its first device
         "unstable-cdi-spec",  # a claim's CDI spec is rewritten to another device after prepare
+        "unregistered",  # the registration socket is removed (the kubelet drops the plugin)
     }
 )
 

@@ -148,6 +148,9 @@ class FakeDriver:
         self.last_publish_error = ""
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
+        self._registration: UnixSocketServer | None = None
+        self._registration_lock = threading.Lock()
+        self._serving = False
         self.faults.add_listener(self._controls_changed)
 
     # -- controls and slices -------------------------------------------------
@@ -167,6 +170,7 @@ class FakeDriver:
         )
         self.republish()
         self.health.notify()
+        self._sync_registration()
         self.status.mark_dirty()
 
     def republish(self) -> PublishResult | None:
@@ -221,6 +225,41 @@ class FakeDriver:
         self.registered, self.registration_error = registered, error
         self._write_ready()
         self.status.mark_dirty()
+
+    def _sync_registration(self) -> None:
+        """Serve the registration socket unless misbehaviour `unregistered` is on: then the
+        socket goes away and the kubelet deregisters the plugin, while the driver keeps
+        claiming to be ready (the lie a broken vendor driver tells)."""
+        with self._registration_lock:
+            if not self._serving or self.stopping.is_set():
+                return
+            wanted = not self.faults.misbehaving("unregistered")
+            if wanted and self._registration is None:
+                self._registration = self._registration_server()
+                self._registration.start()
+            elif not wanted and self._registration is not None:
+                log.warning("misbehaviour unregistered: removing the registration socket")
+                self._registration.stop()
+                self._registration = None
+
+    def _registration_server(self) -> UnixSocketServer:
+        opts = self.options
+        registration = RegistrationService(
+            self.driver,
+            str(opts.dra_socket),
+            opts.supported_versions(),
+            self.on_registration_status,
+        )
+        return UnixSocketServer(
+            "registration",
+            opts.registration_socket,  # type: ignore[arg-type]
+            [
+                lambda s: pluginregistration_v1_pb2_grpc.add_RegistrationServicer_to_server(
+                    registration, s
+                )
+            ],
+            max_workers=4,
+        )
 
     def _write_ready(self) -> None:
         write_marker(self.options.ready_file, self.registered, self.published)
@@ -308,24 +347,8 @@ class FakeDriver:
         dra = UnixSocketServer("dra", opts.dra_socket, self._dra_registrars(), opts.grpc_workers)
         dra.start()
         self._servers.append(dra)
-        registration = RegistrationService(
-            self.driver,
-            str(opts.dra_socket),
-            opts.supported_versions(),
-            self.on_registration_status,
-        )
-        reg = UnixSocketServer(
-            "registration",
-            opts.registration_socket,
-            [
-                lambda s: pluginregistration_v1_pb2_grpc.add_RegistrationServicer_to_server(
-                    registration, s
-                )
-            ],
-            max_workers=4,
-        )
-        reg.start()
-        self._servers.append(reg)
+        self._serving = True
+        self._sync_registration()
         log.info("serving %s on %s", ",".join(opts.supported_versions()), opts.dra_socket)
         if background:
             if control is not None:
@@ -343,6 +366,10 @@ class FakeDriver:
     def stop(self, grace: float = 2.0) -> None:
         self.stopping.set()
         # Registration first: the kubelet sees the plugin go before its socket does.
+        with self._registration_lock:
+            if self._registration is not None:
+                self._registration.stop(grace)
+                self._registration = None
         for server in reversed(self._servers):
             server.stop(grace)
         self._servers.clear()

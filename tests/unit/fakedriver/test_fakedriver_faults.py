@@ -243,3 +243,15 @@ def test_phantom_device_is_published_but_cannot_be_prepared(harness):
     harness.claims.add(make_claim(UID, [{"device": "fa80-0-ghost"}]))
     error = prepare(_stub(harness, driver), dra_v1_pb2, UID).claims[UID].error
     assert "fa80-0-ghost is not a device of pool" in error
+
+
+def test_unregistered_removes_and_restores_the_registration_socket(harness):
+    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["unregistered"]})})
+    socket = driver.options.registration_socket
+    assert not socket.exists()
+    assert driver.options.dra_socket.exists()  # the DRA service itself keeps serving
+    driver.apply_controls({}, "2")
+    assert socket.exists()
+    harness.channel(driver, registration=True).close()
+    driver.apply_controls({"_all": json.dumps({"misbehaviours": ["unregistered"]})}, "3")
+    assert not socket.exists()
