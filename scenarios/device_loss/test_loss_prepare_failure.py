@@ -1,6 +1,11 @@
 """DRA-LOSS-005: a failing NodePrepareResources keeps the containers from starting, is reported
 in a FailedPrepareDynamicResources event with the driver's error, is retried, and the pod runs
-once the fault clears."""
+once the fault clears.
+
+The v1.37 kubelet retries a pod whose prepare failed at its next sync: the periodic resync
+(1-1.5 min) or any update of the pod. The test updates an annotation to get the retry now
+instead of waiting for the resync.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,18 @@ from conformance.kube import state, waits
 from conformance.placement import pick_node
 
 REASON = "FailedPrepareDynamicResources"
+NUDGE = "dra-conformance.io/sync-attempt"
 
 
 def _occurrences(event: dict) -> int:
     return max(int(event.get("count") or 1), int((event.get("series") or {}).get("count") or 0))
+
+
+def _nudge(workload, pod: str, attempt: int) -> None:
+    """Any update of the pod makes the kubelet sync it, and so retry the prepare."""
+    workload.k8s.core.patch_namespaced_pod(
+        pod, workload.namespace, {"metadata": {"annotations": {NUDGE: str(attempt)}}}
+    )
 
 
 def _not_started(pod) -> bool:
@@ -41,6 +54,14 @@ def test_failed_prepare_is_reported_retried_and_recovers(dra_context, k8s, workl
             if e.get("reason") == REASON and e.get("type") == "Warning"
         ]
 
+    waits.wait_until(
+        failures,
+        bool,
+        describe=f"a {REASON} warning about pod fragile",
+        timeout=dra_context.timeout("podRunning"),
+        show=lambda evs: evs or "no such events",
+    )
+    _nudge(workload, "fragile", 1)
     events = waits.wait_until(
         failures,
         lambda evs: sum(_occurrences(e) for e in evs) >= 2,
@@ -63,8 +84,11 @@ def test_failed_prepare_is_reported_retried_and_recovers(dra_context, k8s, workl
             f"expected the injected error {injector.prepare_failure_text!r} in {driver_errors}"
         )
     pod = workload.read_pod("fragile")
-    assert _not_started(pod), f"containers started although prepare failed: {pod}"
+    assert _not_started(pod), (
+        f"containers started although prepare failed: {state.pod_summary(pod)}"
+    )
 
     injector.restore()
+    _nudge(workload, "fragile", 2)
     workload.wait_running("fragile")
     workload.assert_sees_exactly("fragile", workload.results("fragile"))
