@@ -832,12 +832,27 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             api_versions=list(context.served_resources),
         )
         state.sweep_summary = result.summary()
+        restored = _restore_deleted_nodes(k8s, context)
+        if restored:
+            state.sweep_summary += "; restored deleted node(s) " + ", ".join(restored)
     except Exception as exc:  # noqa: BLE001 - report, do not turn a verdict into a crash
         state.sweep_summary = (
             f"end-of-run sweep failed: {type(exc).__name__}: {exc}; delete "
             f"leftovers with: kubectl delete ns -l "
             f"dra-conformance.io/run={context.run_id}"
         )
+
+
+def _restore_deleted_nodes(k8s: K8sClients, context: RunContext) -> list[str]:
+    """Nodes a killed test deleted (DRA-DRAIN-005) and could not bring back itself."""
+    from conformance.kube.nodes import (
+        DELETED_NODES_DIR,
+        DeletedNodeRegistry,
+        restore_recorded_nodes,
+    )
+
+    registry = DeletedNodeRegistry(context.harness_dir / DELETED_NODES_DIR)
+    return restore_recorded_nodes(k8s, registry, timeout=context.timeout("driverReady"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -10,7 +10,9 @@ plugin must publish its slices again with the new Node as their owner.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -21,6 +23,7 @@ from conformance.kube.drain import is_daemonset_pod
 from conformance.kube.waits import wait_until
 
 CONTROLLER_TAINT_PREFIX = "node.kubernetes.io/"
+DELETED_NODES_DIR = "deleted-nodes"  # under the run's harness directory
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,14 @@ class NodeSnapshot:
             ),
             bool(spec.get("unschedulable")),
         )
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> NodeSnapshot:
+        data = json.loads(text)
+        return cls(**{**data, "taints": tuple(data["taints"])})
 
 
 def read_node(k8s: K8sClients, name: str) -> dict[str, Any] | None:
@@ -126,3 +137,52 @@ def restart_pod_network_daemon_pods(k8s: K8sClients, node: str) -> list[str]:
                 raise
         deleted.append(f"{meta['namespace']}/{meta['name']}")
     return deleted
+
+
+def restore_node(
+    k8s: K8sClients, snapshot: NodeSnapshot, container: str, *, timeout: float
+) -> None:
+    """Bring a deleted node back: kubelet restart (if the Node is still missing), wait until
+    it is registered and Ready, put back its metadata, restart its pod-network DaemonSet pods."""
+    if read_node(k8s, snapshot.name) is None:
+        restart_kubelet(container)
+    wait_registered(k8s, snapshot, timeout=timeout)
+    restore_metadata(k8s, snapshot)
+    restart_pod_network_daemon_pods(k8s, snapshot.name)
+
+
+class DeletedNodeRegistry:
+    """One file per Node a test deleted and has not yet brought back, so the end-of-run sweep
+    can restore a node whose test was killed before its teardown."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+
+    def add(self, snapshot: NodeSnapshot, container: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        record = {"container": container, "snapshot": json.loads(snapshot.to_json())}
+        (self.directory / f"{snapshot.name}.json").write_text(json.dumps(record))
+
+    def remove(self, node: str) -> None:
+        (self.directory / f"{node}.json").unlink(missing_ok=True)
+
+    def entries(self) -> list[tuple[NodeSnapshot, str]]:
+        out = []
+        for path in sorted(self.directory.glob("*.json")) if self.directory.is_dir() else ():
+            record = json.loads(path.read_text())
+            out.append(
+                (NodeSnapshot.from_json(json.dumps(record["snapshot"])), record["container"])
+            )
+        return out
+
+
+def restore_recorded_nodes(
+    k8s: K8sClients, registry: DeletedNodeRegistry, *, timeout: float
+) -> list[str]:
+    """Restore every node in the registry (the sweep's part); returns their names."""
+    restored = []
+    for snapshot, container in registry.entries():
+        restore_node(k8s, snapshot, container, timeout=timeout)
+        registry.remove(snapshot.name)
+        restored.append(snapshot.name)
+    return restored

@@ -11,6 +11,16 @@ from conformance.disruption import PodBaseline, assert_undisturbed
 from conformance.kube import podexec, slices, state, waits
 from conformance.report import record_metric
 
+CANNOT_START = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError")
+
+
+def _cannot_start(pod) -> str | None:
+    for status in (pod or {}).get("status", {}).get("containerStatuses") or ():
+        waiting = (status.get("state") or {}).get("waiting") or {}
+        if status.get("name") == "main" and waiting.get("reason") in CANNOT_START:
+            return f"container main cannot start: {waiting.get('reason')}: {waiting.get('message')}"
+    return None
+
 
 @pytest.mark.requirement("DRA-LOSS-006")
 @pytest.mark.devices("default", count="all", exclusive=True)
@@ -59,6 +69,7 @@ def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
         "driver restart",
         timeout=dra_context.timeout("podRunning"),
         show=state.pod_summary,
+        abort=_cannot_start,
     )
     workload.assert_sees_exactly("survivor", [held])
 

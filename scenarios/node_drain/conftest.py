@@ -66,11 +66,14 @@ def node_ops(dra_context: RunContext, k8s: K8sClients, test_namespace: str) -> I
 
 
 class NodeDeletion:
-    """Delete Node objects of a kind cluster and bring them back (kubelet restart)."""
+    """Delete Node objects of a kind cluster and bring them back (kubelet restart). Each
+    deletion is recorded first, so the end-of-run sweep restores a node whose test was killed
+    before this teardown ran."""
 
     def __init__(self, context: RunContext, k8s: K8sClients) -> None:
         self.context = context
         self.k8s = k8s
+        self.registry = nodes.DeletedNodeRegistry(context.harness_dir / nodes.DELETED_NODES_DIR)
         self.deleted: list[nodes.NodeSnapshot] = []
 
     def container(self, node: str) -> str:
@@ -86,21 +89,23 @@ class NodeDeletion:
         return container
 
     def delete(self, node: str) -> nodes.NodeSnapshot:
-        self.container(node)
+        container = self.container(node)
         snapshot = nodes.NodeSnapshot.read(self.k8s, node)
-        self.k8s.core.delete_node(node)
+        self.registry.add(snapshot, container)
         self.deleted.append(snapshot)
+        self.k8s.core.delete_node(node)
         return snapshot
 
     def restore(self) -> None:
         timeout = self.context.timeout("driverReady")
         while self.deleted:
             snapshot = self.deleted.pop()
-            if nodes.read_node(self.k8s, snapshot.name) is None:
-                nodes.restart_kubelet(self.container(snapshot.name))
-            nodes.wait_registered(self.k8s, snapshot, timeout=timeout)
-            nodes.restore_metadata(self.k8s, snapshot)
-            nodes.restart_pod_network_daemon_pods(self.k8s, snapshot.name)
+            current = nodes.read_node(self.k8s, snapshot.name)
+            if current is None or current["metadata"]["uid"] != snapshot.uid:
+                nodes.restore_node(
+                    self.k8s, snapshot, self.container(snapshot.name), timeout=timeout
+                )
+            self.registry.remove(snapshot.name)
         wait_driver_ready(self.k8s, self.context.profile, timeout=timeout)
 
 

@@ -3,8 +3,9 @@ scenario must FAIL against a fake driver that breaks it (the fixture switches th
 misbehaviour on, runs the scenario in a subprocess on the same cluster, switches it off).
 
 DeviceTaintRules are enforced by the control plane, not by the driver: what a driver can break
-in DRA-LOSS-001/002 is the device the replacement or new pod actually gets (its CDI edits),
-which both scenarios check through the profile's verification.
+in DRA-LOSS-001 is the device the replacement pod actually gets (its CDI edits), and in
+DRA-LOSS-002 whether the pods already using a device keep running (a driver that taints the
+devices it prepared NoExecute gets them evicted).
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ def test_loss_001_fails_when_the_replacement_sees_another_device(
     assert_fails(result, "should see exactly")
 
 
-def test_loss_002_fails_when_the_new_pod_sees_another_device(run_scenario_against_broken_driver):
-    result = run_scenario_against_broken_driver("DRA-LOSS-002", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+def test_loss_002_fails_when_the_driver_evicts_the_pods_using_its_devices(
+    run_scenario_against_broken_driver,
+):
+    # The driver taints the devices it prepared NoExecute itself, so the pod already using
+    # the (rule-)tainted device does not keep running.
+    result = run_scenario_against_broken_driver("DRA-LOSS-002", ["taint-prepared-devices"])
+    assert_fails(result, "user")
 
 
 def test_loss_003_fails_when_a_withdrawn_device_stays_published(

@@ -2,7 +2,8 @@
 test_broken_device_loss.py for how they run).
 
 Cordon and uncordon are enforced by the scheduler; a driver breaks DRA-DRAIN-001/004 through
-what it does for the pods that must run (prepare, CDI edits), which the scenarios check.
+what it does to the pods that must keep running or start (taints on prepared devices, prepare,
+CDI edits), which the scenarios check.
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ def assert_fails(run, must_mention: str | None = None) -> None:
     assert run.requirement_status == "failed", run.explain()
     if must_mention:
         assert must_mention in run.output, f"no mention of {must_mention!r}:\n{run.explain()}"
+
+
+def test_drain_001_fails_when_the_driver_evicts_the_pods_on_the_cordoned_node(
+    run_scenario_against_broken_driver,
+):
+    result = run_scenario_against_broken_driver("DRA-DRAIN-001", ["taint-prepared-devices"])
+    assert_fails(result, "resident")
 
 
 def test_drain_001_fails_when_pods_off_the_cordoned_node_see_another_device(

@@ -234,3 +234,36 @@ def test_pick_node_prefers_the_smallest_node_that_leaves_room_elsewhere() -> Non
     assert pick_node(context, exclude=["w2"]) == "w1"
     with pytest.raises(PlacementError, match="devices per node: w1=2, w2=1"):
         pick_node(context, at_least=2, others_at_least=2)
+
+
+def test_the_sweep_restores_a_node_a_killed_test_deleted(
+    api: FakeAPI, k8s, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.add("nodes", {"metadata": {"name": "w2", "uid": "old", "labels": {"team": "a"}}})
+    api.add("pods", pod("plugin", ns="driver", node_name="w2", owner="DaemonSet"))
+    api.add("pods", {**pod("proxy", ns="kube-system", node_name="w2", owner="DaemonSet")})
+    api.get("pods", "proxy", "kube-system")["spec"]["hostNetwork"] = True
+    registry = nodes.DeletedNodeRegistry(tmp_path / nodes.DELETED_NODES_DIR)
+    registry.add(nodes.NodeSnapshot.read(k8s, "w2"), "c-worker2")
+    k8s.core.delete_node("w2")
+    restarted: list[str] = []
+
+    def kubelet_registers(container: str) -> None:
+        restarted.append(container)
+        ready = {"conditions": [{"type": "Ready", "status": "True"}]}
+        api.add("nodes", {"metadata": {"name": "w2", "uid": "new"}, "status": ready})
+
+    def delete_pod_answers_the_pod(method: str, path: str, query: Any, body: Any):  # noqa: ANN202
+        m = re.match(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)$", path)
+        if method != "DELETE" or not m:
+            return None
+        return 200, api.objects.pop(("v1", "pods", m[1], m[2]))
+
+    api.handlers.append(delete_pod_answers_the_pod)
+    monkeypatch.setattr(nodes, "restart_kubelet", kubelet_registers)
+    assert nodes.restore_recorded_nodes(k8s, registry, timeout=5) == ["w2"]
+    assert restarted == ["c-worker2"]
+    assert api.get("nodes", "w2")["metadata"]["labels"] == {"team": "a"}
+    assert api.get("pods", "plugin", "driver") is None  # recreated by its DaemonSet
+    assert api.get("pods", "proxy", "kube-system") is not None  # host network: kept
+    assert registry.entries() == []
