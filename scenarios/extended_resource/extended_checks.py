@@ -4,8 +4,10 @@ for them (KEP-5004; field names as in v1.37.2 core/v1 and resource.k8s.io/v1).""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from conformance.deviceplugin import DevicePlugin
 from conformance.kube import state
 from conformance.kube.builders import container
 from conformance.kube.state import AllocationResult
@@ -13,6 +15,7 @@ from conformance.workloads import MAIN, Workloads
 
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+PLUGIN_DEVICES = ("dp-0",)  # what the DRA-EXT-006 device plugin advertises
 
 
 def extended_pod(
@@ -115,3 +118,10 @@ def devices_per_node(workload: Workloads, kind: str) -> dict[str, list[str]]:
         if d.node:
             out.setdefault(d.node, []).append(d.id)
     return out
+
+
+@dataclass(frozen=True)
+class PluginNode:
+    node: str
+    plugin: DevicePlugin
+    dra_devices: tuple[str, ...]  # the node's DRA devices of the extended-resource class
