@@ -32,14 +32,11 @@ def holders(
     """(namespace, name, uid) of the claims whose allocation includes `device_id` of `driver`."""
     out = []
     for claim in claims:
-        if any(r.driver == driver and r.device_id == device_id for r in _results(claim)):
+        results = state.allocation_results(claim)
+        if any(r.driver == driver and r.device_id == device_id for r in results):
             meta = claim.get("metadata") or {}
             out.append((meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", "")))
     return out
-
-
-def _results(claim: Mapping[str, Any]) -> list[AllocationResult]:
-    return state.allocation_results(claim)
 
 
 def all_claims(k8s: K8sClients) -> list[dict[str, Any]]:
