@@ -12,8 +12,6 @@ from conformance.kube import objects, state, waits
 from conformance.kube.daemonsets import wait_ready_pod_on_node
 from conformance.placement import devices_on, pick_node
 
-UNPREPARE_FAILED = "FailedUnprepareDynamicResources"
-
 
 def _deploy_on(workload, node: str, replicas: int) -> list[dict]:
     workload.template("one-device")
@@ -67,9 +65,10 @@ def test_drain_evicts_unprepares_and_replaces_pods_with_the_driver_last(
         # The plugin must still serve NodeUnprepareResources while its consumers go.
         problems = disturbances(plugin, state.read_pod(k8s, plugin.namespace, plugin.name))
         assert not problems, "driver plugin disturbed during the drain: " + "; ".join(problems)
-        failed = [e.get("message") for e in workload.warning_events(UNPREPARE_FAILED)]
-        assert not failed, f"{UNPREPARE_FAILED} during the drain: {failed}"
 
+    # The v1.37 kubelet removes a terminated pod only once NodeUnprepareResources succeeded
+    # for its claims (it records no event when it fails): a drain that completes - every
+    # evicted pod gone - is one whose claims were unprepared.
     result = node_ops.drain(node, on_progress=check)
     evicted = {p.uid for p in result.evicted}
     assert evicted == {p["metadata"]["uid"] for p in pods}, (
@@ -87,7 +86,6 @@ def test_drain_evicts_unprepares_and_replaces_pods_with_the_driver_last(
             timeout=dra_context.timeout("podDeleted"),
         )
     _assert_replacements_elsewhere(dra_context, workload, evicted, node, 2)
-    assert not workload.warning_events(UNPREPARE_FAILED)
 
 
 @pytest.mark.requirement("DRA-DRAIN-003")

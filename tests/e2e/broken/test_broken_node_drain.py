@@ -38,7 +38,8 @@ def test_drain_001_fails_when_pods_off_the_cordoned_node_see_another_device(
 
 def test_drain_002_fails_when_the_driver_cannot_unprepare(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-DRAIN-002", ["fail-unprepare"])
-    assert_fails(result, "FailedUnprepareDynamicResources")
+    # The kubelet keeps the evicted pods until their claims are unprepared: the drain stalls.
+    assert_fails(result, "evicted but still present")
 
 
 def test_drain_004_fails_when_the_uncordoned_nodes_pod_cannot_be_prepared(
