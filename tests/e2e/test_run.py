@@ -68,7 +68,7 @@ def _run_namespaces(k8s: K8sClients, run_id: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def whole_suite_runs(kind_cluster, fake_driver, tmp_path_factory) -> dict[str, dict]:
+def whole_suite_runs(request, kind_cluster, fake_driver, tmp_path_factory) -> dict[str, dict]:
     """The whole suite, serially and with -n 4, against the fake driver (one run each)."""
     runs: dict[str, dict] = {}
     for workers in ("0", "4"):
@@ -90,6 +90,13 @@ def whole_suite_runs(kind_cluster, fake_driver, tmp_path_factory) -> dict[str, d
             if (report / "summary.json").is_file()
             else None,
         }
+    serial, parallel = runs["0"]["wall_s"], runs["4"]["wall_s"]
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:  # a measurement for bench/suite.md, not an assertion
+        reporter.write_line(
+            f"\nwhole suite on the fake driver: serial {serial:.0f} s, -n 4 {parallel:.0f} s, "
+            f"speed-up {serial / parallel:.2f}x"
+        )
     return runs
 
 
