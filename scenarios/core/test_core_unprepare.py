@@ -10,8 +10,19 @@ import time
 import pytest
 
 from conformance.device_reuse import ReuseProbe
+from conformance.kube.state import AllocationResult
 from conformance.report import record_metric
 from conformance.workloads import Workloads
+
+
+def same_node(workload: Workloads, used: AllocationResult) -> str | None:
+    """The node of the device in use, when it has another device of the class (else the
+    claim must be allowed to move)."""
+    device = workload.context.device(used.device_id)
+    if device is None or device.node is None:
+        return None
+    devices = workload.context.devices_of_kind("default") or workload.context.devices
+    return device.node if sum(d.node == device.node for d in devices) > 1 else None
 
 
 @pytest.mark.requirement("DRA-CORE-005")
@@ -47,8 +58,9 @@ def test_deleted_pod_releases_its_device_for_reuse(
     probe.wait_reallocated(released_uids=[claim_uid])
 
     # The device is held again; the released claim must now be prepared afresh for
-    # whatever it is allocated next.
-    workload.run("again", ["first"], abort_on_prepare_failure=True)
+    # whatever it is allocated next - on the same node, by the same driver instance that
+    # prepared it before (another node's instance never saw it).
+    workload.run("again", ["first"], node=same_node(workload, used), abort_on_prepare_failure=True)
     (now,) = workload.results("first")
     assert now.device_id != used.device_id, (
         f"claim first was allocated {now.device_id} again although another claim holds it"

@@ -31,7 +31,7 @@ from fakedriver.stats import LatencyStats
 log = logging.getLogger(__name__)
 
 # Misbehaviour unstable-cdi-spec: how long after prepare the claim's CDI spec changes.
-UNSTABLE_CDI_DELAY_S = 3.0
+UNSTABLE_CDI_DELAY_S = 1.0
 
 
 @dataclass(frozen=True)
