@@ -10,9 +10,37 @@ import pytest
 from extended_checks import PLUGIN_DEVICES, PluginNode, devices_per_node
 
 from conformance.deviceplugin import DevicePlugin, kind_node_plugin_dir
-from conformance.kube import waits
+from conformance.kube import objects, waits
+from conformance.kube.builders import container
 from conformance.requirements import NOT_APPLICABLE_PREFIX
-from conformance.workloads import Workloads
+from conformance.workloads import MAIN, Workloads
+
+
+def _forget_plugin_allocations(workload: Workloads, node: str, resource: str) -> None:
+    """Make the kubelet drop the plugin's allocations of the test's (deleted) pods.
+
+    The v1.37.2 kubelet forgets a deleted pod's device-plugin allocation only when it next
+    allocates from a device plugin, and until then takes the resource for a plugin resource
+    even for pods DRA serves it to: once the plugin's grace period is over they fail with
+    CreateContainerConfigError "endpoint not found in cache for a registered resource". So,
+    before the plugin stops: delete the pods, then offer the kubelet a pod that asks for more
+    than the plugin has - its admission runs the clean-up and rejects it, allocating nothing.
+    """
+    for pod in workload.k8s.core.list_namespaced_pod(workload.namespace).items:
+        workload.delete_pod(pod.metadata.name)
+    body = workload.build.pod(
+        "plugin-gc",
+        workload.namespace,
+        image=workload.context.workload_image,
+        containers=[container(MAIN, limits={resource: len(PLUGIN_DEVICES) + 1})],
+        node_name=node,
+        restart_policy="Never",
+    )
+    objects.create(workload.k8s, body)
+    waits.wait_for_pod_phase(
+        workload.k8s, workload.namespace, "plugin-gc", "Failed", timeout=workload.timeout("default")
+    )
+    workload.delete_pod("plugin-gc", grace_period=0)
 
 
 def _allocatable(workload: Workloads, node: str, resource: str) -> str | None:
@@ -52,7 +80,10 @@ def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
         )
         yield PluginNode(node, plugin, tuple(per_node[node]))
     finally:
-        plugin.stop()
+        try:
+            _forget_plugin_allocations(workload, node, resource)
+        finally:
+            plugin.stop()
         waits.wait_until(
             lambda: _allocatable(workload, node, resource),
             lambda a: a in (None, "0"),
