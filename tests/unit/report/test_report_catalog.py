@@ -108,7 +108,8 @@ def test_statements_are_single_observable_sentences(raw_catalog) -> None:
         assert statement.endswith("."), entry["id"]
         body = statement[:-1].replace("e.g.", "eg")
         assert not re.search(r"[.!?]\s+[A-Z]", body), f"{entry['id']}: more than one sentence"
-        assert 40 <= len(statement) <= 400, entry["id"]
+        # One sentence, but precise: it names the exact v1.37.2 fields, conditions and reasons.
+        assert 40 <= len(statement) <= 500, entry["id"]
 
 
 def test_gates(raw_catalog) -> None:
