@@ -109,9 +109,11 @@ def test_whole_suite_conformant(whole_suite_runs, workers):
     assert summary["verdict"] == "CONFORMANT"
     core = [r for r in summary["requirements"] if r["id"].startswith("DRA-CORE-")]
     assert len(core) == 6 and {r["status"] for r in core} == {"passed"}, core
-    # The fake driver has every capability: SHOULD and MAY must pass too, not only MUST.
+    # SHOULD and MAY must pass too, not only MUST; the fake driver has every capability, so
+    # only a cluster fact (a gate, a non-kind provider) may make one not applicable.
     not_passed = [r for r in summary["requirements"] if r["status"] != "passed"]
-    assert not_passed == [], not_passed
+    assert [r for r in not_passed if r["status"] != "not-applicable"] == [], not_passed
+    assert len(not_passed) <= 2, not_passed
     assert all(r["duration_s"] > 0 for r in summary["requirements"] if r["status"] == "passed")
     junit = _junit_counts(report / "junit.xml")
     assert junit["failed"] == 0
