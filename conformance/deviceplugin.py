@@ -136,6 +136,7 @@ class DevicePlugin:
         self.plugin_dir = Path(plugin_dir)
         self.endpoint = f"dra-conformance-{secrets.token_hex(4)}.sock"
         self.allocations: list[tuple[str, ...]] = []  # device ids per Allocate container request
+        self.refuse_allocations = False  # answer Allocate with an error (see the EXT-006 fixture)
         self._stop = threading.Event()
         self._server: grpc.Server | None = None
 
@@ -151,6 +152,8 @@ class DevicePlugin:
             pass
 
     def _allocate(self, request: Any, context: Any) -> Any:
+        if self.refuse_allocations:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, "allocations are refused")
         responses = []
         for container in request.container_requests:
             ids = tuple(container.devices_ids)

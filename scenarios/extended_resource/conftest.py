@@ -16,24 +16,28 @@ from conformance.requirements import NOT_APPLICABLE_PREFIX
 from conformance.workloads import MAIN, Workloads
 
 
-def _forget_plugin_allocations(workload: Workloads, node: str, resource: str) -> None:
-    """Make the kubelet drop the plugin's allocations of the test's (deleted) pods.
+def _forget_plugin_allocations(workload: Workloads, plugin: PluginNode) -> None:
+    """Make the kubelet forget the device plugin's resource before the plugin goes.
 
-    The v1.37.2 kubelet forgets a deleted pod's device-plugin allocation only when it next
-    allocates from a device plugin, and until then takes the resource for a plugin resource
-    even for pods DRA serves it to: once the plugin's grace period is over they fail with
-    CreateContainerConfigError "endpoint not found in cache for a registered resource". So,
-    before the plugin stops: delete the pods, then offer the kubelet a pod that asks for more
-    than the plugin has - its admission runs the clean-up and rejects it, allocating nothing.
+    The v1.37.2 kubelet keeps taking a resource for a device-plugin resource while it holds
+    any allocation record of it, even an empty one left by a failed allocation, and then fails
+    the pods DRA serves it to with CreateContainerConfigError "endpoint not found in cache for
+    a registered resource" once the stopped plugin's grace period is over. It drops deleted
+    pods' records only when it next allocates from a plugin, and rebuilds the records from
+    scratch when a plugin's Allocate call fails. So: delete the test's pods, then, with the
+    plugin refusing allocations, offer the kubelet a pod that asks for the resource; its
+    admission does both and rejects it.
     """
+    resource = plugin.plugin.resource_name
     for pod in workload.k8s.core.list_namespaced_pod(workload.namespace).items:
         workload.delete_pod(pod.metadata.name)
+    plugin.plugin.refuse_allocations = True
     body = workload.build.pod(
         "plugin-gc",
         workload.namespace,
         image=workload.context.workload_image,
-        containers=[container(MAIN, limits={resource: len(PLUGIN_DEVICES) + 1})],
-        node_name=node,
+        containers=[container(MAIN, limits={resource: 1})],
+        node_name=plugin.node,
         restart_policy="Never",
     )
     objects.create(workload.k8s, body)
@@ -78,12 +82,11 @@ def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
             "plugin (status.allocatable)",
             timeout=workload.timeout("default"),
         )
-        yield PluginNode(node, plugin, tuple(per_node[node]))
+        plugin_node = PluginNode(node, plugin, tuple(per_node[node]))
+        yield plugin_node
+        _forget_plugin_allocations(workload, plugin_node)
     finally:
-        try:
-            _forget_plugin_allocations(workload, node, resource)
-        finally:
-            plugin.stop()
+        plugin.stop()
         waits.wait_until(
             lambda: _allocatable(workload, node, resource),
             lambda a: a in (None, "0"),

@@ -98,6 +98,10 @@ def test_registers_lists_and_allocates(plugin_dir: Path) -> None:
                     {"DEVICE_PLUGIN_EXAMPLE_COM_GPU": "dev-1"}
                 ]
                 assert plugin.allocations == [("dev-1",)]
+                plugin.refuse_allocations = True
+                with pytest.raises(grpc.RpcError) as refused:
+                    allocate(MESSAGES["AllocateRequest"]())
+                assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert not plugin.socket_path.exists()
     finally:
         kubelet.server.stop(0)
