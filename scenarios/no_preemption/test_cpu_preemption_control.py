@@ -51,24 +51,32 @@ def test_cpu_preemption_still_works(
         workload.namespace, cpu_pod("preemptor", preemptor_m, priorities.high)
     )
 
+    # The scheduler sets the condition first, then deletes the victim (held by our finalizer).
     victim = waits.wait_until(
         lambda: workload.read_pod("victim"),
-        lambda p: p is not None and disruption_target(p) is not None,
+        lambda p: (
+            p is not None
+            and disruption_target(p) is not None
+            and bool(p["metadata"].get("deletionTimestamp"))
+        ),
         describe=f"the low-priority pod victim ({victim_m}m CPU on {node}) to be marked "
-        f"DisruptionTarget by the scheduler for preemptor ({preemptor_m}m CPU)",
+        f"DisruptionTarget and deleted by the scheduler for preemptor ({preemptor_m}m CPU)",
         timeout=workload.timeout("eviction"),
         show=state.pod_summary,
     )
     assert disruption_target(victim).get("reason") == "PreemptionByScheduler", (
         f"victim's DisruptionTarget condition: {disruption_target(victim)}"
     )
-    assert victim["metadata"].get("deletionTimestamp"), "the preempted victim was not deleted"
     preemptor = workload.wait_running("preemptor")
     assert preemptor["spec"]["nodeName"] == node, (
         f"preemptor should run on {node}, runs on {preemptor['spec']['nodeName']}"
     )
-    events = [e for e in workload.events("Pod", "victim") if e.get("reason") == "Preempted"]
-    assert any(preemptor["metadata"]["uid"] in (e.get("message") or "") for e in events), (
-        f"no Preempted event about victim naming preemptor {preemptor['metadata']['uid']}: "
-        f"{[e.get('message') for e in events]}"
+    waits.wait_for_event(  # the scheduler's event recorder is asynchronous
+        workload.k8s,
+        workload.namespace,
+        reason="Preempted",
+        kind="Pod",
+        name="victim",
+        message_contains=preemptor["metadata"]["uid"],
+        timeout=workload.timeout("default"),
     )
