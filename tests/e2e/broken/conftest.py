@@ -62,6 +62,14 @@ class BrokenRun:
     def failed(self) -> list[str]:
         return [n for n, o in self.outcomes.items() if o in ("failed", "error")]
 
+    def assert_requirement_failed(self, must_mention: str | None = None) -> None:
+        """The requirement failed in the summary and in at least one of its tests."""
+        assert self.outcomes, f"no scenario test ran:\n{self.explain()}"
+        assert self.failed, f"the broken driver passed:\n{self.explain()}"
+        assert self.requirement_status == "failed", self.explain()
+        if must_mention:
+            assert must_mention in self.output, f"no mention of {must_mention!r}:\n{self.explain()}"
+
     def explain(self) -> str:
         return (
             f"{self.requirement} with misbehaviours {list(self.misbehaviours)}: outcomes "
@@ -208,14 +216,3 @@ def run_scenario_against_broken_driver(
         finally:
             for lease in leases:
                 broker.release(lease)
-
-
-def assert_requirement_fails(run: BrokenRun, must_mention: str | None = None) -> None:
-    """The requirement failed (in the summary and in at least one of its tests)."""
-    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
-    assert run.failed, f"the broken driver passed:\n{run.explain()}"
-    assert run.requirement_status == "failed", run.explain()
-    if must_mention:
-        assert must_mention in run.output, (
-            f"the failure does not mention {must_mention!r}:\n{run.explain()}"
-        )

@@ -13,36 +13,27 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def assert_fails(run, must_mention: str | None = None) -> None:
-    """The requirement failed in the summary and in at least one of its tests."""
-    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
-    assert run.failed, f"the broken driver passed:\n{run.explain()}"
-    assert run.requirement_status == "failed", run.explain()
-    if must_mention:
-        assert must_mention in run.output, f"no mention of {must_mention!r}:\n{run.explain()}"
-
-
 def test_alloc_001_fails_when_the_selected_attribute_is_wrong(run_scenario_against_broken_driver):
     # The profile's selector compares the model; published wrong, no device matches it.
     result = run_scenario_against_broken_driver("DRA-ALLOC-001", ["wrong-attribute"])
-    assert_fails(result, "selector:kind-a")
+    result.assert_requirement_failed("selector:kind-a")
 
 
 def test_alloc_002_fails_when_the_capacity_is_not_published(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-ALLOC-002", ["missing-capacity"])
-    assert_fails(result, "has capacity")
+    result.assert_requirement_failed("has capacity")
 
 
 def test_alloc_003_fails_when_a_kind_attribute_is_missing(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-ALLOC-003", ["missing-attribute"])
-    assert_fails(result, "selector:kind-")
+    result.assert_requirement_failed("selector:kind-")
 
 
 def test_alloc_004_fails_when_the_container_sees_one_of_two_devices(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-ALLOC-004", ["cdi-first-device-only"])
-    assert_fails(result, "missing:")
+    result.assert_requirement_failed("missing:")
 
 
 def test_alloc_008_fails_when_the_freed_pool_holds_a_phantom_device(
@@ -50,21 +41,21 @@ def test_alloc_008_fails_when_the_freed_pool_holds_a_phantom_device(
 ):
     # The waiter gets every device of its node, including one the driver cannot prepare.
     result = run_scenario_against_broken_driver("DRA-ALLOC-008", ["phantom-device"])
-    assert_fails(result, "FailedPrepareDynamicResources")
+    result.assert_requirement_failed("FailedPrepareDynamicResources")
 
 
 def test_alloc_009_fails_when_generated_claims_get_the_wrong_device(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-ALLOC-009", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+    result.assert_requirement_failed("should see exactly")
 
 
 def test_alloc_010_fails_when_the_shared_device_is_not_the_allocated_one(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-ALLOC-010", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+    result.assert_requirement_failed("should see exactly")
 
 
 def test_alloc_011_fails_when_a_published_device_does_not_exist(
@@ -72,4 +63,4 @@ def test_alloc_011_fails_when_a_published_device_does_not_exist(
 ):
     # D counts the phantom: one of the D allocated pods can never be prepared.
     result = run_scenario_against_broken_driver("DRA-ALLOC-011", ["phantom-device"])
-    assert_fails(result, "to run and one to stay unschedulable")
+    result.assert_requirement_failed("to run and one to stay unschedulable")

@@ -15,36 +15,27 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def assert_fails(run, must_mention: str | None = None) -> None:
-    """The requirement failed in the summary and in at least one of its tests."""
-    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
-    assert run.failed, f"the broken driver passed:\n{run.explain()}"
-    assert run.requirement_status == "failed", run.explain()
-    if must_mention:
-        assert must_mention in run.output, f"no mention of {must_mention!r}:\n{run.explain()}"
-
-
 def test_del_001_fails_when_the_driver_cannot_unprepare(run_scenario_against_broken_driver):
     # The pod stays Terminating, so the deleted claim is never released.
     result = run_scenario_against_broken_driver("DRA-DEL-001", ["fail-unprepare"])
-    assert_fails(result, "/user to be deleted")
+    result.assert_requirement_failed("/user to be deleted")
 
 
 def test_del_002_fails_when_the_freed_device_reaches_the_container_wrong(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-DEL-002", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+    result.assert_requirement_failed("should see exactly")
 
 
 def test_del_003_fails_when_the_driver_cannot_unprepare(run_scenario_against_broken_driver):
     # The pod stays Terminating, so its generated claims are never deleted.
     result = run_scenario_against_broken_driver("DRA-DEL-003", ["fail-unprepare"])
-    assert_fails(result, "/user to be deleted")
+    result.assert_requirement_failed("/user to be deleted")
 
 
 def test_del_004_fails_when_the_awaited_claim_is_never_prepared(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-DEL-004", ["skip-claim-in-prepare"])
-    assert_fails(result, "/waiter to be Running")
+    result.assert_requirement_failed("/waiter to be Running")

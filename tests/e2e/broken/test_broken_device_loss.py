@@ -15,20 +15,11 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def assert_fails(run, must_mention: str | None = None) -> None:
-    """The requirement failed in the summary and in at least one of its tests."""
-    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
-    assert run.failed, f"the broken driver passed:\n{run.explain()}"
-    assert run.requirement_status == "failed", run.explain()
-    if must_mention:
-        assert must_mention in run.output, f"no mention of {must_mention!r}:\n{run.explain()}"
-
-
 def test_loss_001_fails_when_the_replacement_sees_another_device(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-LOSS-001", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+    result.assert_requirement_failed("should see exactly")
 
 
 def test_loss_002_fails_when_the_driver_evicts_the_pods_using_its_devices(
@@ -37,14 +28,14 @@ def test_loss_002_fails_when_the_driver_evicts_the_pods_using_its_devices(
     # The driver taints the devices it prepared NoExecute itself, so the pod already using
     # the (rule-)tainted device does not keep running.
     result = run_scenario_against_broken_driver("DRA-LOSS-002", ["taint-prepared-devices"])
-    assert_fails(result, "user")
+    result.assert_requirement_failed("user")
 
 
 def test_loss_003_fails_when_a_withdrawn_device_stays_published(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-LOSS-003", ["keep-withdrawn-device"])
-    assert_fails(result, "ResourceSlices for")
+    result.assert_requirement_failed("ResourceSlices for")
 
 
 def test_loss_006_fails_when_the_driver_loses_its_checkpoint_on_restart(
@@ -53,4 +44,4 @@ def test_loss_006_fails_when_the_driver_loses_its_checkpoint_on_restart(
     # The restarted driver forgets what it prepared and cleans up the running claim's CDI
     # spec, so the running pod's container cannot start again.
     result = run_scenario_against_broken_driver("DRA-LOSS-006", ["lose-checkpoint-on-restart"])
-    assert_fails(result, "container main of pod survivor")
+    result.assert_requirement_failed("container main of pod survivor")

@@ -14,25 +14,16 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def assert_fails(run, must_mention: str | None = None) -> None:
-    """The requirement failed in the summary and in at least one of its tests."""
-    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
-    assert run.failed, f"the broken driver passed:\n{run.explain()}"
-    assert run.requirement_status == "failed", run.explain()
-    if must_mention:
-        assert must_mention in run.output, f"no mention of {must_mention!r}:\n{run.explain()}"
-
-
 def test_ext_001_fails_when_the_container_sees_another_device(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-EXT-001", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+    result.assert_requirement_failed("should see exactly")
 
 
 def test_ext_003_fails_when_held_devices_are_never_released(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-EXT-003", ["fail-unprepare"])
-    assert_fails(result, "/holder to be deleted")
+    result.assert_requirement_failed("/holder to be deleted")
 
 
 def test_ext_004_fails_when_the_driver_cannot_unprepare(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-EXT-004", ["fail-unprepare"])
-    assert_fails(result, "/user to be deleted")
+    result.assert_requirement_failed("/user to be deleted")

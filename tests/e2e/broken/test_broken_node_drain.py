@@ -13,37 +13,28 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def assert_fails(run, must_mention: str | None = None) -> None:
-    """The requirement failed in the summary and in at least one of its tests."""
-    assert run.outcomes, f"no scenario test ran:\n{run.explain()}"
-    assert run.failed, f"the broken driver passed:\n{run.explain()}"
-    assert run.requirement_status == "failed", run.explain()
-    if must_mention:
-        assert must_mention in run.output, f"no mention of {must_mention!r}:\n{run.explain()}"
-
-
 def test_drain_001_fails_when_the_driver_evicts_the_pods_on_the_cordoned_node(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-DRAIN-001", ["taint-prepared-devices"])
-    assert_fails(result, "resident")
+    result.assert_requirement_failed("resident")
 
 
 def test_drain_001_fails_when_pods_off_the_cordoned_node_see_another_device(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-DRAIN-001", ["cdi-wrong-device"])
-    assert_fails(result, "should see exactly")
+    result.assert_requirement_failed("should see exactly")
 
 
 def test_drain_002_fails_when_the_driver_cannot_unprepare(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-DRAIN-002", ["fail-unprepare"])
     # The kubelet keeps the evicted pods until their claims are unprepared: the drain stalls.
-    assert_fails(result, "evicted but still present")
+    result.assert_requirement_failed("evicted but still present")
 
 
 def test_drain_004_fails_when_the_uncordoned_nodes_pod_cannot_be_prepared(
     run_scenario_against_broken_driver,
 ):
     result = run_scenario_against_broken_driver("DRA-DRAIN-004", ["skip-claim-in-prepare"])
-    assert_fails(result)
+    result.assert_requirement_failed()
