@@ -146,10 +146,9 @@ def prepare_image(spec: ImageSpec | None, target: KindTarget, progress: Progress
         return None
     ref = _build_image(spec, progress)
     if spec.load and target.cluster_name:
-        from conformance.cluster import images, kind
+        from conformance.cluster import images
 
-        cluster = kind.cluster_for(target.cluster_name, 1, "v1.37.2", True, progress)
-        images.load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
+        images.load_into_kind(target.cluster_name, ref, progress)
     return ref
 
 

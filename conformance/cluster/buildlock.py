@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from conformance.cluster import docker_client
 from conformance.cluster.versions import cache_root
 
 
@@ -20,3 +21,14 @@ def build_lock(name: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_once(ref: str, lock: str, build: Callable[[], str]) -> str:
+    """`ref` if the image exists, else `build()` under `lock`, unless another process built
+    it while this one waited."""
+    if docker_client.image_exists(ref):
+        return ref
+    with build_lock(lock):
+        if docker_client.image_exists(ref):
+            return ref
+        return build()

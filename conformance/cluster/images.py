@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from conformance.cluster import docker_client, rootfs
-from conformance.cluster.buildlock import build_lock
+from conformance.cluster.buildlock import build_lock, build_once
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest
 from conformance.errors import BuildError, HostError
@@ -51,12 +51,7 @@ def workload_image_ref() -> str:
 
 def build_workload_image(progress: Progress) -> str:
     ref = workload_image_ref()
-    if docker_client.image_exists(ref):
-        return ref
-    with build_lock("workload-image"):
-        if docker_client.image_exists(ref):
-            return ref
-        return _build_workload_image(ref, progress)
+    return build_once(ref, "workload-image", lambda: _build_workload_image(ref, progress))
 
 
 def _build_workload_image(ref: str, progress: Progress) -> str:
@@ -154,12 +149,9 @@ def build_driver_image(progress: Progress) -> str:
     requirements = REPO_ROOT / "drivers/fake/image-requirements.txt"
     _generate_driver_stubs()
     ref = driver_image_ref(package, requirements)
-    if docker_client.image_exists(ref):
-        return ref
-    with build_lock("driver-image"):
-        if docker_client.image_exists(ref):
-            return ref
-        return _build_driver_image(ref, package, requirements, progress)
+    return build_once(
+        ref, "driver-image", lambda: _build_driver_image(ref, package, requirements, progress)
+    )
 
 
 def _build_driver_image(ref: str, package: Path, requirements: Path, progress: Progress) -> str:
@@ -230,8 +222,13 @@ def workload_image(cluster_name: str | None = None, progress: Progress | None = 
     progress = progress or Progress()
     ref = build_workload_image(progress)
     if cluster_name:
-        from conformance.cluster import kind
-
-        cluster = kind.cluster_for(cluster_name, 1, "v1.37.2", True, progress)
-        load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
+        load_into_kind(cluster_name, ref, progress)
     return ref
+
+
+def load_into_kind(cluster_name: str, ref: str, progress: Progress) -> None:
+    """Load `ref` into every node of the kind cluster created by dra-conformance."""
+    from conformance.cluster import kind
+
+    cluster = kind.cluster_for(cluster_name, 1, "v1.37.2", True, progress)
+    load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)

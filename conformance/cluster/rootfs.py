@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 
 from conformance.cluster import docker_client
-from conformance.cluster.buildlock import build_lock
+from conformance.cluster.buildlock import build_once
 from conformance.cluster.versions import NodeVersions, cache_root, rootfs_key
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
@@ -63,10 +63,11 @@ def import_debootstrap_image(
     ref: str, suite: str, packages: tuple[str, ...], name: str, progress: Progress
 ) -> str:
     """debootstrap a minbase rootfs with `packages` (cached on disk) and import it as `ref`."""
-    with build_lock(f"rootfs-{name}"):
-        if docker_client.image_exists(ref):  # built by another process while we waited
-            return ref
-        return _import_debootstrap_image(ref, suite, packages, name, progress)
+    return build_once(
+        ref,
+        f"rootfs-{name}",
+        lambda: _import_debootstrap_image(ref, suite, packages, name, progress),
+    )
 
 
 def _import_debootstrap_image(
