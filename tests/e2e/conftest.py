@@ -7,7 +7,6 @@ tier's last file deletes the cluster, so run a subset (e.g. tests/e2e/broken) ag
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
@@ -61,7 +60,3 @@ def fake_driver(
 @pytest.fixture(scope="session")
 def k8s(kind_cluster: kind.KindCluster) -> K8sClients:
     return load_clients(str(kind_cluster.kubeconfig), None)
-
-
-def suite_root() -> Path:
-    return SUITE_ROOT

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.driver_install import selected_nodes
 from conformance.faults import ALL_NODES, FakeDriverControl
 from conformance.kube.client import K8sClients
 from conformance.lease import DeviceLeaseBroker, cluster_lease_dir
@@ -96,12 +97,6 @@ def junit_outcomes(path: Path) -> dict[str, str]:
     return outcomes
 
 
-def _worker_nodes(k8s: K8sClients, profile: Profile) -> list[str]:
-    return sorted(
-        n.metadata.name for n in k8s.core.list_node(label_selector=profile.node_selector).items
-    )
-
-
 def run_scenarios(
     cluster: str, profile: Path, requirement: str, report_dir: Path, extra: Sequence[str] = ()
 ) -> BrokenRun:
@@ -170,7 +165,7 @@ def run_scenario_against_broken_driver(
     """`run(requirement_id, misbehaviours, node="*")` -> BrokenRun; misbehaviours are switched
     off again (and the driver confirmed it) before the fixture ends, also on failure."""
     control = FakeDriverControl(k8s.core)
-    nodes = _worker_nodes(k8s, fake_driver)
+    nodes = selected_nodes(k8s, fake_driver)
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
     switched: list[tuple[str, str]] = []
     leases: list[Any] = []
