@@ -99,10 +99,14 @@ class ReuseProbe:
         )
         return condition
 
-    def wait_reallocated(self, *, released_uids: Collection[str] = ()) -> Reallocation:
+    def wait_reallocated(
+        self, *, released_uids: Collection[str] = (), refused_prepares_expected: bool = False
+    ) -> Reallocation:
         """Wait until the probe claim holds the device (or a claim that is neither the probe
         nor one of `released_uids` does), then, for the probe, that its pod runs and sees
-        exactly what the probe was allocated."""
+        exactly what the probe was allocated. A refused prepare of the probe is the failure,
+        unless `refused_prepares_expected` (the driver may refuse while the device is still
+        prepared for the released claim; the kubelet then retries)."""
         workload = self.workload
         driver = workload.profile.driver
 
@@ -134,7 +138,10 @@ class ReuseProbe:
             f"probe claim {self.name} should get exactly {sorted(self.wanted)} from {driver}, "
             f"got {[(r.driver, r.device_id) for r in results]}"
         )
-        wait_running_or_prepare_failure(workload, self.name)
+        if refused_prepares_expected:
+            workload.wait_running(self.name)
+        else:
+            wait_running_or_prepare_failure(workload, self.name)
         workload.assert_sees_exactly(self.name, results)
         return Reallocation(results)
 

@@ -56,6 +56,8 @@ MISBEHAVIOURS = frozenset(
         "cdi-first-device-only",
         "unstable-cdi-spec",
         "unregistered",
+        "prepare-held-devices",
+        "slow-unprepare",
     }
 )
 

@@ -212,10 +212,6 @@ def pod_summary(pod: Mapping[str, Any] | None) -> Any:
         "phase": status.get("phase"),
         "reason": status.get("reason"),
         "message": status.get("message"),
-        "conditions": [
-            {k: c.get(k) for k in ("type", "status", "reason", "message") if c.get(k)}
-            for c in status.get("conditions") or ()
-        ],
         "containerStatuses": [
             {
                 "name": c.get("name"),
@@ -231,4 +227,10 @@ def pod_summary(pod: Mapping[str, Any] | None) -> Any:
             for c in status.get("containerStatuses") or ()
         ],
         "resourceClaimStatuses": status.get("resourceClaimStatuses"),
+        # Last, and only the unmet ones: a truncated summary keeps the container states.
+        "conditions": [
+            {k: c.get(k) for k in ("type", "status", "reason", "message") if c.get(k)}
+            for c in status.get("conditions") or ()
+            if c.get("status") != "True"
+        ],
     }

@@ -1,28 +1,47 @@
-"""DRA-DEL-006: force-deleting a pod does not free its device before the node unprepared it.
+"""DRA-DEL-006: after a force delete, no other pod starts with the device before the node has
+unprepared it.
 
 A force delete removes the pod object at once, while the kubelet is still stopping its
-containers; the claim controller sees the pod gone. The kubelet's own counter of successful
+containers. The claim controller then sees the pod gone and frees the claim, and the v1.37.2
+scheduler may allocate the device to another claim before the kubelet has unprepared it (the
+control plane does not wait for the node). What a driver controls is the next step: it must
+not prepare the device for the other claim while it is still prepared for the old one (the
+kubelet retries a refused prepare). The kubelet's own counter of successful
 NodeUnprepareResources calls to the driver (its /metrics, read through the API server) says
-when the node let go. Each observation reads the claims first and the counter after, so
-"allocated elsewhere while the counter had not moved" proves the order, it does not guess it.
+when the node let go. Each observation reads the waiting pod first and the counter after, so
+"started while the counter had not moved" proves the order; a start between two observations
+is caught afterwards from the container's startedAt.
 """
 
 from __future__ import annotations
 
+import time
+from datetime import datetime
 from typing import Any
 
 import pytest
 from deletion_checks import kubelet_unprepare_calls, single_result, uid
 
-from conformance.device_reuse import ReuseProbe, all_claims, holders
+from conformance.device_reuse import ReuseProbe
 from conformance.kube import waits
 from conformance.kube.client import K8sClients
 from conformance.workloads import Workloads
 
 
+def _container_starts(pod: dict[str, Any] | None) -> dict[str, float]:
+    """Epoch seconds at which each container of `pod` started (running or already exited)."""
+    starts: dict[str, float] = {}
+    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or ():
+        state = status.get("state") or {}
+        started = (state.get("running") or state.get("terminated") or {}).get("startedAt")
+        if started:
+            starts[status["name"]] = datetime.fromisoformat(started).timestamp()
+    return starts
+
+
 @pytest.mark.requirement("DRA-DEL-006")
 @pytest.mark.devices("default")
-def test_force_deleted_pod_device_not_reallocated_before_unprepare(
+def test_force_deleted_pods_device_not_used_before_unprepare(
     workload: Workloads, k8s: K8sClients
 ) -> None:
     driver = workload.profile.driver
@@ -36,20 +55,24 @@ def test_force_deleted_pod_device_not_reallocated_before_unprepare(
 
     before = kubelet_unprepare_calls(k8s, node, driver)
     workload.delete_pod("victim", wait=False, grace_period=0)
+    still_prepared_at = time.time()  # the latest moment the counter was seen unmoved
 
     def observe() -> dict[str, Any]:
-        elsewhere = [
-            h for h in holders(all_claims(k8s), driver, device.device_id) if h[2] != held_uid
-        ]
-        calls = kubelet_unprepare_calls(k8s, node, driver)  # read after the claims
-        return {"allocated to": elsewhere, "unprepare calls": calls, "before": before}
+        nonlocal still_prepared_at
+        started = _container_starts(workload.read_pod(probe.name))
+        read_at = time.time()
+        calls = kubelet_unprepare_calls(k8s, node, driver)  # read after the pod
+        if calls <= before:
+            still_prepared_at = read_at
+        return {"probe started": sorted(started), "unprepare calls": calls, "before": before}
 
     def too_early(v: dict[str, Any]) -> str | None:
-        if v["allocated to"] and v["unprepare calls"] <= before:
+        if v["probe started"] and v["unprepare calls"] <= before:
             return (
-                f"device {device.device_id} of the force-deleted pod was allocated to "
-                f"{v['allocated to']} before the kubelet on {node} had unprepared it "
-                f"(successful NodeUnprepareResources calls still {v['unprepare calls']})"
+                f"pod {probe.name} (claim pinned to {device.device_id}) started containers "
+                f"{v['probe started']} while the kubelet on {node} had not yet unprepared the "
+                f"force-deleted pod's claim (successful NodeUnprepareResources calls still "
+                f"{v['unprepare calls']}): the driver prepared a device still in use"
             )
         return None
 
@@ -61,4 +84,18 @@ def test_force_deleted_pod_device_not_reallocated_before_unprepare(
         interval=0.2,
         abort=too_early,
     )
-    probe.wait_reallocated(released_uids={held_uid})
+    probe.wait_reallocated(released_uids={held_uid}, refused_prepares_expected=True)
+    # startedAt has whole seconds: a start it puts over a second before the last unmoved
+    # counter reading really happened before that reading.
+    early = {
+        name: started
+        for name, started in _container_starts(workload.read_pod(probe.name)).items()
+        if started + 1 < still_prepared_at
+    }
+    assert not early, (
+        f"pod {probe.name} started containers {sorted(early)} at "
+        f"{[datetime.fromtimestamp(t).isoformat() for t in early.values()]}, before the "
+        f"kubelet on {node} had unprepared the force-deleted pod's claim (counter unmoved at "
+        f"{datetime.fromtimestamp(still_prepared_at).isoformat()}): the driver prepared a "
+        "device still in use"
+    )

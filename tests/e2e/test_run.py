@@ -17,11 +17,6 @@ from conformance.profile import SUITE_ROOT
 from conformance.report.junit import parse_junit_counts
 
 RUN_LABEL = "dra-conformance.io/run"
-# SHOULD requirements v1.37.2 itself breaks, whatever the driver: reported as failed in the
-# summary (never hidden), but not a defect of the fake driver. DRA-DEL-006: after a force
-# delete the scheduler hands the device to another claim before the node has unprepared it
-# (reproduced on every run; upstream kubernetes#141471).
-KNOWN_UPSTREAM_FAILURES = frozenset({"DRA-DEL-006"})
 
 
 def _run_cli(
@@ -101,11 +96,7 @@ def test_whole_suite_conformant(whole_suite_runs, workers):
     assert len(core) == 6 and {r["status"] for r in core} == {"passed"}, core
     # SHOULD and MAY must pass too, not only MUST; the fake driver has every capability, so
     # only a cluster fact (a gate, a non-kind provider) may make one not applicable.
-    not_passed = [
-        r
-        for r in summary["requirements"]
-        if r["status"] != "passed" and r["id"] not in KNOWN_UPSTREAM_FAILURES
-    ]
+    not_passed = [r for r in summary["requirements"] if r["status"] != "passed"]
     assert [r for r in not_passed if r["status"] != "not-applicable"] == [], not_passed
     assert len(not_passed) <= 2, not_passed
     assert all(r["duration_s"] > 0 for r in summary["requirements"] if r["status"] == "passed")

@@ -30,6 +30,7 @@ class PreparedDevice:
     device_name: str
     cdi_device_ids: tuple[str, ...]
     share_id: str | None = None
+    admin_access: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class PreparedClaim:
                 device_name=d["device_name"],
                 cdi_device_ids=tuple(d["cdi_device_ids"]),
                 share_id=d.get("share_id"),
+                admin_access=bool(d.get("admin_access", False)),
             )
             for d in raw["devices"]
         )

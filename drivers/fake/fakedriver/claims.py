@@ -18,6 +18,10 @@ class ClaimError(Exception):
     """The claim cannot be prepared; the message goes back to the kubelet."""
 
 
+class ClaimNotFound(ClaimError):
+    """The API has no such claim (any more)."""
+
+
 class ClaimReader(Protocol):
     def get_claim(self, namespace: str, name: str) -> dict[str, Any]:
         """The ResourceClaim as the API serves it (camelCase JSON)."""
@@ -34,7 +38,8 @@ class ApiClaimReader:
                 f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{name}"
             )
         except ApiError as exc:
-            raise ClaimError(f"get ResourceClaim {namespace}/{name}: {exc}") from exc
+            error = ClaimNotFound if exc.not_found else ClaimError
+            raise error(f"get ResourceClaim {namespace}/{name}: {exc}") from exc
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,8 @@ MISBEHAVIOURS = frozenset(
         "cdi-first-device-only",  # a claim's container sees only its first device
         "unstable-cdi-spec",  # a claim's CDI spec is rewritten to another device after prepare
         "unregistered",  # the registration socket is removed (the kubelet drops the plugin)
+        "prepare-held-devices",  # prepares a device still prepared for another claim
+        "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
     }
 )
 

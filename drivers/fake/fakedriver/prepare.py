@@ -21,6 +21,7 @@ from fakedriver.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from fakedriver.claims import (
     ClaimAllocation,
     ClaimError,
+    ClaimNotFound,
     ClaimReader,
     allocation_for_driver,
     group_devices,
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 # Misbehaviour unstable-cdi-spec: how long after prepare the claim's CDI spec changes.
 UNSTABLE_CDI_DELAY_S = 1.0
+# Long enough for the kubelet to prepare the next claim of a device meanwhile (~1-3 s).
+SLOW_UNPREPARE_SECONDS = 15.0
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,40 @@ class DevicePreparer:
         )
         return PrepareOutcome(devices=prepared.devices)
 
+    def _refuse_held_devices(self, allocation: ClaimAllocation) -> None:
+        """A device still prepared for another claim is not handed out again.
+
+        After a force delete the scheduler may allocate a device before the kubelet has
+        stopped the old pod and unprepared its claim; refusing makes the kubelet retry this
+        prepare until that unprepare came. Shared (consumable capacity) and admin-access
+        devices are meant to be prepared for several claims. A holder whose claim is gone
+        from the API is a leftover, not a user: it does not block."""
+        for device in allocation.devices:
+            if device.admin_access or device.share_id:
+                continue
+            for holder in self._prepared.values():
+                if holder.uid == allocation.uid or not any(
+                    held.device_name == device.device and not (held.admin_access or held.share_id)
+                    for held in holder.devices
+                ):
+                    continue
+                if self._claim_gone(holder):
+                    continue
+                raise ClaimError(
+                    f"device {device.device} is still prepared for claim "
+                    f"{holder.namespace}/{holder.name} ({holder.uid}); it is given to "
+                    f"{allocation.namespace}/{allocation.name} once that claim is unprepared"
+                )
+
+    def _claim_gone(self, holder: PreparedClaim) -> bool:
+        try:
+            claim = self._claims.get_claim(holder.namespace, holder.name)
+        except ClaimNotFound:
+            return True
+        except ClaimError:
+            return False  # unknown: keep refusing, the kubelet retries
+        return (claim.get("metadata") or {}).get("uid") != holder.uid
+
     def _prepare_allocation(self, allocation: ClaimAllocation) -> PreparedClaim:
         inventory = self._inventory()
         by_name = inventory.by_name()
@@ -169,6 +206,8 @@ class DevicePreparer:
                 raise ClaimError(f"device {device.device} is not a device of pool {self._pool}")
             if controls.device(device.device).withdrawn:
                 raise ClaimError(f"device {device.device} was withdrawn from pool {self._pool}")
+        if not self._faults.misbehaving("prepare-held-devices"):
+            self._refuse_held_devices(allocation)
         injected = self._faults.take_prepare_failure(d.device for d in allocation.devices)
         if injected:
             raise ClaimError(injected)
@@ -207,6 +246,7 @@ class DevicePreparer:
                     device_name=device.device,
                     cdi_device_ids=(cdi_device_id(allocation.uid, device.device),),
                     share_id=device.share_id,
+                    admin_access=device.admin_access,
                 )
             )
         if self._faults.misbehaving("cdi-first-device-only"):
@@ -262,6 +302,9 @@ class DevicePreparer:
 
     def unprepare(self, claims: Sequence[ClaimRef]) -> dict[str, str]:
         started = time.monotonic()
+        if claims and self._faults.misbehaving("slow-unprepare"):
+            log.warning("misbehaviour slow-unprepare: waiting %ss", SLOW_UNPREPARE_SECONDS)
+            self._sleep(SLOW_UNPREPARE_SECONDS)  # outside the lock: prepares go on meanwhile
         results: dict[str, str] = {}
         noop = self._faults.misbehaving("noop-unprepare")
         refuse = self._faults.misbehaving("fail-unprepare")

@@ -1,4 +1,4 @@
-"""Broken-driver checks for the MUST requirements of the claim_deletion suite (see
+"""Broken-driver checks for the requirements of the claim_deletion suite (see
 test_broken_device_loss.py for how they run).
 
 Claim deletion is carried out by the control plane; a driver breaks it by not letting go of a
@@ -39,3 +39,14 @@ def test_del_004_fails_when_the_awaited_claim_is_never_prepared(
 ):
     result = run_scenario_against_broken_driver("DRA-DEL-004", ["skip-claim-in-prepare"])
     result.assert_requirement_failed("/waiter to be Running")
+
+
+def test_del_006_fails_when_the_driver_prepares_a_device_still_in_use(
+    run_scenario_against_broken_driver,
+):
+    # The kubelet unprepares the force-deleted pod's claim only after 15 s; a driver that
+    # prepares the device for the waiting claim meanwhile lets that pod start first.
+    result = run_scenario_against_broken_driver(
+        "DRA-DEL-006", ["prepare-held-devices", "slow-unprepare"]
+    )
+    result.assert_requirement_failed("the driver prepared a device still in use")

@@ -25,7 +25,7 @@ protogen.generate()  # fast no-op when the stubs are up to date
 
 import grpc  # noqa: E402
 from fakedriver.catalog import Catalog  # noqa: E402
-from fakedriver.claims import ClaimError  # noqa: E402
+from fakedriver.claims import ClaimNotFound  # noqa: E402
 from fakedriver.driver import DriverOptions, FakeDriver  # noqa: E402
 from fakedriver.kubeapi import ApiError  # noqa: E402
 from fakedriver.status import StatusSink  # noqa: E402
@@ -55,7 +55,8 @@ class FakeClaims:
         try:
             return copy.deepcopy(self.claims[(namespace, name)])
         except KeyError:
-            raise ClaimError(f"get ResourceClaim {namespace}/{name}: HTTP 404: not found") from None
+            message = f"get ResourceClaim {namespace}/{name}: HTTP 404: not found"
+            raise ClaimNotFound(message) from None
 
 
 class FakeSlices:

@@ -1,0 +1,71 @@
+"""Prepare refuses a device still prepared for another claim (after a force delete)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import make_claim
+from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
+from test_fakedriver_prepare import UID, UID2, prepare, unprepare
+
+
+def _stub(harness, driver):
+    return dra_v1_pb2_grpc.DRAPluginStub(harness.channel(driver))
+
+
+def _error(stub, uid):
+    return prepare(stub, dra_v1_pb2, uid).claims[uid].error
+
+
+def test_device_of_another_prepared_claim_is_refused_until_unprepared(harness):
+    stub = _stub(harness, harness.start())
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    assert _error(stub, UID) == ""
+    # The old claim is freed in the API (force delete) but the node still has it prepared.
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
+    error = _error(stub, UID2)
+    assert "fa80-0 is still prepared for claim test-ns/claim-" + UID in error
+    assert unprepare(stub, dra_v1_pb2, UID).claims[UID].error == ""
+    assert _error(stub, UID2) == ""
+
+
+def test_a_holder_whose_claim_is_gone_does_not_block(harness):
+    stub = _stub(harness, harness.start())
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    assert _error(stub, UID) == ""
+    del harness.claims.claims[("test-ns", f"claim-{UID}")]
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
+    assert _error(stub, UID2) == ""
+
+
+def test_a_holder_replaced_by_a_claim_of_the_same_name_does_not_block(harness):
+    stub = _stub(harness, harness.start())
+
+    def prepare_named(uid):
+        claim = dra_v1_pb2.Claim(namespace="test-ns", uid=uid, name="same")
+        request = dra_v1_pb2.NodePrepareResourcesRequest(claims=[claim])
+        return stub.NodePrepareResources(request, timeout=10).claims[uid].error
+
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}], name="same"))
+    assert prepare_named(UID) == ""
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}], name="same"))
+    assert prepare_named(UID2) == ""
+
+
+@pytest.mark.parametrize("sharing", [{"shareID": "a1"}, {"adminAccess": True}])
+def test_shared_and_admin_access_devices_are_prepared_for_several_claims(harness, sharing):
+    stub = _stub(harness, harness.start())
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    assert _error(stub, UID) == ""
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0", **sharing}]))
+    assert _error(stub, UID2) == ""
+
+
+def test_misbehaviour_prepare_held_devices_hands_the_device_out_twice(harness):
+    controls = {"_all": json.dumps({"misbehaviours": ["prepare-held-devices"]})}
+    stub = _stub(harness, harness.start(controls=controls))
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
+    assert _error(stub, UID) == ""
+    assert _error(stub, UID2) == ""
