@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 UNSTABLE_CDI_DELAY_S = 1.0
 # Long enough for the kubelet to prepare the next claim of a device meanwhile (~1-3 s).
 SLOW_UNPREPARE_SECONDS = 15.0
+# How long a prepare waits for another claim to let go of a device (kubelet timeout: 45 s).
+HELD_DEVICE_WAIT_SECONDS = 25.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class DevicePreparer:
         self._sleep = sleep
         self._on_change = on_change
         self._lock = threading.Lock()
+        self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
         self._prepared: dict[str, PreparedClaim] = {}
         self.prepare_stats = LatencyStats()
         self.unprepare_stats = LatencyStats()
@@ -163,14 +166,37 @@ class DevicePreparer:
         )
         return PrepareOutcome(devices=prepared.devices)
 
-    def _refuse_held_devices(self, allocation: ClaimAllocation) -> None:
-        """A device still prepared for another claim is not handed out again.
+    def _wait_for_held_devices(self, allocation: ClaimAllocation) -> None:
+        """A device still prepared for another claim is not handed out again (call with the
+        lock held).
 
         After a force delete the scheduler may allocate a device before the kubelet has
-        stopped the old pod and unprepared its claim; refusing makes the kubelet retry this
-        prepare until that unprepare came. Shared (consumable capacity) and admin-access
-        devices are meant to be prepared for several claims. A holder whose claim is gone
-        from the API is a leftover, not a user: it does not block."""
+        stopped the old pod and unprepared its claim. The kubelet does not hold up other
+        prepares meanwhile, so this one waits for that unprepare (up to
+        HELD_DEVICE_WAIT_SECONDS, well within the kubelet's call timeout) and fails after
+        that: the kubelet retries, though only after its pod-sync back-off. Shared (consumable
+        capacity) and admin-access devices are meant to be prepared for several claims. A
+        holder whose claim is gone from the API is a leftover, not a user: it does not block."""
+        deadline = time.monotonic() + HELD_DEVICE_WAIT_SECONDS
+        while (holder := self._holder_of_any(allocation)) is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                device, claim = holder
+                raise ClaimError(
+                    f"device {device} is still prepared for claim {claim.namespace}/"
+                    f"{claim.name} ({claim.uid}); it is given to {allocation.namespace}/"
+                    f"{allocation.name} once that claim is unprepared"
+                )
+            log.info(
+                "prepare %s/%s waits for claim %s to let go of device %s",
+                allocation.namespace,
+                allocation.name,
+                holder[1].uid,
+                holder[0],
+            )
+            self._unprepared.wait(remaining)
+
+    def _holder_of_any(self, allocation: ClaimAllocation) -> tuple[str, PreparedClaim] | None:
         for device in allocation.devices:
             if device.admin_access or device.share_id:
                 continue
@@ -180,13 +206,9 @@ class DevicePreparer:
                     for held in holder.devices
                 ):
                     continue
-                if self._claim_gone(holder):
-                    continue
-                raise ClaimError(
-                    f"device {device.device} is still prepared for claim "
-                    f"{holder.namespace}/{holder.name} ({holder.uid}); it is given to "
-                    f"{allocation.namespace}/{allocation.name} once that claim is unprepared"
-                )
+                if not self._claim_gone(holder):
+                    return device.device, holder
+        return None
 
     def _claim_gone(self, holder: PreparedClaim) -> bool:
         try:
@@ -207,7 +229,7 @@ class DevicePreparer:
             if controls.device(device.device).withdrawn:
                 raise ClaimError(f"device {device.device} was withdrawn from pool {self._pool}")
         if not self._faults.misbehaving("prepare-held-devices"):
-            self._refuse_held_devices(allocation)
+            self._wait_for_held_devices(allocation)
         injected = self._faults.take_prepare_failure(d.device for d in allocation.devices)
         if injected:
             raise ClaimError(injected)
@@ -336,6 +358,7 @@ class DevicePreparer:
                 except OSError as exc:
                     for ref in claims:
                         results[ref.uid] = f"checkpoint write failed: {exc}"
+            self._unprepared.notify_all()
         failures = sum(1 for e in results.values() if e)
         self.unprepare_stats.record(time.monotonic() - started, len(claims), failures)
         self._on_change()

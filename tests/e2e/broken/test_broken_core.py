@@ -52,9 +52,10 @@ def test_core_004_fails_when_the_container_does_not_get_its_device(
 def test_core_005_fails_when_unprepare_keeps_the_old_preparation(
     run_scenario_against_broken_driver,
 ):
-    # The released claim, allocated another device, is answered from the stale checkpoint.
+    # The device stays prepared for the deleted pod's claim, so the driver never prepares it
+    # for the claim waiting for it.
     result = run_scenario_against_broken_driver("DRA-CORE-005", ["noop-unprepare"])
-    result.assert_requirement_failed("should see exactly")
+    result.assert_requirement_failed("is still prepared for claim")
 
 
 def test_core_006_fails_when_the_cdi_spec_changes_under_a_running_claim(

@@ -1,9 +1,13 @@
-"""Prepare refuses a device still prepared for another claim (after a force delete)."""
+"""Prepare waits for, then refuses, a device still prepared for another claim (after a
+force delete)."""
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 
+import fakedriver.prepare
 import pytest
 from conftest import make_claim
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
@@ -18,6 +22,11 @@ def _error(stub, uid):
     return prepare(stub, dra_v1_pb2, uid).claims[uid].error
 
 
+@pytest.fixture(autouse=True)
+def short_wait(monkeypatch):
+    monkeypatch.setattr(fakedriver.prepare, "HELD_DEVICE_WAIT_SECONDS", 0.5)
+
+
 def test_device_of_another_prepared_claim_is_refused_until_unprepared(harness):
     stub = _stub(harness, harness.start())
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
@@ -28,6 +37,18 @@ def test_device_of_another_prepared_claim_is_refused_until_unprepared(harness):
     assert "fa80-0 is still prepared for claim test-ns/claim-" + UID in error
     assert unprepare(stub, dra_v1_pb2, UID).claims[UID].error == ""
     assert _error(stub, UID2) == ""
+
+
+def test_a_waiting_prepare_goes_on_as_soon_as_the_holder_is_unprepared(harness, monkeypatch):
+    monkeypatch.setattr(fakedriver.prepare, "HELD_DEVICE_WAIT_SECONDS", 20.0)
+    stub = _stub(harness, harness.start())
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
+    assert _error(stub, UID) == ""
+    threading.Timer(0.5, lambda: unprepare(stub, dra_v1_pb2, UID)).start()
+    started = time.monotonic()
+    assert _error(stub, UID2) == ""
+    assert 0.4 < time.monotonic() - started < 10
 
 
 def test_a_holder_whose_claim_is_gone_does_not_block(harness):
