@@ -7,8 +7,8 @@ scheduler may allocate the device to another claim before the kubelet has unprep
 control plane does not wait for the node). What a driver controls is the next step: it must
 not prepare the device for the other claim while it is still prepared for the old one (it
 may wait for the unprepare, or refuse and let the kubelet retry). The kubelet's own counter
-of successful NodeUnprepareResources calls to the driver (its /metrics, read through the API server) says
-when the node let go. Each observation reads the waiting pod first and the counter after, so
+of successful NodeUnprepareResources calls to the driver (its /metrics, read through the API
+server) says when the node let go. Each observation reads the waiting pod first and the counter after, so
 "started while the counter had not moved" proves the order; a start between two observations
 is caught afterwards from the container's startedAt.
 """
