@@ -4,13 +4,13 @@ unprepared it.
 A force delete removes the pod object at once, while the kubelet is still stopping its
 containers. The claim controller then sees the pod gone and frees the claim, and the v1.37.2
 scheduler may allocate the device to another claim before the kubelet has unprepared it (the
-control plane does not wait for the node). What a driver controls is the next step: it must
-not prepare the device for the other claim while it is still prepared for the old one (it
-may wait for the unprepare, or refuse and let the kubelet retry). The kubelet's own counter
-of successful NodeUnprepareResources calls to the driver (its /metrics, read through the API
-server) says when the node let go. Each observation reads the waiting pod first and the counter after, so
-"started while the counter had not moved" proves the order; a start between two observations
-is caught afterwards from the container's startedAt.
+control plane does not wait for the node). What a driver controls is the next step: it must not
+prepare the device for the other claim while it is still prepared for the old one (it may wait
+for the unprepare, or refuse and let the kubelet retry). The kubelet's own counter of
+successful NodeUnprepareResources calls to the driver (its /metrics, read through the API
+server) says when the node let go. Each observation reads the waiting pod first and the counter
+after, so "started while the counter had not moved" proves the order; a start between two
+observations is caught afterwards from the container's startedAt.
 """
 
 from __future__ import annotations
