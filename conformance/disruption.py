@@ -98,3 +98,30 @@ def ensure_undisturbed(
             b.name: disturbances(b, p) or state.pod_summary(p) for b, p in pods.items()
         },
     )
+
+
+def ensure_claim_waits_and_pod_undisturbed(
+    k8s: K8sClients,
+    namespace: str,
+    claim: str,
+    baseline: PodBaseline,
+    *,
+    duration: float,
+    while_: str,
+) -> None:
+    """Assert on every poll for `duration` seconds that `claim` stays unallocated and the pod of
+    `baseline` undisturbed: the disruption keeps new allocations off without touching users."""
+    ensure_for(
+        lambda: (
+            state.read_claim(k8s, namespace, claim),
+            state.read_pod(k8s, baseline.namespace, baseline.name),
+        ),
+        lambda seen: not state.is_allocated(seen[0]) and not disturbances(baseline, seen[1]),
+        describe=f"claim {claim} to stay unallocated while {while_}, and pod {baseline.name} "
+        "to keep running undisturbed",
+        duration=duration,
+        show=lambda seen: {
+            claim: state.claim_summary(seen[0]),
+            baseline.name: disturbances(baseline, seen[1]) or state.pod_summary(seen[1]),
+        },
+    )

@@ -9,7 +9,12 @@ import time
 import pytest
 
 from conformance import deployments
-from conformance.disruption import DISRUPTION_TARGET, PodBaseline, disturbances
+from conformance.disruption import (
+    DISRUPTION_TARGET,
+    PodBaseline,
+    disturbances,
+    ensure_claim_waits_and_pod_undisturbed,
+)
 from conformance.faults import DeviceRef
 from conformance.kube import state, waits
 from conformance.kube.builders import toleration
@@ -139,19 +144,13 @@ def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
     workload.pod("newcomer", ["newcomer"], node=node)
     _wait_unschedulable(workload, "newcomer")
 
-    def snapshot():
-        return workload.read_claim("newcomer"), workload.read_pod("user")
-
-    waits.ensure_for(
-        snapshot,
-        lambda s: not state.is_allocated(s[0]) and not disturbances(baseline, s[1]),
-        describe=f"claim newcomer to stay unallocated while every device of {node} is tainted "
-        "NoSchedule, and pod user (on a tainted device) to keep running undisturbed",
+    ensure_claim_waits_and_pod_undisturbed(
+        k8s,
+        workload.namespace,
+        "newcomer",
+        baseline,
         duration=dra_context.timeout("settle"),
-        show=lambda s: {
-            "newcomer": state.claim_summary(s[0]),
-            "user": disturbances(baseline, s[1]) or state.pod_summary(s[1]),
-        },
+        while_=f"every device of {node} is tainted NoSchedule",
     )
     claim = workload.read_claim("in-use")
     assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.disruption import PodBaseline, disturbances
+from conformance.disruption import (
+    PodBaseline,
+    disturbances,
+    ensure_claim_waits_and_pod_undisturbed,
+)
 from conformance.faults import DeviceRef, FaultKind
 from conformance.kube import slices, state, waits
 from conformance.placement import devices_on, pick_node
@@ -52,19 +56,13 @@ def test_withdrawn_device_is_never_allocated_and_its_user_keeps_running(
         k8s, workload.namespace, "newcomer", timeout=dra_context.timeout("default")
     )
 
-    def snapshot():
-        return workload.read_claim("newcomer"), workload.read_pod("user")
-
-    waits.ensure_for(
-        snapshot,
-        lambda s: not state.is_allocated(s[0]) and not disturbances(baseline, s[1]),
-        describe=f"claim newcomer to stay unallocated while every device of {node} is "
-        "withdrawn, and pod user (on a withdrawn device) to keep running undisturbed",
+    ensure_claim_waits_and_pod_undisturbed(
+        k8s,
+        workload.namespace,
+        "newcomer",
+        baseline,
         duration=dra_context.timeout("settle"),
-        show=lambda s: {
-            "newcomer": state.claim_summary(s[0]),
-            "user": disturbances(baseline, s[1]) or state.pod_summary(s[1]),
-        },
+        while_=f"every device of {node} is withdrawn",
     )
     claim = workload.read_claim("in-use")
     assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]
