@@ -297,9 +297,26 @@ class Workloads:
             lambda seen: pod_ready(seen["pod"]),
             describe=f"pod {self.namespace}/{name} to be Running with all containers ready",
             timeout=timeout or self.timeout("podRunning"),
-            show=lambda seen: state.pod_summary(seen["pod"]),
+            show=lambda seen: self._pod_with_warnings(name, seen["pod"]),
             abort=abort,
         )["pod"]
+
+    def _pod_with_warnings(self, name: str, pod: dict[str, Any] | None) -> dict[str, Any]:
+        """The pod's summary and its Warning events: why a pod is stuck is usually in the
+        events (a kubelet error creating the container), not in the status."""
+        try:
+            warnings = [
+                f"{e.get('reason')} (x{e.get('count') or 1}): {e.get('message')}"
+                for e in self.events("Pod", name)
+                if e.get("type") == "Warning"
+            ]
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must not hide the timeout
+            warnings = [f"events could not be read: {exc}"]
+        summary = state.pod_summary(pod)
+        return {
+            "warning events": warnings[-5:],
+            **(summary if isinstance(summary, dict) else {"pod": summary}),
+        }
 
     def restart_container(self, pod: str, container: str = MAIN) -> dict[str, Any]:
         """Make the workload container exit (it restarts under restartPolicy Always) and wait
