@@ -106,11 +106,12 @@ class ReportCollector:
     def _check_scope(self) -> None:
         catalog, error = catalog_for(self.config)
         known = sorted({r.suite for r in catalog.values()})
-        unknown = [s for s in self.scope or () if s not in known]
+        unknown = [s for s in self.scope or () if s not in known and s not in catalog]
         if unknown and not error:
             raise pytest.UsageError(
-                f"--dra-verdict-scope: unknown suite(s) {', '.join(unknown)}; "
-                f"the catalog has {', '.join(known)}"
+                f"--dra-verdict-scope: unknown suite(s) or requirement(s) {', '.join(unknown)}; "
+                f"the catalog has suites {', '.join(known)} and the IDs in "
+                "scenarios/requirements.yaml"
             )
 
     # --- xdist (optional hooks: only called when pytest-xdist is active) ---------------------
@@ -186,7 +187,7 @@ class ReportCollector:
         terminalreporter.write_sep("=", f"DRA conformance: {summary['verdict']}")
         if summary.get("verdict_scope"):
             scope = ", ".join(summary["verdict_scope"])
-            terminalreporter.write_line(f"verdict scope: suites {scope} only")
+            terminalreporter.write_line(f"verdict scope: {scope} only")
         terminalreporter.write_line(
             f"MUST requirements: {must['passed']} passed, {must['failed']} failed, "
             f"{must['skipped']} skipped, {must['not_applicable']} not applicable "

@@ -38,7 +38,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append("")
     scope = summary.get("verdict_scope")
     if scope:
-        out.append(f"Verdict scope: suites {', '.join(scope)} only (not a full certification).")
+        out.append(f"Verdict scope: {', '.join(scope)} only (not a full certification).")
         out.append("")
     must = counts.get("requirements", {}).get("by_level", {}).get("MUST", {})
     out.append(

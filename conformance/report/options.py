@@ -54,10 +54,11 @@ def add_report_options(parser: pytest.Parser) -> None:
         "--dra-verdict-scope",
         dest="dra_verdict_scope",
         default=None,
-        metavar="SUITE[,SUITE]",
-        help="judge only these suites (e.g. core): MUST requirements of other suites are "
-        "reported but do not decide the verdict (default: every suite; a MUST requirement "
-        "without a result is then a failure)",
+        metavar="SUITE|ID[,...]",
+        help="judge only these suites or requirement IDs (e.g. core, DRA-DEL-006): other MUST "
+        "requirements are reported but do not decide the verdict (default: the "
+        "--dra-requirement IDs if given, else every suite; a MUST requirement without a "
+        "result is then a failure)",
     )
 
 
@@ -92,8 +93,9 @@ def resolve_run_dir(config: pytest.Config) -> Path:
 
 
 def verdict_scope(config: pytest.Config) -> list[str] | None:
-    """The suites the verdict covers (`--dra-verdict-scope`), or None for every suite."""
-    raw = option(config, "dra_verdict_scope")
+    """The suites or requirement IDs the verdict covers (`--dra-verdict-scope`, else the
+    `--dra-requirement` selection), or None for every suite."""
+    raw = option(config, "dra_verdict_scope") or option(config, "dra_requirements")
     if not raw:
         return None
     values = raw if isinstance(raw, list | tuple) else str(raw).split(",")

@@ -27,7 +27,7 @@ class RequirementStatus(StrEnum):
 
 
 NO_RESULT_REASON = "no test result: no test for this requirement ran in this run"
-OUT_OF_SCOPE_REASON = "not judged: suite {suite} is outside the verdict scope ({scope})"
+OUT_OF_SCOPE_REASON = "not judged: outside the verdict scope ({scope})"
 
 
 @dataclass
@@ -85,8 +85,9 @@ def requirement_results(
 ) -> list[RequirementResult]:
     """One result per catalog requirement (catalog order), then IDs the catalog lacks.
 
-    `scope` (suite names; None = every suite) limits which requirements decide the verdict:
-    the others are still reported, a missing one as skipped rather than failed.
+    `scope` (suite names or requirement IDs; None = every suite) limits which requirements
+    decide the verdict: the others are still reported, a missing one as skipped rather than
+    failed.
     """
     suites = None if scope is None else sorted(set(scope))
     by_id: dict[str, list[TestRecord]] = {}
@@ -97,7 +98,7 @@ def requirement_results(
     results: list[RequirementResult] = []
     for req_id, info in catalog.items():
         tested = by_id.get(req_id, [])
-        in_scope = suites is None or info.suite in suites
+        in_scope = suites is None or info.suite in suites or info.id in suites
         if tested:
             results.append(_result(info, tested))
             results[-1].in_scope = in_scope

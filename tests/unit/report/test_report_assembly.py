@@ -229,7 +229,14 @@ def test_verdict_scope(fake_suite, pytester) -> None:
     assert summary["verdict_scope"] == ["core", "device_loss"]
     assert run.requirement("DRA-EXT-001")["status"] == "skipped"
     markdown = (run.run_dir / "summary.md").read_text()
-    assert "Verdict scope: suites core, device_loss only" in markdown
+    assert "Verdict scope: core, device_loss only" in markdown
+
+    # Requirement IDs scope the verdict too: one requirement judged alone.
+    one = fake_suite.run("--dra-verdict-scope=DRA-CORE-001", run_name="one").summary
+    assert one["verdict"] == "CONFORMANT", one["verdict_reasons"]
+    assert one["verdict_scope"] == ["DRA-CORE-001"]
+    missing = fake_suite.run("--dra-verdict-scope=DRA-EXT-001", run_name="missing").summary
+    assert missing["verdict"] == "NON-CONFORMANT"
 
     bad = pytester.runpytest_subprocess(
         "-p",
@@ -239,7 +246,7 @@ def test_verdict_scope(fake_suite, pytester) -> None:
         "--dra-verdict-scope=cores",
     )
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(["*unknown suite(s) cores*"])
+    bad.stderr.fnmatch_lines(["*unknown suite(s) or requirement(s) cores*"])
 
 
 LATE_PLUGIN = """
