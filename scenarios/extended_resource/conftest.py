@@ -15,6 +15,9 @@ from conformance.kube.builders import container
 from conformance.requirements import NOT_APPLICABLE_PREFIX
 from conformance.workloads import MAIN, Workloads
 
+# The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).
+KUBELET_PLUGIN_GRACE_SECONDS = 300.0
+
 
 def _forget_plugin_allocations(workload: Workloads, plugin: PluginNode) -> None:
     """Make the kubelet forget the device plugin's resource before the plugin goes.
@@ -93,3 +96,28 @@ def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
             describe=f"node {node} to stop offering {resource} from the stopped device plugin",
             timeout=workload.timeout("default"),
         )
+        _wait_until_kubelet_forgot_the_plugin(workload, node, resource)
+
+
+def _capacity(workload: Workloads, node: str, resource: str) -> str | None:
+    return (workload.k8s.core.read_node(node).status.capacity or {}).get(resource)
+
+
+def _wait_until_kubelet_forgot_the_plugin(workload: Workloads, node: str, resource: str) -> None:
+    """Wait out the v1.37.2 kubelet's grace period for a stopped device plugin (5 min).
+
+    Until it ends, the kubelet's device-manager checkpoint still lists the resource and the
+    allocations the plugin made. A kubelet restarted in that window (DRA-DRAIN-005 restarts
+    one) reloads them, and then fails every DRA-served pod of the resource on the node with
+    CreateContainerConfigError "endpoint not found in cache for a registered resource" for
+    good. When the period ends the kubelet drops the resource, rewrites its checkpoint without
+    it and reports capacity 0 (the plugin's unhealthy devices count until then)."""
+    waits.wait_until(
+        lambda: _capacity(workload, node, resource),
+        lambda c: c in (None, "0"),
+        describe=f"the kubelet on {node} to drop {resource} of the stopped device plugin "
+        f"(status.capacity 0 once its 5-minute grace period is over), so that a kubelet "
+        "restart later cannot bring stale device-plugin allocations back",
+        timeout=KUBELET_PLUGIN_GRACE_SECONDS + workload.timeout("default"),
+        interval=5.0,
+    )
