@@ -138,40 +138,6 @@ class ReuseProbe:
             f"probe claim {self.name} should get exactly {sorted(self.wanted)} from {driver}, "
             f"got {[(r.driver, r.device_id) for r in results]}"
         )
-        if refused_prepares_expected:
-            workload.wait_running(self.name)
-        else:
-            wait_running_or_prepare_failure(workload, self.name)
+        workload.wait_running(self.name, abort_on_prepare_failure=not refused_prepares_expected)
         workload.assert_sees_exactly(self.name, results)
         return Reallocation(results)
-
-
-def wait_running_or_prepare_failure(workload: Workloads, pod: str) -> dict[str, Any]:
-    """Like `workload.wait_running`, but stop at the first FailedPrepareDynamicResources event:
-    a freshly released device that the driver refuses to prepare is the failure itself."""
-
-    def read() -> dict[str, Any]:
-        return {
-            "pod": workload.read_pod(pod),
-            "failed": workload.warning_events("FailedPrepareDynamicResources", "Pod", pod),
-        }
-
-    def ready(v: dict[str, Any]) -> bool:
-        statuses = ((v["pod"] or {}).get("status") or {}).get("containerStatuses") or ()
-        running = state.pod_phase(v["pod"]) == "Running"
-        return running and bool(statuses) and all(s.get("ready") for s in statuses)
-
-    def abort(v: dict[str, Any]) -> str | None:
-        if v["failed"]:
-            return f"the kubelet could not prepare its claim: {v['failed'][-1].get('message')}"
-        phase = state.pod_phase(v["pod"])
-        return f"the pod reached phase {phase}" if phase in ("Succeeded", "Failed") else None
-
-    return waits.wait_until(
-        read,
-        ready,
-        describe=f"pod {workload.namespace}/{pod} to be Running with all containers ready",
-        timeout=workload.timeout("podRunning"),
-        show=lambda v: state.pod_summary(v["pod"]),
-        abort=abort,
-    )["pod"]

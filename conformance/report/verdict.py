@@ -89,7 +89,7 @@ def requirement_results(
     decide the verdict: the others are still reported, a missing one as skipped rather than
     failed.
     """
-    suites = None if scope is None else sorted(set(scope))
+    judged = None if scope is None else sorted(set(scope))  # suites and requirement IDs
     by_id: dict[str, list[TestRecord]] = {}
     for record in records:
         for req_id in record.requirements:
@@ -98,12 +98,12 @@ def requirement_results(
     results: list[RequirementResult] = []
     for req_id, info in catalog.items():
         tested = by_id.get(req_id, [])
-        in_scope = suites is None or info.suite in suites or info.id in suites
+        in_scope = judged is None or info.suite in judged or info.id in judged
         if tested:
             results.append(_result(info, tested))
             results[-1].in_scope = in_scope
         elif not in_scope:
-            scope_text = ", ".join(suites or [])
+            scope_text = ", ".join(judged or [])
             results.append(
                 RequirementResult(
                     id=info.id,

@@ -50,8 +50,14 @@ def _forget_plugin_allocations(workload: Workloads, plugin: PluginNode) -> None:
     workload.delete_pod("plugin-gc", grace_period=0)
 
 
+def _node_offers(workload: Workloads, node: str, resource: str) -> tuple[str | None, str | None]:
+    """(capacity, allocatable) of `resource` in the node's status."""
+    status = workload.k8s.core.read_node(node).status
+    return (status.capacity or {}).get(resource), (status.allocatable or {}).get(resource)
+
+
 def _allocatable(workload: Workloads, node: str, resource: str) -> str | None:
-    return (workload.k8s.core.read_node(node).status.allocatable or {}).get(resource)
+    return _node_offers(workload, node, resource)[1]
 
 
 @pytest.fixture
@@ -99,10 +105,6 @@ def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
         _wait_until_kubelet_forgot_the_plugin(workload, node, resource)
 
 
-def _capacity(workload: Workloads, node: str, resource: str) -> str | None:
-    return (workload.k8s.core.read_node(node).status.capacity or {}).get(resource)
-
-
 def _wait_until_kubelet_forgot_the_plugin(workload: Workloads, node: str, resource: str) -> None:
     """Wait out the v1.37.2 kubelet's grace period for a stopped device plugin (5 min).
 
@@ -113,7 +115,7 @@ def _wait_until_kubelet_forgot_the_plugin(workload: Workloads, node: str, resour
     good. When the period ends the kubelet drops the resource, rewrites its checkpoint without
     it and reports capacity 0 (the plugin's unhealthy devices count until then)."""
     waits.wait_until(
-        lambda: _capacity(workload, node, resource),
+        lambda: _node_offers(workload, node, resource)[0],
         lambda c: c in (None, "0"),
         describe=f"the kubelet on {node} to drop {resource} of the stopped device plugin "
         f"(status.capacity 0 once its 5-minute grace period is over), so that a kubelet "

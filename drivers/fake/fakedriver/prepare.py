@@ -19,6 +19,7 @@ from fakedriver.catalog import DeviceSpec, NodeInventory
 from fakedriver.cdi import CdiSpecStore, DeviceEnv, build_spec, cdi_device_id
 from fakedriver.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from fakedriver.claims import (
+    AllocatedDevice,
     ClaimAllocation,
     ClaimError,
     ClaimNotFound,
@@ -198,11 +199,11 @@ class DevicePreparer:
 
     def _holder_of_any(self, allocation: ClaimAllocation) -> tuple[str, PreparedClaim] | None:
         for device in allocation.devices:
-            if device.admin_access or device.share_id:
+            if _shareable(device):
                 continue
             for holder in self._prepared.values():
                 if holder.uid == allocation.uid or not any(
-                    held.device_name == device.device and not (held.admin_access or held.share_id)
+                    held.device_name == device.device and not _shareable(held)
                     for held in holder.devices
                 ):
                     continue
@@ -363,6 +364,12 @@ class DevicePreparer:
         self.unprepare_stats.record(time.monotonic() - started, len(claims), failures)
         self._on_change()
         return results
+
+
+def _shareable(device: AllocatedDevice | PreparedDevice) -> bool:
+    """Consumable-capacity shares and admin access are meant to be prepared for several
+    claims at once."""
+    return device.admin_access or bool(device.share_id)
 
 
 def _another_device(inventory: NodeInventory, name: str) -> DeviceSpec | None:
