@@ -1,0 +1,71 @@
+"""Typed outcomes for what keeps a test from running (docs/CONTRACTS.md, "Typed outcomes").
+
+A test that cannot run ends *not applicable* or *not run*, and the harness decides which by the
+exception raised, never by the text of a skip reason:
+
+- `not_applicable(reason)`: the driver lacks an optional *feature* (a profile capability such as
+  `extended-resource`), or the cluster's Kubernetes version or feature gates lack the behaviour.
+  A MUST that is not applicable does not keep a run from being CONFORMANT.
+- `not_run(reason, remedy)`: anything else — disruptive tests not allowed, feature gates that
+  could not be read, a fault the profile cannot inject, a harness limit of this kind of cluster,
+  a lease timeout. A MUST that did not run makes the verdict INCOMPLETE, and `remedy` tells the
+  user what would make it run.
+
+A plain `pytest.skip()` counts as *not run*: only the harness's own exception makes a
+requirement not applicable.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import NoReturn
+
+import pytest
+
+# user_properties names carried by a skipped phase's report (they survive xdist serialisation)
+PROP_OUTCOME = "dra_outcome"
+PROP_REMEDY = "dra_remedy"
+
+
+class SkipKind(StrEnum):
+    NOT_APPLICABLE = "not-applicable"
+    NOT_RUN = "not-run"
+
+
+class _TypedSkip(pytest.skip.Exception):  # type: ignore[name-defined,misc]
+    kind: SkipKind
+
+    def __init__(self, reason: str, remedy: str = "") -> None:
+        super().__init__(reason, _use_item_location=True)
+        self.reason = reason
+        self.remedy = remedy
+
+
+class NotApplicable(_TypedSkip):
+    """The driver or the cluster lacks the behaviour the requirement is about."""
+
+    kind = SkipKind.NOT_APPLICABLE
+
+
+class NotRun(_TypedSkip):
+    """The requirement applies but could not be run here."""
+
+    kind = SkipKind.NOT_RUN
+
+
+def not_applicable(reason: str) -> NoReturn:
+    raise NotApplicable(reason)
+
+
+def not_run(reason: str, remedy: str = "") -> NoReturn:
+    raise NotRun(reason, remedy)
+
+
+def typed_skip_properties(exc: BaseException | None) -> list[tuple[str, str]]:
+    """The user_properties a report gets for `exc` (empty unless it is a typed skip)."""
+    if not isinstance(exc, _TypedSkip):
+        return []
+    props = [(PROP_OUTCOME, str(exc.kind))]
+    if exc.remedy:
+        props.append((PROP_REMEDY, exc.remedy))
+    return props
