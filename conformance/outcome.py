@@ -25,6 +25,9 @@ import pytest
 # user_properties names carried by a skipped phase's report (they survive xdist serialisation)
 PROP_OUTCOME = "dra_outcome"
 PROP_REMEDY = "dra_remedy"
+# What the skip message (shown by pytest, JUnit and Allure) starts with; for people and for
+# Allure's categories only: the harness decides by PROP_OUTCOME.
+MESSAGE_PREFIX = {"not-applicable": "not applicable: ", "not-run": "not run: "}
 
 
 class SkipKind(StrEnum):
@@ -36,7 +39,10 @@ class _TypedSkip(pytest.skip.Exception):  # type: ignore[name-defined,misc]
     kind: SkipKind
 
     def __init__(self, reason: str, remedy: str = "") -> None:
-        super().__init__(reason, _use_item_location=True)
+        message = MESSAGE_PREFIX[self.kind] + reason
+        if remedy:
+            message += f" (to run it: {remedy})"
+        super().__init__(message, _use_item_location=True)
         self.reason = reason
         self.remedy = remedy
 
