@@ -272,6 +272,8 @@ def pytest_configure(config: pytest.Config) -> None:
             context = RunContext.from_json(data, state.profile)
             config.stash[CONTEXT_KEY] = context
             _publish_facts(config, context)
+        # Workers too: only they can label and write each test's Allure result.
+        _register_report_collector(config)
         return
     _report_run_id(config)
     if hasattr(config.hook, "pytest_configure_node"):  # xdist loaded, under whatever name
@@ -323,11 +325,11 @@ def _run_dir(config: pytest.Config) -> Path:
 
 def _register_report_collector(config: pytest.Config) -> None:
     try:
-        from conformance.report.collector import ReportCollector
+        from conformance.report.collector import install_report_collector
     except ModuleNotFoundError as exc:
         _state(config).notes.append(f"reports are not written: {exc}")
         return
-    config.pluginmanager.register(ReportCollector(config), "dra_conformance_report")
+    install_report_collector(config)
 
 
 def _publish_facts(config: pytest.Config, context: RunContext) -> None:
