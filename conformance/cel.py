@@ -20,21 +20,58 @@ _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _DNS_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
-def is_qualified_name(name: str) -> bool:
-    """`<dns-subdomain>/<C identifier>`, the form matchAttribute and capacity names use."""
+MAX_DOMAIN_LENGTH = 63  # resource.k8s.io/v1 DeviceMaxDomainLength
+MAX_IDENTIFIER_LENGTH = 32  # resource.k8s.io/v1 DeviceMaxIDLength
+
+
+def is_fully_qualified_name(name: str) -> bool:
+    """`<dns-subdomain>/<C identifier>`, the form matchAttribute constraints require."""
     domain, sep, ident = name.partition("/")
-    return (
-        bool(sep)
-        and len(domain) <= 63
-        and bool(_DNS_SUBDOMAIN_RE.match(domain))
-        and bool(_IDENT_RE.match(ident))
-    )
+    return bool(sep) and _is_domain(domain) and _is_identifier(ident)
+
+
+def _is_domain(domain: str) -> bool:
+    return len(domain) <= MAX_DOMAIN_LENGTH and bool(_DNS_SUBDOMAIN_RE.match(domain))
+
+
+def _is_identifier(ident: str) -> bool:
+    return bool(_IDENT_RE.match(ident))
+
+
+def attribute_name_problem(name: str) -> str | None:
+    """Why `name` is not an attribute or capacity name as resource.k8s.io/v1 defines it
+    (QualifiedName: a C identifier, taken to be in the driver's domain, or
+    `<DNS subdomain>/<C identifier>`), or None when it is one.
+
+    The API server does not yet reject a name with two or more slashes (a known gap of its
+    validation); such a name is still invalid: CEL and matchAttribute cannot name it.
+    """
+    parts = name.split("/")
+    if len(parts) > 2:
+        return "more than one '/' (the form is <domain>/<name> or <name>)"
+    if len(parts) == 2 and not _is_domain(parts[0]):
+        return (
+            f"domain {parts[0]!r} is not a DNS subdomain of at most {MAX_DOMAIN_LENGTH} characters"
+        )
+    if not _is_identifier(parts[-1]):
+        return f"{parts[-1]!r} is not a C identifier of at most {MAX_IDENTIFIER_LENGTH} characters"
+    return None
+
+
+def resolve_name(name: str, driver: str) -> str:
+    """The fully qualified form of an attribute or capacity name: the API takes an
+    unqualified name to be in the driver's domain (`model` of driver d is `d/model`), in
+    CEL (`device.attributes["d"].model`) and in matchAttribute alike."""
+    return name if "/" in name else f"{driver}/{name}"
 
 
 def split_qualified(name: str) -> tuple[str, str]:
     domain, sep, ident = name.partition("/")
     if not sep:
-        raise ValueError(f"{name!r} is not a qualified name (expected <domain>/<identifier>)")
+        raise ValueError(
+            f"{name!r} is not a qualified name (expected <domain>/<identifier>; resolve "
+            "unqualified names with resolve_name first)"
+        )
     return domain, ident
 
 
@@ -219,7 +256,7 @@ def device_attributes(
     out: dict[str, Scalar] = {}
     kinds = ("string", "int", "bool", "version") if include_versions else ("string", "int", "bool")
     for name, typed in (device.get("attributes") or {}).items():
-        qualified = name if "/" in name else f"{driver}/{name}"
+        qualified = resolve_name(name, driver)
         for key in kinds:
             if typed.get(key) is not None:
                 out[qualified] = typed[key]
@@ -230,6 +267,5 @@ def device_attributes(
 def device_capacity(device: Mapping, driver: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, cap in (device.get("capacity") or {}).items():
-        qualified = name if "/" in name else f"{driver}/{name}"
-        out[qualified] = str(cap.get("value"))
+        out[resolve_name(name, driver)] = str(cap.get("value"))
     return out

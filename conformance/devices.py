@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from conformance.cel import Scalar, device_attributes, device_capacity, parse_simple_selector
+from conformance.cel import (
+    Scalar,
+    device_attributes,
+    device_capacity,
+    parse_simple_selector,
+    resolve_name,
+)
 from conformance.frozen import FrozenMap
 from conformance.profile import SELECTOR_ALIASES, Profile
 
@@ -18,7 +24,8 @@ class PublishedDevice:
     pool: str
     name: str
     node: str | None  # None: the slice uses nodeSelector/allNodes, not one node
-    attributes: Mapping[str, Scalar] = field(default_factory=FrozenMap)  # qualified names
+    # Keyed by fully qualified name: unqualified slice names resolved in the driver's domain.
+    attributes: Mapping[str, Scalar] = field(default_factory=FrozenMap)
     version_attributes: frozenset[str] = frozenset()  # names whose value is a version
     capacity: Mapping[str, str] = field(default_factory=FrozenMap)  # qualified name -> quantity
     taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect)
@@ -77,7 +84,7 @@ def published_devices(slices: Iterable[Mapping], driver: str) -> tuple[Published
         for device in spec.get("devices") or ():
             attrs = device_attributes(device, driver, include_versions=True)
             versions = frozenset(
-                (n if "/" in n else f"{driver}/{n}")
+                resolve_name(n, driver)
                 for n, typed in (device.get("attributes") or {}).items()
                 if typed.get("version") is not None
             )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance.capabilities import CAPABILITIES
-from conformance.cel import is_qualified_name
+from conformance.cel import attribute_name_problem, resolve_name
 from conformance.errors import ConformanceError
 from conformance.frozen import FrozenMap
 from conformance.schema import (
@@ -279,7 +279,7 @@ _DURATION_RE = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+(?:\.\d
 _EXTENDED_RESOURCE_RE = re.compile(
     r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
-_VERIFICATION_VALUE_FORM = "pool/device, device, or attribute:<domain>/<name>"
+_VERIFICATION_VALUE_FORM = "pool/device, device, or attribute:<domain>/<name> (or attribute:<name>)"
 
 
 def load_profile(path: str | Path) -> Profile:
@@ -328,9 +328,9 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
     selectors = builder.selectors(document.get("selectors"), default_class)
     install = builder.install(document.get("install"))
     readiness = builder.readiness(document.get("readiness"))
-    match_attributes = builder.match_attributes(document.get("matchAttributes"))
-    capacity = builder.capacity(document.get("capacity"))
-    verification = builder.verification(document.get("verification"))
+    match_attributes = builder.match_attributes(document.get("matchAttributes"), driver)
+    capacity = builder.capacity(document.get("capacity"), driver)
+    verification = builder.verification(document.get("verification"), driver)
     capabilities = builder.capabilities(document.get("capabilities"))
     extended = builder.extended_resource(document.get("extendedResource"))
     faults = builder.faults(document.get("faults"))
@@ -666,24 +666,28 @@ class _Builder:
             slices = self.p.integer("readiness.slicesPerNode", section["slicesPerNode"]) or 0
         return Readiness(name, namespace, slices)
 
-    def qualified(self, path: str, value: Any) -> str | None:
-        form = "a qualified name <domain>/<identifier>, e.g. gpu.example.com/model"
-        if not isinstance(value, str) or not is_qualified_name(value):
+    def qualified(self, path: str, value: Any, driver: str | None) -> str | None:
+        """An attribute or capacity name, fully qualified: `<name>` is in the driver's
+        domain, as the API takes an unqualified name in a slice (docs/profile.md)."""
+        form = "an attribute name <domain>/<identifier> or <identifier>, e.g. gpu.example.com/model"
+        if not isinstance(value, str) or attribute_name_problem(value):
             self.p.wrong(path, form, value)
             return None
-        return value
+        return resolve_name(value, driver) if driver else value
 
-    def match_attributes(self, value: Any) -> tuple[str, ...]:
+    def match_attributes(self, value: Any, driver: str | None) -> tuple[str, ...]:
         if value is None:
             return ()
-        items = self.p.list_of("matchAttributes", value, "qualified attribute names")
-        out = [self.qualified(join("matchAttributes", i), v) for i, v in enumerate(items or [])]
+        items = self.p.list_of("matchAttributes", value, "attribute names")
+        out = [
+            self.qualified(join("matchAttributes", i), v, driver) for i, v in enumerate(items or [])
+        ]
         return tuple(v for v in out if v)
 
-    def capacity(self, value: Any) -> str | None:
-        return None if value is None else self.qualified("capacity", value)
+    def capacity(self, value: Any, driver: str | None) -> str | None:
+        return None if value is None else self.qualified("capacity", value, driver)
 
-    def verification(self, value: Any) -> Verification | None:
+    def verification(self, value: Any, driver: str | None) -> Verification | None:
         if value is None:
             return None
         keys = ("method", "value", "separator", "nameRegex", "path", "command")
@@ -704,7 +708,7 @@ class _Builder:
             self.p.missing("verification.value", _VERIFICATION_VALUE_FORM)
             ident = None
         else:
-            ident = self._verification_value(section["value"])
+            ident = self._verification_value(section["value"], driver)
         separator = None
         if "separator" in section:
             raw = section["separator"]
@@ -769,13 +773,13 @@ class _Builder:
             return None
         return Verification(method, ident, separator, name_regex, path, command)
 
-    def _verification_value(self, raw: Any) -> str | None:
+    def _verification_value(self, raw: Any, driver: str | None) -> str | None:
         if raw in ("pool/device", "device"):
             return raw
         if isinstance(raw, str) and raw.startswith("attribute:"):
             name = raw.partition(":")[2]
-            if is_qualified_name(name):
-                return raw
+            if not attribute_name_problem(name):
+                return "attribute:" + (resolve_name(name, driver) if driver else name)
         self.p.wrong("verification.value", _VERIFICATION_VALUE_FORM, raw)
         return None
 

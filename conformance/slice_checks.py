@@ -1,8 +1,14 @@
 """What DRA-CORE-002 demands of a driver's ResourceSlices, as pure checks over API dicts.
 
-Each check returns problems (one line each, naming slice, pool and device), empty when the
-slices conform, so a scenario can both wait for a republishing driver to settle and fail with
-every problem listed.
+The one source of truth for "is this slice valid for DRA-CORE-002": the scenario and
+`profile check` both call `slice_problems`. Each check returns problems (one line each, naming
+slice, pool and device), empty when the slices conform.
+
+Problems are of two sorts. *Pending* ones may clear while a driver (re)publishes: a node
+without its slices yet, a pool whose newest generation is not complete. *Decided* ones are
+in what is already published, so waiting cannot change them: an invalid or ambiguous
+attribute or capacity name, a device name twice in one generation of a pool. A scenario waits
+for the first and fails at once on the second.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from conformance.cel import is_qualified_name
+from conformance.cel import attribute_name_problem, resolve_name
 
 
 def _name(slice_: Mapping[str, Any]) -> str:
@@ -30,9 +36,9 @@ def newest_generation(pool_slices: Sequence[Mapping[str, Any]]) -> list[Mapping[
     return [s for s in pool_slices if int(s["spec"]["pool"].get("generation", 0)) == newest]
 
 
-def pool_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Per pool, at its highest generation: exactly resourceSliceCount slices (all agreeing on
-    the count), and device names unique across them."""
+def pool_count_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Per pool, at its highest generation: exactly resourceSliceCount slices, all agreeing
+    on the count (pending: a republishing driver writes one slice at a time)."""
     problems = []
     for pool, members in sorted(_pools(slices).items()):
         current = newest_generation(members)
@@ -49,6 +55,16 @@ def pool_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
                 f"pool {pool} generation {generation}: resourceSliceCount is {counts.pop()}, "
                 f"but {len(current)} slice(s) carry that generation: {names}"
             )
+    return problems
+
+
+def duplicate_device_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Device names unique across the slices of a pool's highest generation (decided: a
+    driver must bump the generation to change a pool, so one generation never heals)."""
+    problems = []
+    for pool, members in sorted(_pools(slices).items()):
+        current = newest_generation(members)
+        generation = current[0]["spec"]["pool"].get("generation", 0)
         devices = Counter(
             d["name"] for s in current for d in (s["spec"].get("devices") or ()) if "name" in d
         )
@@ -61,20 +77,35 @@ def pool_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def qualification_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
+def pool_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
+    slices = list(slices)
+    return [*pool_count_problems(slices), *duplicate_device_problems(slices)]
+
+
+def name_problems(slices: Iterable[Mapping[str, Any]], driver: str) -> list[str]:
     """Every attribute and capacity name of every device (of each pool's highest generation,
-    the only one consumers read) is `<domain>/<identifier>`."""
+    the only one consumers read) is a valid resource.k8s.io/v1 QualifiedName: `<name>` (in
+    the driver's domain) or `<domain>/<name>`; and no two of a device's names mean the same
+    once unqualified ones are resolved (`model` and `<driver>/model`: CEL sees only one)."""
     problems = []
     current = [s for members in _pools(slices).values() for s in newest_generation(members)]
     for s in sorted(current, key=_name):
-        pool = s["spec"]["pool"]["name"]
+        where = f"slice {_name(s)} pool {s['spec']['pool']['name']} device "
         for device in s["spec"].get("devices") or ():
             for field in ("attributes", "capacity"):
-                bad = sorted(n for n in device.get(field) or {} if not is_qualified_name(n))
-                if bad:
+                names = sorted(device.get(field) or {})
+                invalid = [f"{n} ({why})" for n in names if (why := attribute_name_problem(n))]
+                if invalid:
                     problems.append(
-                        f"slice {_name(s)} pool {pool} device {device.get('name')}: {field} "
-                        f"not fully qualified (<domain>/<name>): {', '.join(bad)}"
+                        f"{where}{device.get('name')}: invalid {field} name(s): "
+                        + "; ".join(invalid)
+                    )
+                resolved = Counter(resolve_name(n, driver) for n in names)
+                twins = [n for n in names if resolved[resolve_name(n, driver)] > 1]
+                if twins:
+                    problems.append(
+                        f"{where}{device.get('name')}: {field} given twice, unqualified and "
+                        f"qualified with the driver's domain {driver}: {', '.join(twins)}"
                     )
     return problems
 
@@ -100,15 +131,29 @@ def driver_problems(slices: Iterable[Mapping[str, Any]], driver: str) -> list[st
     ]
 
 
-def slice_problems(
+def decided_slice_problems(slices: Sequence[Mapping[str, Any]], driver: str) -> list[str]:
+    """The problems of what is already published, which waiting cannot change."""
+    return [*duplicate_device_problems(slices), *name_problems(slices, driver)]
+
+
+def pending_slice_problems(
     slices: Sequence[Mapping[str, Any]], driver: str, nodes: Iterable[str], minimum: int
 ) -> list[str]:
-    """Everything DRA-CORE-002 checks; `slices` are the ones listed with spec.driver=driver."""
+    """The problems a (re)publishing driver may still clear."""
     if not slices:
         return [f"no ResourceSlice with spec.driver={driver}"]
     return [
         *driver_problems(slices, driver),
         *node_coverage_problems(slices, nodes, minimum),
-        *pool_problems(slices),
-        *qualification_problems(slices),
+        *pool_count_problems(slices),
+    ]
+
+
+def slice_problems(
+    slices: Sequence[Mapping[str, Any]], driver: str, nodes: Iterable[str], minimum: int
+) -> list[str]:
+    """Everything DRA-CORE-002 checks; `slices` are the ones listed with spec.driver=driver."""
+    return [
+        *pending_slice_problems(slices, driver, nodes, minimum),
+        *decided_slice_problems(slices, driver),
     ]

@@ -9,11 +9,13 @@ import yaml
 from harness_fakeapi import device_class, resource_slice, slice_device
 
 from conformance.cel import (
+    attribute_name_problem,
     attribute_ref,
     capacity_at_least,
     cel_string,
-    is_qualified_name,
+    is_fully_qualified_name,
     parse_simple_selector,
+    resolve_name,
 )
 from conformance.devices import kind_device_sets, matching_devices, published_devices
 from conformance.profile import SUITE_ROOT, load_profile
@@ -27,11 +29,36 @@ def test_references() -> None:
         f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0'
     )
     assert cel_string('a"b\\c') == '"a\\"b\\\\c"'
-    assert is_qualified_name("resource.kubernetes.io/pcieRoot")
-    assert not is_qualified_name("pcieRoot")
-    assert not is_qualified_name("Bad_Domain/x")
+    assert is_fully_qualified_name("resource.kubernetes.io/pcieRoot")
+    assert not is_fully_qualified_name("pcieRoot")
+    assert not is_fully_qualified_name("Bad_Domain/x")
     with pytest.raises(ValueError, match="not a qualified name"):
         attribute_ref("model")
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("model", None),  # unqualified: in the driver's domain
+        (f"{D}/model", None),
+        ("a" * 32, None),
+        ("a" * 33, "not a C identifier of at most 32"),
+        ("9lives", "not a C identifier"),
+        (f"{D}/numa/node", "more than one '/'"),
+        ("Bad_Domain/x", "not a DNS subdomain"),
+        (("d" * 64) + "/x", "not a DNS subdomain of at most 63"),
+        ("/x", "not a DNS subdomain"),
+        (f"{D}/", "not a C identifier"),
+    ],
+)
+def test_attribute_names_as_the_api_defines_them(name: str, problem: str | None) -> None:
+    found = attribute_name_problem(name)
+    assert found is None if problem is None else problem in (found or "")
+
+
+def test_unqualified_names_resolve_in_the_driver_domain() -> None:
+    assert resolve_name("model", D) == f"{D}/model"
+    assert resolve_name("other.io/model", D) == "other.io/model"
 
 
 @pytest.mark.parametrize(

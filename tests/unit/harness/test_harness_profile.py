@@ -97,6 +97,20 @@ def test_profile_is_frozen(tmp_path: Path) -> None:
         profile.selectors["x"] = profile.selectors["kind-a"]  # type: ignore[index]
 
 
+def test_unqualified_attribute_names_resolve_in_the_driver_domain(tmp_path: Path) -> None:
+    # A slice may publish `model` for `gpu.example.com/model`; the profile may name either.
+    data = mutate("matchAttributes", ["numaNode", "resource.kubernetes.io/pcieRoot"])
+    data["capacity"] = "memory"
+    data["verification"] = {"method": "env", "nameRegex": "^GPU_", "value": "attribute:uuid"}
+    profile = load_profile(write(tmp_path, data))
+    assert profile.match_attributes == (
+        "gpu.example.com/numaNode",
+        "resource.kubernetes.io/pcieRoot",
+    )
+    assert profile.capacity == "gpu.example.com/memory"
+    assert profile.verification.attribute == "gpu.example.com/uuid"
+
+
 def test_fake_driver_profile_loads() -> None:
     profile = load_profile(SUITE_ROOT / "drivers/fake/profile.yaml")
     assert profile.driver == "fake.dra-conformance.io"
@@ -264,14 +278,14 @@ BAD: list[tuple[str, Any, str]] = [
     (
         "verification value",
         mutate("verification.value", "uuid"),
-        "verification.value: expected pool/device, device, or attribute:<domain>/<name>, "
-        'got "uuid"',
+        "verification.value: expected pool/device, device, or attribute:<domain>/<name> "
+        '(or attribute:<name>), got "uuid"',
     ),
     (
         "verification attribute not qualified",
-        mutate("verification.value", "attribute:uuid"),
-        "verification.value: expected pool/device, device, or attribute:<domain>/<name>, "
-        'got "attribute:uuid"',
+        mutate("verification.value", "attribute:gpu.example.com/a/uuid"),
+        "verification.value: expected pool/device, device, or attribute:<domain>/<name> "
+        '(or attribute:<name>), got "attribute:gpu.example.com/a/uuid"',
     ),
     (
         "verification key of another method",
@@ -328,14 +342,14 @@ BAD: list[tuple[str, Any, str]] = [
     ),
     (
         "match attribute not qualified",
-        mutate("matchAttributes", ["numaNode"]),
-        "matchAttributes[0]: expected a qualified name <domain>/<identifier>, "
-        'e.g. gpu.example.com/model, got "numaNode"',
+        mutate("matchAttributes", ["gpu.example.com/numa/node"]),
+        "matchAttributes[0]: expected an attribute name <domain>/<identifier> or <identifier>, "
+        'e.g. gpu.example.com/model, got "gpu.example.com/numa/node"',
     ),
     (
         "capacity not qualified",
         mutate("capacity", 80),
-        "capacity: expected a qualified name <domain>/<identifier>, "
+        "capacity: expected an attribute name <domain>/<identifier> or <identifier>, "
         "e.g. gpu.example.com/model, got 80",
     ),
     (

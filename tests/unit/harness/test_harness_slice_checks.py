@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.slice_checks import (
+    decided_slice_problems,
+    name_problems,
     node_coverage_problems,
+    pending_slice_problems,
     pool_problems,
-    qualification_problems,
     slice_problems,
 )
 
@@ -68,12 +70,36 @@ def test_duplicate_device_names_across_slices_of_a_pool() -> None:
     assert pool_problems([sl("a", "w1", [dev("g0")]), sl("b", "w2", [dev("g0")])]) == []
 
 
-def test_unqualified_attribute_and_capacity_names() -> None:
+def test_unqualified_attribute_and_capacity_names_are_valid() -> None:
+    # resource.k8s.io/v1 takes an unqualified name to be in the driver's domain.
     device = dev("g0", model="m")
     device["capacity"] = {"memory": {"value": "1Gi"}}
-    assert qualification_problems([sl("a", "w1", [device])]) == [
-        "slice a pool w1 device g0: attributes not fully qualified (<domain>/<name>): model",
-        "slice a pool w1 device g0: capacity not fully qualified (<domain>/<name>): memory",
+    assert slice_problems([sl("a", "w1", [device], node="w1")], D, ["w1"], 1) == []
+
+
+def test_names_the_api_server_lets_through_but_no_consumer_can_name() -> None:
+    device = dev("g0", **{f"{D}/numa/node": "0", "model": "m", f"{D}/model": "m"})
+    device["capacity"] = {"Bad_Domain/memory": {"value": "1Gi"}}
+    assert name_problems([sl("a", "w1", [device])], D) == [
+        f"slice a pool w1 device g0: invalid attributes name(s): {D}/numa/node (more than one "
+        "'/' (the form is <domain>/<name> or <name>))",
+        f"slice a pool w1 device g0: attributes given twice, unqualified and qualified with "
+        f"the driver's domain {D}: {D}/model, model",
+        "slice a pool w1 device g0: invalid capacity name(s): Bad_Domain/memory (domain "
+        "'Bad_Domain' is not a DNS subdomain of at most 63 characters)",
+    ]
+
+
+def test_decided_problems_are_the_published_content_not_what_may_settle() -> None:
+    bad = dev("g0", **{f"{D}/a/b": "x"})
+    incomplete = [sl("a", "w1", [bad, dev("g0")], count=2, node="w1")]
+    assert [p.split(":")[1].strip() for p in decided_slice_problems(incomplete, D)] == [
+        "device name(s) published more than once",
+        "invalid attributes name(s)",
+    ]
+    assert pending_slice_problems(incomplete, D, ["w1", "w2"], 1) == [
+        "node w2: 0 ResourceSlice(s) with spec.nodeName=w2, expected at least 1",
+        "pool w1 generation 1: resourceSliceCount is 2, but 1 slice(s) carry that generation: a",
     ]
 
 
