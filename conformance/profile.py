@@ -61,7 +61,7 @@ SELECTOR_ALIASES = ("selector:kind-a", "selector:kind-b")
 SUITE_ROOT = Path(__file__).resolve().parent.parent
 
 # Builders the suite ships (conformance.cluster.images): they work with no registry at all.
-IMAGE_BUILDERS = ("fake-driver",)
+IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/cluster/images.py BUILDERS
 
 InstallMethod = Literal["manifests", "helm", "preinstalled"]
 VerificationMethod = Literal["env", "file", "command"]

@@ -8,6 +8,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.cluster import docker_client, rootfs
@@ -182,6 +183,31 @@ def _build_driver_image(ref: str, package: Path, requirements: Path, progress: P
         finally:
             container.remove(force=True)
     return ref
+
+
+def _build_k8s_test_driver_image(progress: Progress) -> str:
+    from conformance.cluster import testdriver
+
+    return testdriver.build_image(progress)
+
+
+# The suite's own image builders, by the name a profile gives in `install.image.builder`
+# (conformance/profile.py IMAGE_BUILDERS lists the same names).
+BUILDERS: dict[str, Callable[[Progress], str]] = {
+    "fake-driver": build_driver_image,
+    "k8s-test-driver": _build_k8s_test_driver_image,
+}
+
+
+def build_named_image(builder: str, progress: Progress) -> str:
+    """The image of the suite's builder `builder`, built when missing; its reference."""
+    try:
+        build = BUILDERS[builder]
+    except KeyError:
+        raise BuildError(
+            f"unknown image builder {builder!r}", f"use one of {', '.join(sorted(BUILDERS))}"
+        ) from None
+    return build(progress)
 
 
 def node_has_image(node: str, ref: str) -> bool:
