@@ -1,7 +1,9 @@
 """`profile check` against a live cluster: does the cluster agree with the profile?
 
 What is checked, and how far each check can be trusted:
-- the driver publishes ResourceSlices, on every node the profile selects (slicesPerNode);
+- the driver's ResourceSlices, by exactly the rules of DRA-CORE-002 (conformance.slice_checks,
+  the function the requirement calls): slices on every node the profile selects
+  (slicesPerNode), complete pools, unique device names, valid attribute and capacity names;
 - the readiness DaemonSet exists and is ready;
 - every DeviceClass the profile names exists (and carries the extended resource name);
 - every selector compiles: a server-side dry-run create of a ResourceClaim that uses it, so
@@ -33,6 +35,7 @@ from conformance.devices import (
     published_devices,
 )
 from conformance.profile import Profile
+from conformance.slice_checks import slice_problems_by_check
 
 Severity = Literal["error", "warning", "note"]
 
@@ -84,15 +87,7 @@ def check_profile_live(profile: Profile, api_client: Any) -> list[Problem]:
             ]
         raise
     devices = published_devices(slices, profile.driver)
-    if not slices:
-        problems.append(
-            Problem(
-                "driver",
-                f"no ResourceSlice has spec.driver={profile.driver}: is the driver installed "
-                "and running? (kubectl get resourceslices; check the driver name)",
-            )
-        )
-    problems += _check_nodes(profile, core, slices)
+    problems += _check_slices(profile, core, slices)
     problems += _check_daemonset(profile, api_client)
     classes, class_problems = _read_classes(profile, resource, api_client)
     problems += class_problems
@@ -103,29 +98,37 @@ def check_profile_live(profile: Profile, api_client: Any) -> list[Problem]:
     return problems
 
 
-def _check_nodes(profile: Profile, core: Any, slices: list[Mapping]) -> list[Problem]:
+# Which profile field a DRA-CORE-002 check's problems point at.
+_SLICE_CHECK_FIELDS = {"nodes": "readiness.slicesPerNode"}
+
+
+def _check_slices(profile: Profile, core: Any, slices: list[Mapping]) -> list[Problem]:
     nodes = [n.metadata.name for n in core.list_node(label_selector=profile.node_selector).items]
+    problems = []
     if not nodes:
-        return [
+        problems.append(
             Problem(
                 "nodes.selector", f"no node matches the label selector {profile.node_selector!r}"
             )
-        ]
-    per_node: dict[str, int] = {}
-    for s in slices:
-        node = s["spec"].get("nodeName")
-        if node:
-            per_node[node] = per_node.get(node, 0) + 1
-    want = profile.readiness.slices_per_node
-    return [
-        Problem(
-            "readiness.slicesPerNode",
-            f"node {node} has {per_node.get(node, 0)} ResourceSlice(s) of the driver, "
-            f"expected at least {want} (is the kubelet plugin running there?)",
         )
-        for node in nodes
-        if per_node.get(node, 0) < want
-    ]
+    if not slices:
+        return [
+            *problems,
+            Problem(
+                "driver",
+                f"no ResourceSlice has spec.driver={profile.driver}: is the driver installed "
+                "and running? (kubectl get resourceslices; check the driver name)",
+            ),
+        ]
+    found = slice_problems_by_check(
+        slices, profile.driver, nodes, profile.readiness.slices_per_node
+    )
+    for check, messages in found.items():
+        problems += [
+            Problem(_SLICE_CHECK_FIELDS.get(check, "driver"), f"{m} (DRA-CORE-002 fails on this)")
+            for m in messages
+        ]
+    return problems
 
 
 def _check_daemonset(profile: Profile, api_client: Any) -> list[Problem]:

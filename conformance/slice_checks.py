@@ -136,24 +136,28 @@ def decided_slice_problems(slices: Sequence[Mapping[str, Any]], driver: str) -> 
     return [*duplicate_device_problems(slices), *name_problems(slices, driver)]
 
 
-def pending_slice_problems(
+def slice_problems_by_check(
     slices: Sequence[Mapping[str, Any]], driver: str, nodes: Iterable[str], minimum: int
-) -> list[str]:
-    """The problems a (re)publishing driver may still clear."""
+) -> dict[str, list[str]]:
+    """Every DRA-CORE-002 check by name; `slices` are the ones listed with spec.driver=driver.
+    `nodes`, `pools` and `slices` are pending problems, `devices` and `names` decided ones."""
     if not slices:
-        return [f"no ResourceSlice with spec.driver={driver}"]
-    return [
-        *driver_problems(slices, driver),
-        *node_coverage_problems(slices, nodes, minimum),
-        *pool_count_problems(slices),
-    ]
+        return {"slices": [f"no ResourceSlice with spec.driver={driver}"]}
+    return {
+        "slices": driver_problems(slices, driver),
+        "nodes": node_coverage_problems(slices, nodes, minimum),
+        "pools": pool_count_problems(slices),
+        "devices": duplicate_device_problems(slices),
+        "names": name_problems(slices, driver),
+    }
 
 
 def slice_problems(
     slices: Sequence[Mapping[str, Any]], driver: str, nodes: Iterable[str], minimum: int
 ) -> list[str]:
-    """Everything DRA-CORE-002 checks; `slices` are the ones listed with spec.driver=driver."""
+    """Everything DRA-CORE-002 checks, in one list."""
     return [
-        *pending_slice_problems(slices, driver, nodes, minimum),
-        *decided_slice_problems(slices, driver),
+        p
+        for found in slice_problems_by_check(slices, driver, nodes, minimum).values()
+        for p in found
     ]

@@ -185,8 +185,8 @@ def test_live_profile_check(api: FakeAPI, profile) -> None:
     assert problems == [
         Problem(
             "readiness.slicesPerNode",
-            "node w2 has 0 ResourceSlice(s) of the driver, "
-            "expected at least 1 (is the kubelet plugin running there?)",
+            "node w2: 0 ResourceSlice(s) with spec.nodeName=w2, expected at least 1 "
+            "(DRA-CORE-002 fails on this)",
         ),
         Problem("readiness.daemonSet", "DaemonSet gpu/plugin not found"),
         Problem(
@@ -215,6 +215,28 @@ def test_live_profile_check(api: FakeAPI, profile) -> None:
     ]
     dry_runs = [p for m, p in api.requests if m == "POST"]
     assert dry_runs and all("dryRun=All" in p for p in dry_runs)
+
+
+def test_live_check_applies_the_core_002_name_rules(api: FakeAPI, tmp_path: Path) -> None:
+    # Unqualified names are in the driver's domain, for the slice check and for the profile's
+    # matchAttributes/capacity alike; a name with two slashes fails DRA-CORE-002 and the check.
+    devices = [
+        {
+            "name": "gpu-9",
+            "attributes": {"numaNode": {"int": 0}, f"{D}/a/b": {"string": "x"}},
+            "capacity": {"memory": {"value": "1Gi"}},
+        }
+    ]
+    api.add("resourceslices", resource_slice("w2-gpu", D, "w2", devices), gv=RG)
+    data = {**PROFILE, "matchAttributes": ["numaNode"], "capacity": "memory"}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(data))
+    problems = check_profile_live(load_profile(tmp_path / "p.yaml"), api.clients().api_client)
+    assert [
+        str(p) for p in problems if p.field in ("driver", "matchAttributes[0]", "capacity")
+    ] == [
+        f"error: driver: slice w2-gpu pool w2 device gpu-9: invalid attributes name(s): {D}/a/b "
+        "(more than one '/' (the form is <domain>/<name> or <name>)) (DRA-CORE-002 fails on this)"
+    ]
 
 
 def test_live_check_finds_missing_slices_classes_and_overlaps(api: FakeAPI, tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from conformance.slice_checks import (
     decided_slice_problems,
     name_problems,
     node_coverage_problems,
-    pending_slice_problems,
     pool_problems,
     slice_problems,
+    slice_problems_by_check,
 )
 
 D = "gpu.example.com"
@@ -97,10 +97,14 @@ def test_decided_problems_are_the_published_content_not_what_may_settle() -> Non
         "device name(s) published more than once",
         "invalid attributes name(s)",
     ]
-    assert pending_slice_problems(incomplete, D, ["w1", "w2"], 1) == [
-        "node w2: 0 ResourceSlice(s) with spec.nodeName=w2, expected at least 1",
-        "pool w1 generation 1: resourceSliceCount is 2, but 1 slice(s) carry that generation: a",
+    found = slice_problems_by_check(incomplete, D, ["w1", "w2"], 1)
+    assert found["nodes"] == [
+        "node w2: 0 ResourceSlice(s) with spec.nodeName=w2, expected at least 1"
     ]
+    assert found["pools"] == [
+        "pool w1 generation 1: resourceSliceCount is 2, but 1 slice(s) carry that generation: a"
+    ]
+    assert found["devices"] + found["names"] == decided_slice_problems(incomplete, D)
 
 
 def test_every_node_needs_its_slices() -> None:
