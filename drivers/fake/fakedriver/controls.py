@@ -44,7 +44,8 @@ MISBEHAVIOURS = frozenset(
         "duplicate-device-names",  # the same device name twice in the pool
         "wrong-attribute",  # slices publish a model the device does not have
         "missing-attribute",  # slices omit the model attribute
-        "unqualified-attribute",  # attribute names without the driver domain
+        "unqualified-attribute",  # attribute names without the driver domain (legal)
+        "multi-slash-attribute",  # an extra attribute <driver>/topology/numa (invalid)
         "inconsistent-pool",  # resourceSliceCount does not match the slices
         "keep-withdrawn-device",  # a withdraw is acknowledged but not published
         "cdi-wrong-device",  # CDI env names another device than allocated

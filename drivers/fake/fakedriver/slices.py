@@ -46,11 +46,18 @@ def slice_name(node_name: str, driver: str, kind: str, index: int) -> str:
     return f"{node_name}-{driver.replace('.', '-')}-{kind}-{index}"
 
 
+MULTI_SLASH_ATTRIBUTE = "topology/numa"
+
+
+def _qualified(driver: str, name: str, controls: NodeControls) -> str:
+    if "unqualified-attribute" in controls.misbehaviours:
+        return name  # legal: the API takes it to be in the driver's domain
+    return f"{driver}/{name}"
+
+
 def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict[str, Any]:
     def qualified(name: str) -> str:
-        if "unqualified-attribute" in controls.misbehaviours:
-            return name  # legal, but leaves the domain implicit
-        return f"{driver}/{name}"
+        return _qualified(driver, name, controls)
 
     model = device.model
     if "wrong-attribute" in controls.misbehaviours:
@@ -70,6 +77,10 @@ def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict
         attrs[qualified("parent")] = {"string": device.parent}
     if device.pcie_root:
         attrs[PCIE_ROOT] = {"string": device.pcie_root}
+    if "multi-slash-attribute" in controls.misbehaviours:
+        # The API server lets a name with two slashes through (a gap in its validation), but
+        # it is no QualifiedName: CEL and matchAttribute cannot name it.
+        attrs[f"{driver}/{MULTI_SLASH_ATTRIBUTE}"] = {"string": "invalid"}
     return attrs
 
 
@@ -96,7 +107,7 @@ def render_device(
     out: dict[str, Any] = {
         "name": device.name,
         "attributes": _attributes(driver, device, controls),
-        "capacity": {f"{driver}/memory": {"value": device.memory}},
+        "capacity": {_qualified(driver, "memory", controls): {"value": device.memory}},
     }
     if "missing-capacity" in controls.misbehaviours:
         del out["capacity"]

@@ -64,3 +64,17 @@ def test_alloc_011_fails_when_a_published_device_does_not_exist(
     # D counts the phantom: one of the D allocated pods can never be prepared.
     result = run_scenario_against_broken_driver("DRA-ALLOC-011", ["phantom-device"])
     result.assert_requirement_failed("to run and one to stay unschedulable")
+
+
+@pytest.mark.parametrize(
+    "requirement",
+    ["DRA-ALLOC-001", "DRA-ALLOC-002", "DRA-ALLOC-006"],  # selectors, capacity, matchAttribute
+)
+def test_allocation_passes_with_unqualified_names(
+    run_scenario_against_broken_driver, requirement: str
+):
+    # Legal: the selectors, the capacity comparison and the matchAttribute constraint the suite
+    # builds from the profile name <driver>/<name>, which the API resolves to the unqualified
+    # names this driver publishes.
+    result = run_scenario_against_broken_driver(requirement, ["unqualified-attribute"])
+    assert result.requirement_status == "passed" and not result.failed, result.explain()

@@ -146,6 +146,10 @@ def test_attribute_misbehaviours(catalog):
         "interconnect",
         PCIE_ROOT,
     }
+    assert set(bare["capacity"]) == {"memory"}
+    slashed = _devices(render_pool(DRIVER, NODE, inventory, _mis("multi-slash-attribute")))[0]
+    assert slashed["attributes"][f"{DRIVER}/topology/numa"] == {"string": "invalid"}
+    assert f"{DRIVER}/model" in slashed["attributes"]
 
 
 def test_pool_misbehaviours(catalog):
