@@ -14,7 +14,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.cluster.versions import NodeVersions, cache_root, digest
+from conformance.cluster.buildlock import build_lock
+from conformance.cluster.versions import HELM_VERSION, NodeVersions, cache_root, digest
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
 
@@ -246,3 +247,30 @@ def _copy_godebug(component: GoComponent, work: Path) -> None:
 def build_all(v: NodeVersions, progress: Progress) -> dict[str, Path]:
     work = cache_root() / "gobuild"
     return {c.name: build(c, progress) for c in components(v, work)}
+
+
+def helm_component(version: str = HELM_VERSION) -> GoComponent:
+    """The helm CLI; its module path carries the major version (helm.sh/helm/v4)."""
+    module = f"helm.sh/helm/{version.split('.')[0]}"
+    ldflags = (
+        f"-s -w -X {module}/internal/version.version={version}"
+        f" -X {module}/internal/version.gitTreeState=clean"
+    )
+    return GoComponent(
+        name="helm",
+        version=version,
+        module=module,
+        packages=(f"{module}/cmd/helm",),
+        ldflags=ldflags,
+        binaries=("helm",),
+    )
+
+
+def helm_binary(progress: Progress, version: str = HELM_VERSION) -> Path:
+    """The built helm, building it on first use (about a minute cold). Locked, because pytest
+    workers or two runs may ask at once and `build` reuses one work directory per version."""
+    component = helm_component(version)
+    if not is_built(component):
+        with build_lock(f"helm-{version}"):
+            build(component, progress)
+    return output_dir(component) / "helm"

@@ -39,6 +39,11 @@ NODE_PACKAGES = (
 )
 
 
+# The helm CLI for `install.method: helm` when none is on PATH: built from the Go module proxy on
+# first use. Kept out of NodeVersions, which keys the node image.
+HELM_VERSION = "v4.3.2"
+
+
 @dataclass(frozen=True)
 class NodeVersions:
     kubernetes: str = "v1.37.2"

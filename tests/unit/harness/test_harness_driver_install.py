@@ -59,8 +59,8 @@ def test_readiness_state_explains_what_is_missing() -> None:
 
 def test_missing_tool_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(driver_install.shutil, "which", lambda name: None)
-    with pytest.raises(driver_install.HostError, match="install helm"):
-        driver_install.tool("helm")
+    with pytest.raises(driver_install.HostError, match="install no-such-tool"):
+        driver_install.tool("no-such-tool")
 
 
 def _run_args(*argv: str) -> argparse.Namespace:
