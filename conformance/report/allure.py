@@ -1,9 +1,13 @@
 """Allure results: where they go, the labels each test gets, environment and categories files.
 
 Labels per test (from the requirement IDs in `item.user_properties`, or its `requirement`
-marker): epic = suite, feature = requirement ID, story = statement, severity from the level
-(MUST critical, SHOULD normal, MAY minor), tag = level, and `driver` / `kubernetes_version`
-labels from the run facts.
+marker), so that the report's tree reads as a conformance report, not as a file tree:
+parentSuite = catalog suite, suite = "<ID>: <statement>" (the HTML report groups by these two),
+epic / feature / story = suite / ID / statement (the behaviours view), severity from the level
+(MUST critical, SHOULD normal, MAY minor), tag = level, `driver` / `kubernetes_version` from the
+run facts, and `dra_outcome` = the typed outcome (passed, failed, error, not-applicable,
+not-run). Allure has one "skipped" status for both kinds of skip, so a skipped test's message is
+rewritten to start with the typed outcome's prefix, which `CATEGORIES` sorts by.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from typing import Any
 
 import pytest
 
+from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind, typed_skip_properties
 from conformance.report.catalog import RequirementInfo
 from conformance.report.facts import RunFacts
 from conformance.report.outcomes import PROP_REQUIREMENT
 
 ALLURE_RESULTS = "allure-results"
+LABEL_OUTCOME = PROP_OUTCOME  # the typed outcome's label, named like the user property
+OUTCOME_PLUGIN = "dra-allure-outcomes"
 ENVIRONMENT_FILE = "environment.properties"
 CATEGORIES_FILE = "categories.json"
 
@@ -28,13 +35,22 @@ SEVERITY_BY_LEVEL = {"MUST": "critical", "SHOULD": "normal", "MAY": "minor"}
 _LEVEL_RANK = {"MUST": 0, "SHOULD": 1, "MAY": 2}
 
 # First match wins (Allure 2 and Allure 3 alike). Regexes must be valid in Java (matched against
-# the whole message) and JavaScript (searched), hence `[\s\S]*` rather than inline flags.
+# the whole message) and JavaScript (searched), hence `^...[\s\S]*` rather than inline flags.
+# Skipped tests' messages start with MESSAGE_PREFIX of their typed outcome (`AllureOutcomes`).
 CATEGORIES: list[dict[str, Any]] = [
     {
         "name": "Not applicable",
-        "description": "The requirement does not apply to this driver profile or cluster.",
+        "description": "The driver lacks the optional feature, or the cluster the behaviour: "
+        "the requirement does not count against the verdict.",
         "matchedStatuses": ["skipped"],
-        "messageRegex": r"[\s\S]*not applicable: [\s\S]*",
+        "messageRegex": "^" + MESSAGE_PREFIX[SkipKind.NOT_APPLICABLE] + r"[\s\S]*",
+    },
+    {
+        "name": "Not run",
+        "description": "The requirement applies but did not run here (the message says what "
+        "would make it run): a MUST not run leaves the verdict INCOMPLETE.",
+        "matchedStatuses": ["skipped"],
+        "messageRegex": "^" + MESSAGE_PREFIX[SkipKind.NOT_RUN] + r"[\s\S]*",
     },
     {
         "name": "Timeouts",
@@ -79,11 +95,21 @@ def ensure_allure_results_dir(config: pytest.Config, run_dir: Path, *, clean: bo
 
 
 def ensure_allure_listener(config: pytest.Config) -> None:
-    """At session start: if allure-pytest configured before the dir was set, start it now."""
+    """At session start, in every process: make sure allure-pytest records, and type outcomes.
+
+    allure-pytest starts its listener only if `--alluredir` was set when it configured; xdist
+    workers parse their own command line, so on them (and whenever the report set the dir
+    later) the listener is started here.
+    """
     if not allure_enabled(config) or not config.option.allure_report_dir:
         return
-    if config.pluginmanager.get_plugin("allure_listener") is not None:
-        return
+    if config.pluginmanager.get_plugin("allure_listener") is None:
+        _start_allure_listener(config, Path(config.option.allure_report_dir).resolve())
+    if not config.pluginmanager.has_plugin(OUTCOME_PLUGIN):
+        config.pluginmanager.register(AllureOutcomes(), OUTCOME_PLUGIN)
+
+
+def _start_allure_listener(config: pytest.Config, results_dir: Path) -> None:
     import allure_commons
     from allure_commons.logger import AllureFileLogger
     from allure_pytest.listener import AllureListener
@@ -93,9 +119,82 @@ def ensure_allure_listener(config: pytest.Config) -> None:
     config.pluginmanager.register(listener, "allure_listener")
     allure_commons.plugin_manager.register(listener)
     config.add_cleanup(cleanup_factory(listener))
-    file_logger = AllureFileLogger(str(Path(config.option.allure_report_dir).resolve()), False)
+    file_logger = AllureFileLogger(str(results_dir), False)
     allure_commons.plugin_manager.register(file_logger)
     config.add_cleanup(cleanup_factory(file_logger))
+
+
+_PHASES_KEY = pytest.StashKey[dict[str, str]]()  # when -> passed|failed|skipped|<SkipKind>
+
+
+class AllureOutcomes:
+    """Gives each Allure result its typed outcome: the `dra_outcome` label, and for a skip a
+    message that starts with the outcome's prefix (Allure's categories tell the two skips apart
+    by it). Runs where the test runs, so on xdist workers too."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after allure-pytest's wrapper
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        phases = item.stash.setdefault(_PHASES_KEY, {})
+        phases[report.when] = report.outcome
+        if report.skipped:
+            kind = skip_kind(call, report)
+            phases[report.when] = kind
+            _set_allure_message(item.config, skip_message(kind, call, report))
+        if report.when == "teardown":
+            import allure
+
+            allure.dynamic.label(LABEL_OUTCOME, typed_outcome(phases))
+        return report
+
+
+def skip_kind(call: pytest.CallInfo[None], report: pytest.TestReport) -> SkipKind:
+    """Not applicable only for the harness's NotApplicable (never by the reason's text)."""
+    if hasattr(report, "wasxfail"):
+        return SkipKind.NOT_RUN
+    typed = dict(typed_skip_properties(call.excinfo.value if call.excinfo else None))
+    if not typed:  # the kind the plugin recorded on the report, if any
+        typed = {str(e[0]): str(e[1]) for e in report.user_properties if len(e) == 2}
+    if typed.get(PROP_OUTCOME) == SkipKind.NOT_APPLICABLE:
+        return SkipKind.NOT_APPLICABLE
+    return SkipKind.NOT_RUN
+
+
+def skip_message(kind: SkipKind, call: pytest.CallInfo[None], report: pytest.TestReport) -> str:
+    """The skip's text, starting with the prefix of `kind` (added unless it is already there)."""
+    wasxfail = getattr(report, "wasxfail", None)
+    if wasxfail is not None:
+        text = f"xfail: {wasxfail}".rstrip(": ")
+    else:
+        exc = call.excinfo.value if call.excinfo else None
+        text = str(getattr(exc, "msg", None) or exc or "")
+    prefix = MESSAGE_PREFIX[kind]
+    return text if text.startswith(prefix) else prefix + text
+
+
+def typed_outcome(phases: Mapping[str, str]) -> str:
+    """passed, failed, error, not-applicable or not-run, from the phases' outcomes."""
+    if phases.get("call") == "failed":
+        return "failed"
+    if "failed" in (phases.get("setup"), phases.get("teardown")):
+        return "error"
+    for when in ("setup", "call"):
+        if phases.get(when) in (SkipKind.NOT_APPLICABLE, SkipKind.NOT_RUN):
+            return str(phases[when])
+    return "passed" if phases.get("call") == "passed" else "error"
+
+
+def _set_allure_message(config: pytest.Config, message: str) -> None:
+    listener = config.pluginmanager.get_plugin("allure_listener")
+    logger = getattr(listener, "allure_logger", None)
+    result = logger.get_test(None) if logger is not None else None
+    if result is None:
+        return
+    from allure_commons.model2 import StatusDetails
+
+    details = result.statusDetails or StatusDetails()
+    details.message = message
+    result.statusDetails = details
 
 
 def requirement_ids(item: pytest.Item) -> list[str]:
@@ -118,7 +217,9 @@ def apply_dynamic_labels(
     infos = [catalog.get(i) or RequirementInfo(id=i, suite="", level="", statement="") for i in ids]
     for info in infos:
         if info.suite:
+            allure.dynamic.parent_suite(info.suite)
             allure.dynamic.epic(info.suite)
+        allure.dynamic.suite(f"{info.id}: {info.statement}" if info.statement else info.id)
         allure.dynamic.feature(info.id)
         if info.statement:
             allure.dynamic.story(info.statement)

@@ -10,14 +10,16 @@ chromium it fails and says what to install (the project's CI installs them):
 from __future__ import annotations
 
 import html
-import os
+import importlib.util
 import re
-import shutil
-import subprocess
+import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from conformance.report.allure import write_categories
 from conformance.report.allure_html import (
     NPM_PREFIX_ENV,
     ReportToolMissing,
@@ -27,6 +29,20 @@ from conformance.report.allure_html import (
 )
 
 pytest_plugins = ["pytester"]
+
+
+def _load_allure_check() -> ModuleType:
+    """tests/e2e/allure_check.py, the e2e tier's reader of the report, tested here offline."""
+    path = Path(__file__).resolve().parents[2] / "e2e" / "allure_check.py"
+    spec = importlib.util.spec_from_file_location("allure_check", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+allure_check = _load_allure_check()
 
 # Resolved at import: pytester points $HOME at its temporary directory.
 NPM_PREFIX = npm_prefix()
@@ -42,46 +58,12 @@ FAKE_SUITE_TESTS = {
 }
 
 
-def chromium_binary() -> str:
-    for name in (os.environ.get("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
-        if name and shutil.which(name):
-            return str(shutil.which(name))
-    pytest.fail(
-        "chromium is not installed; it is needed to check the Allure HTML report "
-        "(Debian: apt-get install -y chromium, or set $CHROMIUM to a Chrome binary)",
-        pytrace=False,
-    )
-
-
 def require_allure_cli(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NPM_PREFIX_ENV, str(NPM_PREFIX))  # also for the runs in subprocesses
     try:
         find_allure_cli()
     except ReportToolMissing as exc:
         pytest.fail(f"cannot generate the Allure HTML report: {exc}", pytrace=False)
-
-
-def render(index: Path, profile_dir: Path) -> str:
-    """The DOM after the report's scripts ran, from headless Chromium, offline."""
-    command = [
-        chromium_binary(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile_dir}",
-        "--virtual-time-budget=20000",
-        "--dump-dom",
-        index.as_uri(),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
 
 
 def rendered_test_titles(dom: str) -> set[str]:
@@ -91,10 +73,15 @@ def rendered_test_titles(dom: str) -> set[str]:
     return {html.unescape(t).strip() for t in titles}
 
 
-def test_html_report_of_a_run_shows_its_tests(fake_suite, tmp_path, monkeypatch) -> None:
+def junit_test_count(junit_xml: Path) -> int:
+    return len(ET.parse(junit_xml).getroot().findall(".//testcase"))
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_html_report_of_a_run_shows_its_tests(fake_suite, monkeypatch, workers) -> None:
     require_allure_cli(monkeypatch)
     fake_suite.write_tests()
-    run = fake_suite.run(html="always")
+    run = fake_suite.run(*workers, html="always")
     assert run.result.ret == 1  # a test failed; the report step itself did not fail
     index = run.run_dir / "allure-report" / "index.html"
     assert run.summary["artifacts"]["allure_report"] == "allure-report/index.html"
@@ -103,9 +90,23 @@ def test_html_report_of_a_run_shows_its_tests(fake_suite, tmp_path, monkeypatch)
     assert "googletagmanager" not in page  # viewing the report contacts nobody
     assert not (run.run_dir / "allure-report" / "data").exists()  # one self-contained file
 
-    dom = render(index, tmp_path / "chromium-profile")
-    assert rendered_test_titles(dom) == FAKE_SUITE_TESTS
-    assert "DRA conformance" in dom
+    view = allure_check.read_allure_html(run.run_dir)
+    assert view.total == len(FAKE_SUITE_TESTS) == junit_test_count(run.run_dir / "junit.xml")
+    assert sum(view.by_status.values()) == view.total
+    # The tree reads as a conformance report: catalog suite, then "<ID>: <statement>" (Allure
+    # expands the groups holding a failure), not as the test files.
+    assert {"core", "allocation", "device_loss"} <= set(view.sections)
+    assert "DRA-ALLOC-005: allocationMode All allocates every matching device." in view.sections
+    # only the test without a requirement falls back to its file
+    assert [s for s in view.sections if "test_" in s or ".py" in s] == ["test_fake_suite"]
+
+
+def test_an_empty_report_shows_no_tests(pytester, tmp_path, monkeypatch) -> None:
+    require_allure_cli(monkeypatch)
+    results = tmp_path / "allure-results"
+    write_categories(results)  # what the report held when no test result reached it
+    generate_html_report(results, tmp_path / "allure-report")
+    assert allure_check.allure_html_test_count(tmp_path) == 0
 
 
 def test_generate_from_an_allure_results_dir(pytester, tmp_path, monkeypatch) -> None:
@@ -127,7 +128,7 @@ def test_generate_from_an_allure_results_dir(pytester, tmp_path, monkeypatch) ->
     ).assert_outcomes(passed=1, failed=1)
 
     index = generate_html_report(results, tmp_path / "report", report_name="tiny run")
-    titles = rendered_test_titles(render(index, tmp_path / "chromium-profile"))
+    titles = rendered_test_titles(allure_check.render_dom(index))
     assert titles == {"test_claim_is_allocated", "test_pod_sees_its_device"}
 
 

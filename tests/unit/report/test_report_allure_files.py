@@ -14,7 +14,8 @@ AWAITED = (
     "awaited: status.allocation set; last state: {'reservedFor': []}"
 )
 MESSAGES = {
-    "Not applicable": ("skipped", "Skipped: not applicable: feature gate X is disabled"),
+    "Not applicable": ("skipped", "not applicable: feature gate X is disabled"),
+    "Not run": ("skipped", "not run: not applicable: a plain skip (to run it: remove it)"),
     "Timeouts": ("failed", AWAITED),
     "Product defects": ("failed", "AssertionError: expected 1 result, got 2"),
     "Test defects": ("broken", "RuntimeError: cannot reach the cluster"),
@@ -99,6 +100,7 @@ def test_allure_results_of_a_run(fake_suite) -> None:
     categories = json.loads((allure_dir / "categories.json").read_text())
     assert [c["name"] for c in categories] == [
         "Not applicable",
+        "Not run",
         "Timeouts",
         "Product defects",
         "Test defects",

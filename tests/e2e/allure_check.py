@@ -1,0 +1,125 @@
+"""What a run's Allure HTML report shows, read as a person reads it: rendered in headless Chromium.
+
+The report (`<run dir>/allure-report/index.html`, one self-contained file written by
+conformance/report/allure_html.py) builds its page with JavaScript from data embedded in it,
+so only the DOM after its scripts ran says what a reader sees: "Total 0 / No results", or the
+run's tests. Offline: Chromium starts with a fresh profile and no background networking.
+
+    from allure_check import allure_html_test_count
+    assert allure_html_test_count(run_dir) == junit_tests
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ENV = "CHROMIUM"  # another Chrome binary, where Debian's chromium is not installed
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+# Virtual time runs the page's scripts to completion without waiting in real time.
+VIRTUAL_TIME_BUDGET_MS = 30000
+RENDER_TIMEOUT_S = 180
+
+_SCRIPT = re.compile(r"<script\b[^>]*>[\s\S]*?</script>")
+_METADATA = re.compile(
+    r'data-testid="metadata-item-(\w+)"[\s\S]*?data-testid="metadata-value"[^>]*>'
+    r"(?:<div[^>]*></div>)?<span[^>]*>(\d+)<"
+)
+_SECTION_TITLE = re.compile(r'data-testid="tree-section-title"[^>]*>([^<]*)<')
+
+
+@dataclass(frozen=True)
+class AllureHtmlView:
+    """What the report's overview shows: the test counts and the tree's (expanded) groups."""
+
+    total: int
+    by_status: dict[str, int]  # failed, broken, passed, skipped, unknown (as shown)
+    sections: list[str]  # titles of the tree's groups, in page order
+
+
+def chromium_binary() -> str:
+    candidate = os.environ.get(CHROMIUM_ENV) or CHROMIUM
+    found = shutil.which(candidate)
+    if found is None:
+        raise FileNotFoundError(
+            f"chromium is not installed at {candidate}: it is needed to check the Allure HTML "
+            f"report (scripts/bootstrap.sh installs it; Debian: apt-get install -y chromium; "
+            f"or set ${CHROMIUM_ENV} to a Chrome binary)"
+        )
+    return found
+
+
+def report_index(report_dir: Path) -> Path:
+    """`<run dir>/allure-report/index.html` (a run dir, the allure-report dir or the file)."""
+    report_dir = Path(report_dir)
+    for candidate in (report_dir / "allure-report" / "index.html", report_dir / "index.html"):
+        if candidate.is_file():
+            return candidate
+    if report_dir.is_file():
+        return report_dir
+    raise FileNotFoundError(
+        f"no Allure HTML report under {report_dir} (expected allure-report/index.html): "
+        "was the run given --dra-html-report=never, or is the allure npm package missing? "
+        "(see summary.md's warnings)"
+    )
+
+
+def render_dom(index: Path) -> str:
+    """The page's DOM after its scripts ran, from headless Chromium with a fresh profile."""
+    with tempfile.TemporaryDirectory(prefix="dra-chromium-") as profile:
+        command = [
+            chromium_binary(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--virtual-time-budget={VIRTUAL_TIME_BUDGET_MS}",
+            "--dump-dom",
+            index.resolve().as_uri(),
+        ]
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=RENDER_TIMEOUT_S, check=False
+        )
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"chromium could not render {index} (exit {done.returncode}): {done.stderr[-2000:]}"
+        )
+    return done.stdout
+
+
+def parse_view(dom: str) -> AllureHtmlView:
+    """Read the counts and groups from the rendered DOM (never from the data in its scripts)."""
+    visible = _SCRIPT.sub("", dom)
+    counts = {name: int(value) for name, value in _METADATA.findall(visible)}
+    if "total" not in counts:
+        raise ValueError(
+            "the rendered Allure report shows no test total: its page did not render "
+            "(an empty or broken report, or Chromium stopped before its scripts ran)"
+        )
+    total = counts.pop("total")
+    sections = [html.unescape(t).strip() for t in _SECTION_TITLE.findall(visible)]
+    return AllureHtmlView(total=total, by_status=counts, sections=sections)
+
+
+def read_allure_html(report_dir: Path) -> AllureHtmlView:
+    return parse_view(render_dom(report_index(report_dir)))
+
+
+def allure_html_test_count(report_dir: Path) -> int:
+    """How many tests the run's Allure HTML report shows ("Total"), rendered in Chromium."""
+    return read_allure_html(report_dir).total

@@ -1,0 +1,193 @@
+"""Every test's Allure result, serially and under xdist, labelled as a conformance report.
+
+The fake suite runs in a subprocess with the report's standalone mode (`-n 2` with real
+pytest-xdist workers); a second run plays an xdist worker with the real conformance plugin,
+which is where results were lost (the plugin did not install the report on workers).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.report.allure import CATEGORIES
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[3]
+
+CATALOG = """\
+schema: 1
+requirements:
+  - id: DRA-CORE-001
+    suite: core
+    level: MUST
+    statement: The driver registers with the kubelet.
+  - id: DRA-CORE-002
+    suite: core
+    level: MUST
+    statement: The driver publishes ResourceSlices.
+  - id: DRA-LOSS-003
+    suite: device_loss
+    level: MUST
+    statement: A withdrawn device is never allocated.
+  - id: DRA-ALLOC-005
+    suite: allocation
+    level: SHOULD
+    statement: allocationMode All allocates every matching device.
+  - id: DRA-ALLOC-007
+    suite: allocation
+    level: MAY
+    statement: A prioritized list falls back to the second subrequest.
+"""
+
+# One test per typed outcome; the skip *reason's text* never decides (test_allocation_mode_all).
+TESTS = """\
+import pytest
+from conformance.outcome import not_applicable, not_run
+
+
+@pytest.fixture
+def prioritized_list():
+    not_applicable("the driver profile does not declare capability prioritized-list")
+
+
+@pytest.mark.requirement("DRA-CORE-001")
+def test_registers():
+    pass
+
+
+@pytest.mark.requirement("DRA-CORE-002")
+def test_publishes_slices():
+    assert 1 == 2, "the slice lists no device"
+
+
+@pytest.mark.requirement("DRA-LOSS-003")
+def test_withdrawn_device():
+    not_run("the profile has no fault method for withdraw", "give the profile a withdraw method")
+
+
+@pytest.mark.requirement("DRA-ALLOC-005")
+def test_allocation_mode_all():
+    pytest.skip("not applicable: a plain skip is never not applicable")
+
+
+@pytest.mark.requirement("DRA-ALLOC-005")
+def test_allocation_mode_all_setup_error(broken_fixture):
+    pass
+
+
+@pytest.mark.requirement("DRA-ALLOC-007")
+def test_prioritized_list(prioritized_list):
+    pass
+"""
+
+EXPECTED = {  # test -> (typed outcome, Allure status, category)
+    "test_registers": ("passed", "passed", None),
+    "test_publishes_slices": ("failed", "failed", "Product defects"),
+    "test_withdrawn_device": ("not-run", "skipped", "Not run"),
+    "test_allocation_mode_all": ("not-run", "skipped", "Not run"),
+    "test_allocation_mode_all_setup_error": ("error", "broken", "Test defects"),
+    "test_prioritized_list": ("not-applicable", "skipped", "Not applicable"),
+}
+SUITE_OF = {
+    "test_registers": ("core", "DRA-CORE-001: The driver registers with the kubelet."),
+    "test_withdrawn_device": (
+        "device_loss",
+        "DRA-LOSS-003: A withdrawn device is never allocated.",
+    ),
+    "test_prioritized_list": (
+        "allocation",
+        "DRA-ALLOC-007: A prioritized list falls back to the second subrequest.",
+    ),
+}
+
+
+def category(result: dict[str, Any]) -> str | None:
+    """The category Allure 3 gives a result (first match; JavaScript searches the message)."""
+    message = (result.get("statusDetails") or {}).get("message") or ""
+    for rule in CATEGORIES:
+        if result["status"] in rule["matchedStatuses"]:
+            regex = rule.get("messageRegex")
+            if regex is None or re.search(regex, message):
+                return rule["name"]
+    return None
+
+
+def labels(result: dict[str, Any], name: str) -> list[str]:
+    return [x["value"] for x in result["labels"] if x["name"] == name]
+
+
+def check_results(results_dir: Path) -> None:
+    results = [json.loads(p.read_text()) for p in results_dir.glob("*-result.json")]
+    assert sorted(r["name"] for r in results) == sorted(EXPECTED)  # one file per test
+    for result in results:
+        outcome, status, category_name = EXPECTED[result["name"]]
+        assert labels(result, "dra_outcome") == [outcome], result["name"]
+        assert result["status"] == status, result["name"]
+        assert category(result) == category_name, result["name"]
+        assert len(labels(result, "feature")) == 1  # the requirement ID
+        if result["name"] in SUITE_OF:
+            parent, suite = SUITE_OF[result["name"]]
+            assert labels(result, "parentSuite") == [parent]
+            assert labels(result, "suite") == [suite]
+    by_name = {r["name"]: r for r in results}
+    assert labels(by_name["test_registers"], "severity") == ["critical"]
+    assert labels(by_name["test_prioritized_list"], "severity") == ["minor"]
+    assert "MAY" in labels(by_name["test_prioritized_list"], "tag")
+    not_run = by_name["test_withdrawn_device"]["statusDetails"]["message"]
+    assert not_run == (
+        "not run: the profile has no fault method for withdraw "
+        "(to run it: give the profile a withdraw method)"
+    )
+    plain = by_name["test_allocation_mode_all"]["statusDetails"]["message"]
+    assert plain == "not run: not applicable: a plain skip is never not applicable"
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_every_result_reaches_allure(fake_suite, workers: list[str]) -> None:
+    fake_suite.catalog.write_text(CATALOG)
+    fake_suite.write_tests(TESTS)
+    run = fake_suite.run(*workers)
+    run.result.assert_outcomes(passed=1, failed=1, skipped=3, errors=1)
+    if workers:
+        assert "created: 2/2 workers" in run.result.stdout.str()
+    check_results(run.run_dir / "allure-results")
+
+
+# Plays an xdist worker: xdist gives a worker `workerinput` (the run dir and id from the
+# controller) and its own command line, without the controller's `--alluredir`.
+EMULATED_WORKER = """\
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    config.workerinput = {{
+        "workerid": "gw0", "workercount": 1, "testrunuid": "t",
+        "dra_run_id": "worker-run", "dra_run_dir": {run_dir!r},
+    }}
+    config.workeroutput = {{}}
+"""
+
+
+def test_the_conformance_plugin_writes_allure_results_on_a_worker(fake_suite, pytester) -> None:
+    fake_suite.catalog.write_text(CATALOG)
+    fake_suite.write_tests(TESTS)
+    run_dir = pytester.path / "worker-run"
+    pytester.makepyfile(emulated_worker=EMULATED_WORKER.format(run_dir=str(run_dir)))
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "emulated_worker",
+        "-p",
+        "no:cacheprovider",
+        "--dra-profile",
+        str(REPO / "drivers" / "fake" / "profile.yaml"),
+        "--dra-html-report=never",
+    )
+    result.assert_outcomes(passed=1, failed=1, skipped=3, errors=1)
+    check_results(run_dir / "allure-results")
