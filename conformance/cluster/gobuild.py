@@ -202,10 +202,19 @@ def build(component: GoComponent, progress: Progress) -> Path:
     out = output_dir(component)
     if is_built(component):
         return out
+    # Two processes (a node-image build and a `cluster up`, pytest workers) must not share the
+    # work directory: the second waits, then finds the output built.
+    with build_lock(f"go-{component.name}-{component.version}"):
+        if is_built(component):
+            return out
+        return _build_unlocked(component, out, progress)
+
+
+def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Path:
+    go = go_binary()
     work = cache_root() / "gobuild" / f"{component.name}-{component.version}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    go = go_binary()
     log = work / "build.log"
     with progress.stage(f"go build {component.name} {component.version}"):
         _run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
@@ -267,10 +276,5 @@ def helm_component(version: str = HELM_VERSION) -> GoComponent:
 
 
 def helm_binary(progress: Progress, version: str = HELM_VERSION) -> Path:
-    """The built helm, building it on first use (about a minute cold). Locked, because pytest
-    workers or two runs may ask at once and `build` reuses one work directory per version."""
-    component = helm_component(version)
-    if not is_built(component):
-        with build_lock(f"helm-{version}"):
-            build(component, progress)
-    return output_dir(component) / "helm"
+    """The built helm, building it on first use (cold: 2-5 minutes on 2 cores)."""
+    return build(helm_component(version), progress) / "helm"
