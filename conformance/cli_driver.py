@@ -10,6 +10,7 @@ from pathlib import Path
 
 from conformance.errors import ConformanceError
 from conformance.profile import SUITE_ROOT, Profile, ProfileError, load_profile
+from conformance.report.verdict import EXIT_CODES
 
 DEFAULT_CLUSTER = "dra-conformance"
 SCENARIOS = SUITE_ROOT / "scenarios"
@@ -153,7 +154,10 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         help="provision, install the driver, run the suites, write the report",
         description="Provision (kind) or use (existing) a cluster, install the driver if the "
         "profile says how, run the scenario suites with pytest, write "
-        "reports/<run>/. Exit code 0 only when the verdict is CONFORMANT. "
+        "reports/<run>/. Exit codes: 0 CONFORMANT (every MUST passed or is not "
+        "applicable), 1 NON-CONFORMANT (a MUST failed or errored), 3 INCOMPLETE (a MUST did "
+        "not run; the summary says what would make it run), 2 usage, set-up error or "
+        "interrupted. "
         "Arguments after the options go to pytest (e.g. -k, --dra-verdict-scope, "
         "scenarios/core).",
     )
@@ -270,8 +274,11 @@ def _run(args: argparse.Namespace) -> int:
             "see the output above",
             file=sys.stderr,
         )
-        return int(code) or 1
+        return 2  # the run could not be set up (or pytest refused its arguments)
     summary = json.loads(summary_path.read_text())
     verdict = summary.get("verdict")
     print(f"dra-conformance: verdict {verdict}; report in {report_dir}")
-    return 0 if verdict == "CONFORMANT" else 1
+    if int(code) == int(pytest.ExitCode.INTERRUPTED):
+        print("dra-conformance: error: the run was interrupted", file=sys.stderr)
+        return 2
+    return EXIT_CODES.get(str(verdict), 3)

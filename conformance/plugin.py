@@ -47,17 +47,24 @@ from conformance.kube.cleanup import (
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.objects import ClusterObjects
-from conformance.lease import DeviceLease, DeviceLeaseBroker, cluster_lease_dir, pid_alive
+from conformance.lease import (
+    DeviceLease,
+    DeviceLeaseBroker,
+    LeaseTimeout,
+    cluster_lease_dir,
+    pid_alive,
+)
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
+from conformance.outcome import not_applicable, not_run
 from conformance.profile import Profile, ProfileError, load_profile
 from conformance.requirements import (
-    NOT_APPLICABLE_PREFIX,
     Catalog,
     CatalogError,
     Requirement,
     load_catalog,
     missing_capabilities_reason,
     not_applicable_reason,
+    not_run_reason,
 )
 
 log = logging.getLogger("conformance.plugin")
@@ -647,6 +654,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     context = get_run_context(item.config)
     if req is None or context is None:
         return
+    # What the driver or cluster lacks decides first: such a requirement would not apply even
+    # where it could run.
     reasons = [
         r
         for r in (
@@ -656,7 +665,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if r
     ]
     if reasons:
-        pytest.skip(NOT_APPLICABLE_PREFIX + "; ".join(reasons))
+        not_applicable("; ".join(reasons))
+    cannot_run = not_run_reason(req, context)
+    if cannot_run:
+        not_run(*cannot_run)
 
 
 # --- fixtures ---------------------------------------------------------------------------------
@@ -698,9 +710,12 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
         yield None
         return
     broker = _broker(request.config, dra_context)
-    lease: DeviceLease = broker.acquire(
-        request.node.nodeid, needs, exclusive=exclusive, timeout=dra_context.timeout("lease")
-    )
+    try:
+        lease: DeviceLease = broker.acquire(
+            request.node.nodeid, needs, exclusive=exclusive, timeout=dra_context.timeout("lease")
+        )
+    except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver
+        not_run(exc.problem, exc.remedy)
     try:
         yield lease
     finally:

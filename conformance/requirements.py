@@ -1,8 +1,10 @@
 """The requirements catalog (`scenarios/requirements.yaml`): loading, validation, and whether a
 requirement applies to this driver and cluster.
 
-A requirement that does not apply is skipped with a reason starting `not applicable: ` and is
-never counted as passed; the reason names what is missing and how to change that.
+A requirement that does not apply (a driver feature, the cluster's version or gates lack the
+behaviour) ends *not applicable*; one that applies but cannot run here (disruptive tests not
+allowed, facts that could not be read) ends *not run* with what would make it run
+(conformance/outcome.py). Neither is ever counted as passed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ SUITES = (
     "extended_resource",
 )
 LEVELS = ("MUST", "SHOULD", "MAY")
-NOT_APPLICABLE_PREFIX = "not applicable: "
 
 Level = Literal["MUST", "SHOULD", "MAY"]
 
@@ -246,29 +247,44 @@ def missing_capabilities_reason(names: Iterable[str], facts: ApplicabilityFacts)
 
 
 def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | None:
-    """Why `req` does not apply here (without the `not applicable: ` prefix), or None."""
+    """Why `req` does not apply to this driver and cluster, or None.
+
+    Only what the driver or the cluster *lacks* counts; what could not be read or is not
+    allowed is `not_run_reason`'s.
+    """
     reasons: list[str] = []
-    if req.min_version:
-        want = ".".join(map(str, req.min_version))
-        if facts.version is None:
-            reasons.append(f"needs Kubernetes >= {want}, and the cluster version is unknown")
-        elif facts.version < req.min_version:
-            have = ".".join(map(str, facts.version))
-            reasons.append(f"needs Kubernetes >= {want}, the cluster runs {have}")
+    if req.min_version and facts.version is not None and facts.version < req.min_version:
+        want, have = (".".join(map(str, v)) for v in (req.min_version, facts.version))
+        reasons.append(f"needs Kubernetes >= {want}, the cluster runs {have}")
     for gate in req.feature_gates:
         if facts.feature_gates is None:
-            why = f" ({facts.feature_gates_error})" if facts.feature_gates_error else ""
-            reasons.append(f"feature gate {gate} could not be read from the cluster{why}")
-        elif gate not in facts.feature_gates:
+            continue
+        if gate not in facts.feature_gates:
             reasons.append(f"feature gate {gate} is not known to the cluster's API server")
         elif not facts.feature_gates[gate]:
             reasons.append(f"feature gate {gate} is disabled in the cluster")
     capability = missing_capabilities_reason(req.capabilities, facts)
     if capability:
         reasons.append(capability)
-    if req.disruptive and not facts.provisioned and not facts.allow_disruptive:
-        reasons.append(
-            "disruptive, and the cluster was not created by this run "
-            "(pass --dra-allow-disruptive to run it on this cluster)"
-        )
     return "; ".join(reasons) or None
+
+
+def not_run_reason(req: Requirement, facts: ApplicabilityFacts) -> tuple[str, str] | None:
+    """(why `req` cannot run here, what would make it run), or None when it can run."""
+    reasons: list[str] = []
+    remedies: list[str] = []
+    if req.min_version and facts.version is None:
+        want = ".".join(map(str, req.min_version))
+        reasons.append(f"needs Kubernetes >= {want}, and the cluster version could not be read")
+        remedies.append("let the run's account read /version")
+    unreadable = [g for g in req.feature_gates if facts.feature_gates is None]
+    if unreadable:
+        why = f" ({facts.feature_gates_error})" if facts.feature_gates_error else ""
+        reasons.append(f"feature gate(s) {', '.join(unreadable)} could not be read{why}")
+        remedies.append("let the run's account read the API server's /metrics")
+    if req.disruptive and not facts.provisioned and not facts.allow_disruptive:
+        reasons.append("disruptive, and the cluster was not created by this run")
+        remedies.append("pass --allow-disruptive (run) or --dra-allow-disruptive (pytest)")
+    if not reasons:
+        return None
+    return "; ".join(reasons), "; ".join(remedies)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from conformance.outcome import typed_skip_properties
 from conformance.report import allure as allure_files
 from conformance.report.allure_html import (
     ALLURE_REPORT,
@@ -40,7 +41,7 @@ from conformance.report.junit import (
     ensure_junit_writer,
     finalize_junit,
 )
-from conformance.report.markdown import SUMMARY_MD, write_markdown
+from conformance.report.markdown import SUMMARY_MD, must_counts, write_markdown
 from conformance.report.metrics import (
     WORKEROUTPUT_INVENTORY,
     WORKEROUTPUT_METRICS,
@@ -143,6 +144,19 @@ class ReportCollector:
         ensure_junit_writer(self.config)
         allure_files.ensure_allure_listener(self.config)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        exc = call.excinfo.value if call.excinfo else None
+        typed = typed_skip_properties(exc)
+        if typed:  # the report decides by these, never by the skip message
+            report.user_properties.extend(typed)
+            item.user_properties.extend(typed)  # the teardown report carries them into JUnit
+            if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+                # pytest's own form, which JUnit and the terminal strip to the bare message
+                report.longrepr = (*report.longrepr[:2], f"Skipped: {exc.msg}")
+        return report
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         catalog, _ = catalog_for(self.config)
@@ -188,11 +202,9 @@ class ReportCollector:
         if summary.get("verdict_scope"):
             scope = ", ".join(summary["verdict_scope"])
             terminalreporter.write_line(f"verdict scope: {scope} only")
-        terminalreporter.write_line(
-            f"MUST requirements: {must['passed']} passed, {must['failed']} failed, "
-            f"{must['skipped']} skipped, {must['not_applicable']} not applicable "
-            f"(of {must['total']})"
-        )
+        if summary.get("verdict_basis") == "selected":
+            terminalreporter.write_line("no MUST selected: judged on the selected requirements")
+        terminalreporter.write_line(f"MUST requirements: {must_counts(must)}")
         reasons = summary.get("verdict_reasons", [])
         for reason in reasons[:10]:
             terminalreporter.write_line(f"  - {reason}")

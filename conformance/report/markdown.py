@@ -11,8 +11,9 @@ SUMMARY_MD = "summary.md"
 _STATUS_MARK = {
     "passed": "PASS",
     "failed": "FAIL",
-    "skipped": "SKIP",
+    "error": "ERROR",
     "not-applicable": "N/A",
+    "not-run": "NOT RUN",
 }
 
 
@@ -25,6 +26,21 @@ def _seconds(value: Any) -> str:
     return f"{float(value):.1f} s" if isinstance(value, int | float) else ""
 
 
+_WHY = {
+    "NON-CONFORMANT": "Why it is not conformant:",
+    "INCOMPLETE": "Why it is incomplete (what did not run, and what would make it run):",
+}
+
+
+def must_counts(must: Mapping[str, Any]) -> str:
+    """ "3 passed, 1 failed, ... (of 31)" for one level's counts."""
+    parts = [
+        f"{must.get(key, 0)} {key.replace('_', ' ')}"
+        for key in ("passed", "failed", "error", "not_applicable", "not_run")
+    ]
+    return ", ".join(parts) + f" (of {must.get('total', 0)})"
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     run = summary.get("run", {})
     driver = summary.get("driver", {})
@@ -33,12 +49,18 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     requirements = summary.get("requirements", [])
     out: list[str] = []
 
-    verdict = summary.get("verdict", "NON-CONFORMANT")
+    verdict = summary.get("verdict", "INCOMPLETE")
     out.append(f"# DRA conformance: **{verdict}**")
     out.append("")
     scope = summary.get("verdict_scope")
     if scope:
-        out.append(f"Verdict scope: {', '.join(scope)} only (not a full certification).")
+        out.append(f"Verdict scope: {', '.join(scope)} only (partial, not a certification).")
+        out.append("")
+    if summary.get("verdict_basis") == "selected":
+        out.append(
+            "The selection holds no MUST requirement: the verdict judges the selected "
+            "requirements of every level."
+        )
         out.append("")
     must = counts.get("requirements", {}).get("by_level", {}).get("MUST", {})
     out.append(
@@ -49,15 +71,11 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         f"{run.get('xdist_workers') or 'no'} xdist workers."
     )
     out.append("")
-    out.append(
-        f"MUST requirements: {must.get('passed', 0)} passed, {must.get('failed', 0)} failed, "
-        f"{must.get('skipped', 0)} skipped, {must.get('not_applicable', 0)} not applicable "
-        f"(of {must.get('total', 0)})."
-    )
+    out.append(f"MUST requirements: {must_counts(must)}.")
     reasons = summary.get("verdict_reasons", [])
     if reasons:
         out.append("")
-        out.append("Why it is not conformant:")
+        out.append(_WHY.get(verdict, "Why:"))
         out.append("")
         out.extend(f"- {_cell(r)}" for r in reasons)
     out.append("")
@@ -67,7 +85,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         "Tests: "
         + ", ".join(
             f"{tests.get(k, 0)} {k.replace('_', '-')}"
-            for k in ("passed", "failed", "error", "skipped", "not_applicable")
+            for k in ("passed", "failed", "error", "not_applicable", "not_run")
         )
         + f" (total {tests.get('total', 0)})."
     )
@@ -78,12 +96,29 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append("| ID | level | suite | status | duration | reason |")
     out.append("|---|---|---|---|---|---|")
     for req in requirements:
+        reason = req.get("reason") or ""
+        if req.get("remedy"):
+            reason += f" — to run it: {req['remedy']}"
         out.append(
             f"| {_cell(req.get('id'))} | {_cell(req.get('level'))} | {_cell(req.get('suite'))} "
             f"| {_STATUS_MARK.get(req.get('status'), _cell(req.get('status')))} "
             f"| {_seconds(req.get('duration_s')) if req.get('tests') else ''} "
-            f"| {_cell(req.get('reason'))} |"
+            f"| {_cell(reason)} |"
         )
+    out.append("")
+
+    not_run = [r for r in requirements if r.get("status") == "not-run"]
+    out.append("## Not run")
+    out.append("")
+    if not_run:
+        out.append("These apply to the driver but did not run; a MUST among them keeps the verdict")
+        out.append("INCOMPLETE until it runs.")
+        out.append("")
+        for r in not_run:
+            remedy = f" To run it: {_cell(r['remedy'])}." if r.get("remedy") else ""
+            out.append(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}.{remedy}")
+    else:
+        out.append("Every selected requirement ran.")
     out.append("")
 
     not_applicable = [r for r in requirements if r.get("status") == "not-applicable"]

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 import pytest
 
+from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, PROP_REMEDY, SkipKind
 from conformance.report.redact import redact_text
 
-NOT_APPLICABLE_PREFIX = "not applicable: "
 MAX_REASON_CHARS = 500
+_TYPED_PROPERTIES = (PROP_OUTCOME, PROP_REMEDY)
+_SKIP_CLASS = re.compile(r"^(Skipped|NotApplicable|NotRun): ")  # how pytest shows skip messages
 
 # user_properties names (the plugin -> report contract, docs/CONTRACTS.md)
 PROP_REQUIREMENT = "requirement"
@@ -26,8 +29,8 @@ class TestOutcome(StrEnum):
     PASSED = "passed"
     FAILED = "failed"  # the test body failed (an assertion: a product defect)
     ERROR = "error"  # setup or teardown failed, or the test did not complete
-    SKIPPED = "skipped"  # skipped for a reason other than non-applicability (or xfail)
-    NOT_APPLICABLE = "not-applicable"
+    NOT_APPLICABLE = "not-applicable"  # conformance.outcome.NotApplicable: a missing feature
+    NOT_RUN = "not-run"  # any other skip (conformance.outcome.NotRun, pytest.skip, xfail)
 
 
 @dataclass
@@ -39,6 +42,8 @@ class TestRecord:
     nodeid: str
     phases: dict[str, str] = field(default_factory=dict)  # when -> passed|failed|skipped
     reasons: dict[str, str] = field(default_factory=dict)  # when -> reason text
+    skip_kinds: dict[str, str] = field(default_factory=dict)  # when -> SkipKind of a typed skip
+    remedies: dict[str, str] = field(default_factory=dict)  # when -> what would make it run
     properties: list[tuple[str, Any]] = field(default_factory=list)
     wasxfail: bool = False
     duration_s: float = 0.0
@@ -51,15 +56,21 @@ class TestRecord:
         self.worker = self.worker or str(getattr(report, "worker_id", "") or "")
         if hasattr(report, "wasxfail"):
             self.wasxfail = True
-        if report.outcome != "passed":
-            self.reasons[report.when] = report_reason(report)
-        # An item's user_properties only grow, and every phase report carries all of them so
-        # far: the latest report has the complete list (recording twice is not doubling).
         properties = [
             (str(entry[0]), entry[1])
             for entry in getattr(report, "user_properties", ()) or ()
             if isinstance(entry, list | tuple) and len(entry) == 2
         ]
+        if report.outcome != "passed":
+            self.reasons[report.when] = report_reason(report)
+        if report.outcome == "skipped":
+            typed = dict(p for p in properties if p[0] in _TYPED_PROPERTIES)
+            if PROP_OUTCOME in typed and not hasattr(report, "wasxfail"):
+                self.skip_kinds[report.when] = str(typed[PROP_OUTCOME])
+                self.remedies[report.when] = str(typed.get(PROP_REMEDY, ""))
+        # An item's user_properties only grow, and every phase report carries all of them so
+        # far: the latest report has the complete list (recording twice is not doubling).
+        properties = [p for p in properties if p[0] not in _TYPED_PROPERTIES]
         if len(properties) >= len(self.properties):
             self.properties = properties
 
@@ -94,12 +105,11 @@ class TestRecord:
             return TestOutcome.FAILED
         if self.phases.get("setup") == "failed" or self.phases.get("teardown") == "failed":
             return TestOutcome.ERROR
-        for when in ("setup", "call", "collect"):
-            if self.phases.get(when) == "skipped":
-                reason = self.reasons.get(when, "")
-                if not self.wasxfail and reason.startswith(NOT_APPLICABLE_PREFIX):
-                    return TestOutcome.NOT_APPLICABLE
-                return TestOutcome.SKIPPED
+        skipped = self._skipped_phase()
+        if skipped is not None:
+            if self.skip_kinds.get(skipped) == SkipKind.NOT_APPLICABLE:
+                return TestOutcome.NOT_APPLICABLE
+            return TestOutcome.NOT_RUN
         if call == "passed":
             return TestOutcome.PASSED
         return TestOutcome.ERROR  # no call phase: interrupted or a worker crashed
@@ -116,13 +126,31 @@ class TestRecord:
                 if self.phases.get(when) == "failed":
                     return f"{when} error: {self.reasons.get(when, '')}".rstrip(": ")
             return "incomplete: the test reported no call phase (interrupted or worker crashed)"
+        skipped = self._skipped_phase()
+        if skipped is None:
+            return ""
+        reason = self.reasons.get(skipped, "")
+        kind = self.skip_kinds.get(skipped)
+        if kind is not None:  # the message is "<prefix><reason> (to run it: <remedy>)"
+            reason = reason.removeprefix(MESSAGE_PREFIX[kind])
+            remedy = self.remedies.get(skipped, "")
+            if remedy:
+                reason = reason.removesuffix(f" (to run it: {remedy})")
+        return reason
+
+    @property
+    def remedy(self) -> str:
+        """What would make a not-run test run ("" when nobody said)."""
+        skipped = self._skipped_phase()
+        if skipped is None or self.outcome is not TestOutcome.NOT_RUN:
+            return ""
+        return self.remedies.get(skipped, "")
+
+    def _skipped_phase(self) -> str | None:
         for when in ("setup", "call", "collect"):
             if self.phases.get(when) == "skipped":
-                reason = self.reasons.get(when, "")
-                if outcome is TestOutcome.NOT_APPLICABLE:
-                    return reason[len(NOT_APPLICABLE_PREFIX) :]
-                return reason
-        return ""
+                return when
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -130,6 +158,7 @@ class TestRecord:
             "outcome": str(self.outcome),
             "duration_s": round(self.duration_s, 3),
             "reason": self.reason,
+            "remedy": self.remedy,
             "worker": self.worker,
         }
 
@@ -141,7 +170,7 @@ def report_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
         return _shorten("xfail: " + str(wasxfail).removeprefix("reason: "))
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return _shorten(str(longrepr[2]).removeprefix("Skipped: "))
+        return _shorten(_SKIP_CLASS.sub("", str(longrepr[2]), count=1))
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None and getattr(crash, "message", None):
         return _shorten(str(crash.message))

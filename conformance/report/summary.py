@@ -11,16 +11,21 @@ rendered from this document rather than from the inputs.
     driver            name, profile_path, profile_digest ("sha256:..."), capabilities[]
     cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
                       feature_gates {gate: bool}, served_dra_apis[]
-    verdict           "CONFORMANT" | "NON-CONFORMANT"
-    verdict_reasons[] why not conformant (empty when CONFORMANT)
-    verdict_scope     suites the verdict covers, null = every suite
-    counts            tests {total, passed, failed, error, skipped, not_applicable};
-                      requirements {total, passed, failed, not_applicable, skipped,
+    verdict           "CONFORMANT" | "NON-CONFORMANT" | "INCOMPLETE"
+    verdict_reasons[] why not conformant (empty when CONFORMANT): each MUST that failed,
+                      errored or did not run, with what would make it run
+    verdict_scope     suites and requirement IDs the verdict covers, null = every suite
+    verdict_basis     "MUST", or "selected" for a partial run with no MUST in its selection
+                      (judged on every selected requirement)
+    exit_code         what `dra-conformance run` exits with: 0 CONFORMANT, 1 NON-CONFORMANT,
+                      3 INCOMPLETE
+    counts            tests {total, passed, failed, error, not_applicable, not_run};
+                      requirements {total, passed, failed, error, not_applicable, not_run,
                       by_level {MUST|SHOULD|MAY: {same keys}}}
-    requirements[]    {id, level, suite, statement, status (passed|failed|not-applicable|
-                      skipped), duration_s, reason, tests[] (node ids)}
-    tests[]           {nodeid, outcome (passed|failed|error|skipped|not-applicable),
-                      duration_s, reason, worker, requirements[]}
+    requirements[]    {id, level, suite, statement, status (passed|failed|error|
+                      not-applicable|not-run), duration_s, reason, remedy, tests[] (node ids)}
+    tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
+                      duration_s, reason, remedy, worker, requirements[]}
     performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
                       requirement_duration_s {unit, count, p50, p95, min, max, mean} | null
     inventory         {key: JSON value} added by tests and the plugin (not judged)
@@ -28,7 +33,7 @@ rendered from this document rather than from the inputs.
                       evidence (paths relative to the run dir; null when not produced)
 
 JUnit agreement: counts.tests.total/failed/error equal junit.xml's tests/failures/errors, and
-skipped + not_applicable equals its skipped (a test whose call fails *and* whose teardown errors
+not_run + not_applicable equals its skipped (a test whose call fails *and* whose teardown errors
 is one failed test here, two testcases in JUnit).
 """
 
@@ -86,7 +91,7 @@ def build_summary(
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
     results = requirement_results(catalog, records, scope)
     collection_errors = sum(1 for r in records if r.collect_error)
-    verdict, reasons = decide_verdict(
+    verdict = decide_verdict(
         results,
         catalog_error=catalog_error,
         collection_errors=collection_errors,
@@ -126,9 +131,11 @@ def build_summary(
             "feature_gates": dict(sorted(facts.feature_gates.items())),
             "served_dra_apis": sorted(facts.served_dra_apis),
         },
-        "verdict": verdict,
-        "verdict_reasons": reasons,
-        "verdict_scope": scope,  # suites the verdict covers; null = all
+        "verdict": verdict.verdict,
+        "verdict_reasons": verdict.reasons,
+        "verdict_scope": scope,  # suites and IDs the verdict covers; null = all
+        "verdict_basis": verdict.basis,  # MUST | selected (a partial run with no MUST in it)
+        "exit_code": verdict.exit_code,
         "counts": {
             "tests": count_tests(records),
             "requirements": count_requirements(results),
@@ -145,7 +152,7 @@ def build_summary(
 
 
 def count_tests(records: Iterable[TestRecord]) -> dict[str, int]:
-    """Per test item: total and a count per outcome (JUnit skipped = skipped + not_applicable)."""
+    """Per test item: total and a count per outcome (JUnit skipped = not_run + not_applicable)."""
     counter = Counter(r.outcome for r in records)
     counts = {"total": sum(counter.values())}
     for outcome in TestOutcome:
@@ -172,7 +179,8 @@ def _requirement_durations(results: Iterable[Any]) -> dict[str, Any] | None:
     ran = [
         r.duration_s
         for r in results
-        if r.status in (RequirementStatus.PASSED, RequirementStatus.FAILED) and r.tests
+        if r.status in (RequirementStatus.PASSED, RequirementStatus.FAILED, RequirementStatus.ERROR)
+        and r.tests
     ]
     return {"unit": "s", **describe(ran)} if ran else None
 

@@ -1,8 +1,14 @@
-"""Per-requirement status from test outcomes, and the run's verdict.
+"""Per-requirement status from typed test outcomes, and the run's verdict.
 
-CONFORMANT iff every applicable MUST requirement passed: a MUST requirement that failed, errored,
-was skipped for any reason other than non-applicability, or has no result at all makes the run
-NON-CONFORMANT. SHOULD and MAY requirements are reported, never fatal.
+Statuses: passed, failed, error, not-applicable, not-run (docs/CONTRACTS.md). The verdict:
+
+- CONFORMANT: every MUST requirement passed or is not applicable;
+- NON-CONFORMANT: an applicable MUST requirement failed or errored;
+- INCOMPLETE: otherwise — a MUST that did not run (or has no result) is never counted as met.
+
+SHOULD and MAY requirements are reported, never decisive — except in a partial run whose
+selection holds no MUST (e.g. `--dra-requirement DRA-ALLOC-014`): it is judged on the selected
+requirements of every level, and says so.
 """
 
 from __future__ import annotations
@@ -17,16 +23,23 @@ from conformance.report.outcomes import TestOutcome, TestRecord
 
 CONFORMANT = "CONFORMANT"
 NON_CONFORMANT = "NON-CONFORMANT"
+INCOMPLETE = "INCOMPLETE"
+EXIT_CODES = {CONFORMANT: 0, NON_CONFORMANT: 1, INCOMPLETE: 3}  # 2: usage or set-up error
 
 
 class RequirementStatus(StrEnum):
     PASSED = "passed"
     FAILED = "failed"
+    ERROR = "error"
     NOT_APPLICABLE = "not-applicable"
-    SKIPPED = "skipped"
+    NOT_RUN = "not-run"
 
+
+MET = (RequirementStatus.PASSED, RequirementStatus.NOT_APPLICABLE)
+BROKEN = (RequirementStatus.FAILED, RequirementStatus.ERROR)
 
 NO_RESULT_REASON = "no test result: no test for this requirement ran in this run"
+NO_RESULT_REMEDY = "run its suite (it was deselected, or its test did not load)"
 OUT_OF_SCOPE_REASON = "not judged: outside the verdict scope ({scope})"
 
 
@@ -39,16 +52,10 @@ class RequirementResult:
     status: RequirementStatus
     duration_s: float = 0.0
     reason: str = ""
+    remedy: str = ""  # for not-run: what would make it run
     tests: list[str] = field(default_factory=list)
     ran: bool = True  # False when no test reported a result
     in_scope: bool = True  # False: its suite is outside the verdict scope
-
-    @property
-    def blocks_conformance(self) -> bool:
-        """True when this result alone makes the run NON-CONFORMANT."""
-        if self.level != "MUST" or not self.in_scope:
-            return False
-        return self.status not in (RequirementStatus.PASSED, RequirementStatus.NOT_APPLICABLE)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,23 +66,29 @@ class RequirementResult:
             "status": str(self.status),
             "duration_s": round(self.duration_s, 3),
             "reason": self.reason,
+            "remedy": self.remedy,
             "tests": list(self.tests),
         }
 
 
-def requirement_status(records: list[TestRecord]) -> tuple[RequirementStatus, str]:
-    """Status and reason of one requirement from the tests that carry its ID."""
-    outcomes = [r.outcome for r in records]
-    for record in records:
-        if record.outcome in (TestOutcome.FAILED, TestOutcome.ERROR):
-            return RequirementStatus.FAILED, f"{record.nodeid}: {record.reason}"
-    for record in records:
-        if record.outcome is TestOutcome.SKIPPED:
-            return RequirementStatus.SKIPPED, f"{record.nodeid}: skipped: {record.reason}"
-    if TestOutcome.PASSED in outcomes:
-        return RequirementStatus.PASSED, ""
+def requirement_status(records: list[TestRecord]) -> tuple[RequirementStatus, str, str]:
+    """Status, reason and remedy of one requirement from the tests that carry its ID.
+
+    The worst outcome decides: failed, error, not run (a requirement is not met while one of
+    its tests did not run), passed; not applicable only when every test was.
+    """
+    for outcome, status in (
+        (TestOutcome.FAILED, RequirementStatus.FAILED),
+        (TestOutcome.ERROR, RequirementStatus.ERROR),
+        (TestOutcome.NOT_RUN, RequirementStatus.NOT_RUN),
+    ):
+        for record in records:
+            if record.outcome is outcome:
+                return status, f"{record.nodeid}: {record.reason}", record.remedy
+    if any(r.outcome is TestOutcome.PASSED for r in records):
+        return RequirementStatus.PASSED, "", ""
     reasons = sorted({r.reason for r in records if r.reason})
-    return RequirementStatus.NOT_APPLICABLE, "; ".join(reasons)
+    return RequirementStatus.NOT_APPLICABLE, "; ".join(reasons), ""
 
 
 def requirement_results(
@@ -87,7 +100,7 @@ def requirement_results(
 
     `scope` (suite names or requirement IDs; None = every suite) limits which requirements
     decide the verdict: the others are still reported, a missing one as skipped rather than
-    failed.
+    not run.
     """
     judged = None if scope is None else sorted(set(scope))  # suites and requirement IDs
     by_id: dict[str, list[TestRecord]] = {}
@@ -110,22 +123,22 @@ def requirement_results(
                     level=info.level,
                     suite=info.suite,
                     statement=info.statement,
-                    status=RequirementStatus.SKIPPED,
+                    status=RequirementStatus.NOT_RUN,
                     reason=OUT_OF_SCOPE_REASON.format(suite=info.suite, scope=scope_text),
                     ran=False,
                     in_scope=False,
                 )
             )
         else:
-            status = RequirementStatus.FAILED if info.level == "MUST" else RequirementStatus.SKIPPED
             results.append(
                 RequirementResult(
                     id=info.id,
                     level=info.level,
                     suite=info.suite,
                     statement=info.statement,
-                    status=status,
+                    status=RequirementStatus.NOT_RUN,
                     reason=NO_RESULT_REASON,
+                    remedy=NO_RESULT_REMEDY,
                     ran=False,
                 )
             )
@@ -140,7 +153,7 @@ def requirement_results(
 
 
 def _result(info: RequirementInfo, records: list[TestRecord]) -> RequirementResult:
-    status, reason = requirement_status(records)
+    status, reason, remedy = requirement_status(records)
     return RequirementResult(
         id=info.id,
         level=info.level,
@@ -149,8 +162,20 @@ def _result(info: RequirementInfo, records: list[TestRecord]) -> RequirementResu
         status=status,
         duration_s=sum(r.duration_s for r in records),
         reason=reason,
+        remedy=remedy,
         tests=[r.nodeid for r in records],
     )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str  # CONFORMANT | NON-CONFORMANT | INCOMPLETE
+    reasons: list[str]  # why it is not CONFORMANT (empty when it is)
+    basis: str  # "MUST": judged on the MUST requirements; "selected": on every selected one
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
 
 
 def decide_verdict(
@@ -159,20 +184,33 @@ def decide_verdict(
     catalog_error: str | None = None,
     collection_errors: int = 0,
     interrupted: bool = False,
-) -> tuple[str, list[str]]:
-    """(CONFORMANT | NON-CONFORMANT, the reasons it is not conformant)."""
-    reasons: list[str] = []
+) -> Verdict:
+    results = [r for r in results if r.in_scope]
+    judged = [r for r in results if r.level == "MUST"]
+    basis = "MUST"
+    if not judged and results and not catalog_error:
+        judged, basis = results, "selected"  # a partial run with no MUST in it
+    broken = [r for r in judged if r.status in BROKEN]
+    not_run = [r for r in judged if r.status not in MET and r.status not in BROKEN]
+    reasons = [f"{r.id} ({r.level}) {r.status}: {r.reason}" for r in broken]
+    for result in not_run:
+        what = "has no result" if not result.ran else "not run"
+        remedy = f" — to run it: {result.remedy}" if result.remedy else ""
+        reasons.append(f"{result.id} ({result.level}) {what}: {result.reason}{remedy}")
+    incomplete: list[str] = []
     if catalog_error:
-        reasons.append(f"the requirements catalog could not be read: {catalog_error}")
+        incomplete.append(f"the requirements catalog could not be read: {catalog_error}")
     if collection_errors:
-        reasons.append(f"{collection_errors} collection error(s): the suite did not load cleanly")
+        incomplete.append(f"{collection_errors} collection error(s): the suite did not load")
     if interrupted:
-        reasons.append("the run was interrupted before it completed")
-    results = list(results)
-    if not catalog_error and not any(r.level == "MUST" and r.in_scope for r in results):
-        reasons.append("no MUST requirement is in the catalog (or in the verdict scope)")
-    for result in results:
-        if result.blocks_conformance:
-            what = "no result" if not result.ran else str(result.status)
-            reasons.append(f"{result.id} (MUST) {what}: {result.reason}")
-    return (NON_CONFORMANT if reasons else CONFORMANT), reasons
+        incomplete.append("the run was interrupted before it completed")
+    if not judged and not catalog_error:
+        incomplete.append("no requirement was selected (or is in the verdict scope)")
+    reasons += incomplete
+    if broken:
+        verdict = NON_CONFORMANT
+    elif not_run or incomplete:
+        verdict = INCOMPLETE
+    else:
+        verdict = CONFORMANT
+    return Verdict(verdict, reasons, basis)

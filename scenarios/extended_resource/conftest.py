@@ -12,7 +12,7 @@ from extended_checks import PLUGIN_DEVICES, PluginNode, devices_per_node
 from conformance.deviceplugin import DevicePlugin, kind_node_plugin_dir
 from conformance.kube import objects, waits
 from conformance.kube.builders import container
-from conformance.requirements import NOT_APPLICABLE_PREFIX
+from conformance.outcome import not_run
 from conformance.workloads import MAIN, Workloads
 
 # The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).
@@ -69,16 +69,17 @@ def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
     per_node = {n: d for n, d in devices_per_node(workload, "extended-resource").items()}
     candidates = sorted(n for n in per_node if n in container_of)
     if not candidates:
-        pytest.skip(
-            NOT_APPLICABLE_PREFIX + "the harness can place a device plugin only on nodes it "
-            "runs as containers (kind); this cluster's nodes are not reachable that way"
+        not_run(
+            "the harness can place a device plugin only on nodes it runs as containers "
+            "(kind); this cluster's nodes are not reachable that way",
+            "run this requirement on a kind cluster created by dra-conformance",
         )
     node = candidates[0]
     plugin_dir = kind_node_plugin_dir(container_of[node])
     if not os.access(plugin_dir, os.W_OK):
-        pytest.skip(
-            NOT_APPLICABLE_PREFIX + f"{plugin_dir} (the node's device-plugin directory) is not "
-            "writable by the harness; run it as root on the Docker host"
+        not_run(
+            f"{plugin_dir} (the node's device-plugin directory) is not writable by the harness",
+            "run dra-conformance as root on the Docker host",
         )
     resource = workload.profile.extended_resource.name
     plugin = DevicePlugin(resource, PLUGIN_DEVICES, plugin_dir)

@@ -17,7 +17,7 @@ from conformance.context import RunContext
 from conformance.kube import drain, nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
-from conformance.requirements import NOT_APPLICABLE_PREFIX
+from conformance.outcome import not_run
 
 
 class NodeOps:
@@ -81,10 +81,11 @@ class NodeDeletion:
         container = cluster.node_containers.get(node)
         if cluster.provider != "kind" or not container:
             # Only a kind node can be brought back (its kubelet restarted to re-register).
-            pytest.skip(
-                NOT_APPLICABLE_PREFIX + f"node {node} cannot be restored after its Node object "
-                "is deleted: that needs a kind cluster (the kubelet is restarted in the node "
-                f"container to re-register), this is a {cluster.provider} cluster"
+            not_run(
+                f"node {node} cannot be restored after its Node object is deleted: that needs "
+                "a kind cluster (the kubelet is restarted in the node container to "
+                f"re-register), this is a {cluster.provider} cluster",
+                "run this requirement on a kind cluster created by dra-conformance",
             )
         return container
 

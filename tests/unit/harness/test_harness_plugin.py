@@ -394,15 +394,15 @@ def test_run_with_stubbed_cluster(
     assert calls["sweep"] == "run-1"
     cases = _junit(suite.path / "junit.xml")
     assert cases["test_registers"]["props"] == {"requirement": "DRA-CORE-001"}
+    assert cases["test_selector"]["props"]["dra_outcome"] == "not-applicable"
     assert cases["test_selector"]["skip"] == (
         "not applicable: the driver profile does not declare capability prioritized-list "
         f"(add prioritized-list to capabilities in {(suite.path / 'profile.yaml').resolve()} "
         "if the driver supports it)"
     )
+    # Not applicable wins over not run: it would not apply even where it could run.
     assert cases["test_cordon"]["skip"] == (
-        "not applicable: needs Kubernetes >= 1.99, the cluster runs 1.37; disruptive, and the "
-        "cluster was not created by this run (pass --dra-allow-disruptive to run it on this "
-        "cluster)"
+        "not applicable: needs Kubernetes >= 1.99, the cluster runs 1.37"
     )
     result.stdout.fnmatch_lines(["cleaned up 1 namespace(s)"])
 

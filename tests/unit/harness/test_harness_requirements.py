@@ -15,6 +15,7 @@ from conformance.requirements import (
     Requirement,
     load_catalog,
     not_applicable_reason,
+    not_run_reason,
 )
 
 ENTRY = {
@@ -39,7 +40,7 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
         "suite": "device_loss",
         "statement": "A  b\n c.",
         "gates": {
-            "capabilities": ["withdraw-device"],
+            "capabilities": ["health-reporting"],
             "min_version": "1.36",
             "feature_gates": ["DRADeviceTaintRules"],
         },
@@ -52,7 +53,7 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
         "MUST",
         "A b c.",
         False,
-        ("withdraw-device",),
+        ("health-reporting",),
         (1, 36),
         ("DRADeviceTaintRules",),
     )
@@ -83,9 +84,9 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
             'such as "1.35", got 1.35',
         ),
         (
-            {**ENTRY, "gates": {"capabilities": ["withdraw"]}},
-            "requirements[0].gates.capabilities[0]: unknown capability 'withdraw'; "
-            "did you mean 'withdraw-device'?",
+            {**ENTRY, "gates": {"capabilities": ["health"]}},
+            "requirements[0].gates.capabilities[0]: unknown capability 'health'; "
+            "did you mean 'health-reporting'?",
         ),
         (
             {**ENTRY, "gates": {"feature_gate": ["X"]}},
@@ -126,12 +127,12 @@ REQ = Requirement(
     "MUST",
     "s.",
     disruptive=True,
-    capabilities=("withdraw-device",),
+    capabilities=("health-reporting",),
     min_version=(1, 36),
     feature_gates=("DRADeviceTaintRules",),
 )
 OK = Applicability(
-    capabilities=frozenset({"withdraw-device"}),
+    capabilities=frozenset({"health-reporting"}),
     version=(1, 37),
     feature_gates=FrozenMap({"DRADeviceTaintRules": True}),
     provisioned=True,
@@ -148,11 +149,10 @@ def test_applies_when_everything_is_there() -> None:
     [
         (
             {"capabilities": frozenset()},
-            "the driver profile does not declare capability withdraw-device "
-            "(add withdraw-device to capabilities in drivers/x.yaml if the driver supports it)",
+            "the driver profile does not declare capability health-reporting "
+            "(add health-reporting to capabilities in drivers/x.yaml if the driver supports it)",
         ),
         ({"version": (1, 35)}, "needs Kubernetes >= 1.36, the cluster runs 1.35"),
-        ({"version": None}, "needs Kubernetes >= 1.36, and the cluster version is unknown"),
         (
             {"feature_gates": FrozenMap({"DRADeviceTaintRules": False})},
             "feature gate DRADeviceTaintRules is disabled in the cluster",
@@ -161,26 +161,47 @@ def test_applies_when_everything_is_there() -> None:
             {"feature_gates": FrozenMap({})},
             "feature gate DRADeviceTaintRules is not known to the cluster's API server",
         ),
-        (
-            {"feature_gates": None, "feature_gates_error": "GET /metrics answered 403 Forbidden"},
-            "feature gate DRADeviceTaintRules could not be read from the cluster "
-            "(GET /metrics answered 403 Forbidden)",
-        ),
-        (
-            {"provisioned": False},
-            "disruptive, and the cluster was not created by this run "
-            "(pass --dra-allow-disruptive to run it on this cluster)",
-        ),
     ],
 )
 def test_not_applicable_reason(change: dict[str, Any], reason: str) -> None:
     facts = Applicability(**{**OK.__dict__, **change})
     assert not_applicable_reason(REQ, facts) == reason
+    assert not_run_reason(REQ, facts) is None
+
+
+@pytest.mark.parametrize(
+    "change,reason,remedy",
+    [
+        (
+            {"version": None},
+            "needs Kubernetes >= 1.36, and the cluster version could not be read",
+            "let the run's account read /version",
+        ),
+        (
+            {"feature_gates": None, "feature_gates_error": "GET /metrics answered 403 Forbidden"},
+            "feature gate(s) DRADeviceTaintRules could not be read "
+            "(GET /metrics answered 403 Forbidden)",
+            "let the run's account read the API server's /metrics",
+        ),
+        (
+            {"provisioned": False},
+            "disruptive, and the cluster was not created by this run",
+            "pass --allow-disruptive (run) or --dra-allow-disruptive (pytest)",
+        ),
+    ],
+)
+def test_not_run_reason(change: dict[str, Any], reason: str, remedy: str) -> None:
+    """What could not be read or is not allowed keeps a requirement from running; it never
+    makes it not applicable."""
+    facts = Applicability(**{**OK.__dict__, **change})
+    assert not_applicable_reason(REQ, facts) is None
+    assert not_run_reason(REQ, facts) == (reason, remedy)
 
 
 def test_disruptive_runs_on_existing_cluster_with_opt_in() -> None:
     facts = Applicability(**{**OK.__dict__, "provisioned": False, "allow_disruptive": True})
     assert not_applicable_reason(REQ, facts) is None
+    assert not_run_reason(REQ, facts) is None
 
 
 def test_several_reasons_are_all_named() -> None:
@@ -188,4 +209,4 @@ def test_several_reasons_are_all_named() -> None:
     reason = not_applicable_reason(REQ, facts)
     assert reason is not None
     assert reason.startswith("needs Kubernetes >= 1.36, the cluster runs 1.35; ")
-    assert "does not declare capability withdraw-device" in reason
+    assert "does not declare capability health-reporting" in reason

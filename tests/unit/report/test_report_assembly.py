@@ -14,15 +14,15 @@ EXPECTED_TESTS = {
     "passed": 3,
     "failed": 1,
     "error": 1,
-    "skipped": 1,
     "not_applicable": 1,
+    "not_run": 1,
 }
 EXPECTED_STATUS = {
     "DRA-CORE-001": "passed",
     "DRA-CORE-002": "passed",
     "DRA-LOSS-003": "not-applicable",
     "DRA-ALLOC-005": "failed",
-    "DRA-ALLOC-007": "skipped",
+    "DRA-ALLOC-007": "not-run",
 }
 
 
@@ -32,7 +32,7 @@ def assert_counts_equal_junit(run) -> None:
     assert junit.tests == tests["total"]
     assert junit.failures == tests["failed"]
     assert junit.errors == tests["error"]
-    assert junit.skipped == tests["skipped"] + tests["not_applicable"]
+    assert junit.skipped == tests["not_run"] + tests["not_applicable"]
 
 
 def test_summary_of_a_serial_run(fake_suite) -> None:
@@ -44,7 +44,7 @@ def test_summary_of_a_serial_run(fake_suite) -> None:
     assert summary["counts"]["tests"] == EXPECTED_TESTS
     assert_counts_equal_junit(run)
     assert {r["id"]: r["status"] for r in summary["requirements"]} == EXPECTED_STATUS
-    # a failed SHOULD and a skipped MAY do not matter; a not-applicable MUST is fine
+    # a failed SHOULD and a MAY that did not run do not matter; a not-applicable MUST is fine
     assert summary["verdict"] == "CONFORMANT", summary["verdict_reasons"]
     assert summary["verdict_reasons"] == []
 
@@ -161,24 +161,26 @@ def test_failed_should_is_still_conformant(fake_suite) -> None:
     assert summary["verdict"] == "CONFORMANT"
 
 
-def test_missing_must_is_non_conformant(fake_suite) -> None:
+def test_missing_must_is_incomplete(fake_suite) -> None:
     fake_suite.add_requirement("DRA-CORE-003", "MUST")
     fake_suite.write_tests()
     summary = fake_suite.run().summary
     missing = next(r for r in summary["requirements"] if r["id"] == "DRA-CORE-003")
-    assert missing["status"] == "failed"
+    assert missing["status"] == "not-run"
     assert missing["tests"] == []
     assert missing["reason"].startswith("no test result")
-    assert summary["verdict"] == "NON-CONFORMANT"
+    assert summary["verdict"] == "INCOMPLETE"
+    assert summary["exit_code"] == 3
     assert [r.split(":")[0] for r in summary["verdict_reasons"]] == [
-        "DRA-CORE-003 (MUST) no result"
+        "DRA-CORE-003 (MUST) has no result"
     ]
 
 
-def test_must_skipped_for_another_reason_or_erroring_is_non_conformant(fake_suite) -> None:
+def test_must_not_run_is_incomplete_and_erroring_is_non_conformant(fake_suite) -> None:
     fake_suite.write_tests(
         """
         import pytest
+        from conformance.outcome import not_run
 
         @pytest.mark.requirement("DRA-CORE-001")
         def test_registers():
@@ -190,21 +192,35 @@ def test_must_skipped_for_another_reason_or_erroring_is_non_conformant(fake_suit
 
         @pytest.mark.requirement("DRA-LOSS-003")
         def test_withdraw():
+            # a bare skip whose text claims non-applicability is still "not run"
             pytest.skip("not applicable: no withdraw-device capability")
+
+        @pytest.mark.requirement("DRA-ALLOC-005")
+        def test_all_mode():
+            not_run("disruptive", "pass --allow-disruptive")
         """
     )
     run = fake_suite.run()
     summary = run.summary
-    assert run.requirement("DRA-CORE-001")["status"] == "skipped"
-    assert run.requirement("DRA-CORE-002")["status"] == "failed"
+    assert run.requirement("DRA-CORE-001")["status"] == "not-run"
+    assert run.requirement("DRA-CORE-002")["status"] == "error"
     assert (
         "setup error: RuntimeError: cannot reach the cluster"
         in run.requirement("DRA-CORE-002")["reason"]
     )
-    assert run.requirement("DRA-LOSS-003")["status"] == "not-applicable"
+    assert run.requirement("DRA-LOSS-003")["status"] == "not-run"
+    should = run.requirement("DRA-ALLOC-005")
+    assert (should["status"], should["remedy"]) == ("not-run", "pass --allow-disruptive")
+    assert should["reason"].endswith("::test_all_mode: disruptive")
     assert summary["verdict"] == "NON-CONFORMANT"
     blocking = sorted(r.split(" ")[0] for r in summary["verdict_reasons"])
-    assert blocking == ["DRA-CORE-001", "DRA-CORE-002"]
+    assert blocking == ["DRA-CORE-001", "DRA-CORE-002", "DRA-LOSS-003"]
+    markdown = (run.run_dir / "summary.md").read_text()
+    assert "## Not run" in markdown
+    assert "**DRA-ALLOC-005** (SHOULD): " in markdown
+    assert "To run it: pass --allow-disruptive." in markdown
+    junit = (run.run_dir / "junit.xml").read_text()
+    assert '<property name="dra_outcome" value="not-run" />' in junit
 
 
 def test_user_junitxml_is_copied_into_the_run_dir(fake_suite, pytester) -> None:
@@ -220,14 +236,14 @@ def test_verdict_scope(fake_suite, pytester) -> None:
     fake_suite.add_requirement("DRA-EXT-001", "MUST", suite="extended_resource")
     fake_suite.write_tests()
     whole = fake_suite.run(run_name="whole").summary
-    assert whole["verdict"] == "NON-CONFORMANT"
+    assert whole["verdict"] == "INCOMPLETE"
     assert whole["verdict_scope"] is None
 
     run = fake_suite.run("--dra-verdict-scope=core,device_loss", run_name="scoped")
     summary = run.summary
     assert summary["verdict"] == "CONFORMANT", summary["verdict_reasons"]
     assert summary["verdict_scope"] == ["core", "device_loss"]
-    assert run.requirement("DRA-EXT-001")["status"] == "skipped"
+    assert run.requirement("DRA-EXT-001")["status"] == "not-run"
     markdown = (run.run_dir / "summary.md").read_text()
     assert "Verdict scope: core, device_loss only" in markdown
 
@@ -236,7 +252,10 @@ def test_verdict_scope(fake_suite, pytester) -> None:
     assert one["verdict"] == "CONFORMANT", one["verdict_reasons"]
     assert one["verdict_scope"] == ["DRA-CORE-001"]
     missing = fake_suite.run("--dra-verdict-scope=DRA-EXT-001", run_name="missing").summary
-    assert missing["verdict"] == "NON-CONFORMANT"
+    assert missing["verdict"] == "INCOMPLETE"
+    # A selection with no MUST in it is judged on what it selected: the SHOULD failed.
+    should = fake_suite.run("--dra-verdict-scope=DRA-ALLOC-005", run_name="should").summary
+    assert (should["verdict"], should["verdict_basis"]) == ("NON-CONFORMANT", "selected")
 
     bad = pytester.runpytest_subprocess(
         "-p",

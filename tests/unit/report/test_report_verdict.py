@@ -1,13 +1,15 @@
-"""Verdict rules and per-requirement status, without running pytest."""
+"""Typed outcomes, per-requirement status and the verdict table, without running pytest."""
 
 from __future__ import annotations
 
 import pytest
 
+from conformance.outcome import PROP_OUTCOME, PROP_REMEDY
 from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord
 from conformance.report.verdict import (
     CONFORMANT,
+    INCOMPLETE,
     NON_CONFORMANT,
     RequirementStatus,
     decide_verdict,
@@ -15,41 +17,55 @@ from conformance.report.verdict import (
     requirement_status,
 )
 
-NA = "not applicable: the profile lacks it"
+NA = {"kind": "not-applicable", "reason": "not applicable: the profile lacks it"}
+NOT_RUN = {
+    "kind": "not-run",
+    "reason": "not run: disruptive (to run it: pass --allow-disruptive)",
+    "remedy": "pass --allow-disruptive",
+}
+PLAIN_SKIP = {"reason": "needs 2 nodes"}
 
 
-def record(nodeid: str, *req_ids: str, **phases: str) -> TestRecord:
-    """A record from phase outcomes, e.g. call="failed"; a skip reason via reason_<when>."""
+def record(nodeid: str, *req_ids: str, skip: dict | None = None, **phases: str) -> TestRecord:
+    """A record from phase outcomes (e.g. call="failed"); `skip` types a skipped setup."""
     rec = TestRecord(nodeid=nodeid, properties=[("requirement", r) for r in req_ids])
+    if skip is not None:
+        phases = {"setup": "skipped", **phases}
     for when in ("setup", "call", "teardown"):
         outcome = phases.get(when, "passed" if when != "call" or "setup" not in phases else None)
         if outcome:
             rec.phases[when] = outcome
             if outcome != "passed":
                 rec.reasons[when] = phases.get(f"reason_{when}", f"{when} {outcome}")
+    if skip is not None:
+        rec.reasons["setup"] = skip["reason"]
+        if "kind" in skip:
+            rec.skip_kinds["setup"] = skip["kind"]
+            rec.remedies["setup"] = skip.get("remedy", "")
     return rec
 
 
-def info(req_id: str, level: str) -> RequirementInfo:
-    return RequirementInfo(id=req_id, suite="core", level=level, statement=f"{req_id} works.")
+def info(req_id: str, level: str, suite: str = "core") -> RequirementInfo:
+    return RequirementInfo(id=req_id, suite=suite, level=level, statement=f"{req_id} works.")
 
 
 @pytest.mark.parametrize(
-    ("phases", "outcome"),
+    ("phases", "skip", "outcome"),
     [
-        ({}, TestOutcome.PASSED),
-        ({"call": "failed"}, TestOutcome.FAILED),
-        ({"call": "failed", "teardown": "failed"}, TestOutcome.FAILED),
-        ({"setup": "failed"}, TestOutcome.ERROR),
-        ({"teardown": "failed"}, TestOutcome.ERROR),
-        ({"setup": "skipped", "reason_setup": NA}, TestOutcome.NOT_APPLICABLE),
-        ({"call": "skipped", "reason_call": NA}, TestOutcome.NOT_APPLICABLE),
-        ({"setup": "skipped", "reason_setup": "needs 2 nodes"}, TestOutcome.SKIPPED),
-        ({"setup": "skipped", "reason_setup": "Not Applicable: wrong case"}, TestOutcome.SKIPPED),
+        ({}, None, TestOutcome.PASSED),
+        ({"call": "failed"}, None, TestOutcome.FAILED),
+        ({"call": "failed", "teardown": "failed"}, None, TestOutcome.FAILED),
+        ({"setup": "failed"}, None, TestOutcome.ERROR),
+        ({"teardown": "failed"}, None, TestOutcome.ERROR),
+        ({}, NA, TestOutcome.NOT_APPLICABLE),
+        ({}, NOT_RUN, TestOutcome.NOT_RUN),
+        ({}, PLAIN_SKIP, TestOutcome.NOT_RUN),
+        # the reason text never decides: a bare skip that says "not applicable" is not run
+        ({}, {"reason": "not applicable: says so itself"}, TestOutcome.NOT_RUN),
     ],
 )
-def test_test_outcome(phases, outcome) -> None:
-    assert record("t", **phases).outcome is outcome
+def test_test_outcome(phases, skip, outcome) -> None:
+    assert record("t", skip=skip, **phases).outcome is outcome
 
 
 def test_a_test_without_a_call_phase_is_an_error() -> None:
@@ -58,91 +74,159 @@ def test_a_test_without_a_call_phase_is_an_error() -> None:
     assert rec.reason.startswith("incomplete")
 
 
-def test_not_applicable_reason_drops_the_prefix() -> None:
-    rec = record("t", setup="skipped", reason_setup="not applicable: feature gate X is disabled")
-    assert rec.reason == "feature gate X is disabled"
+def test_typed_reasons_drop_the_message_prefix_and_keep_the_remedy_apart() -> None:
+    assert record("t", skip=NA).reason == "the profile lacks it"
+    not_run = record("t", skip=NOT_RUN)
+    assert not_run.reason == "disruptive"
+    assert not_run.remedy == "pass --allow-disruptive"
+    assert record("t", skip=NA).remedy == ""
+
+
+def test_the_typed_outcome_comes_from_the_report_properties() -> None:
+    class Report:
+        nodeid, when, outcome, duration = "t", "setup", "skipped", 0.1
+        longrepr = ("f.py", 1, "Skipped: not run: lease timeout (to run it: raise it)")
+        user_properties = [
+            ("requirement", "R"),
+            (PROP_OUTCOME, "not-run"),
+            (PROP_REMEDY, "raise it"),
+        ]
+
+    rec = TestRecord(nodeid="t")
+    rec.add_report(Report())  # type: ignore[arg-type]
+    assert rec.outcome is TestOutcome.NOT_RUN
+    assert (rec.reason, rec.remedy) == ("lease timeout", "raise it")
+    assert rec.requirements == ["R"]
+    assert all(name == "requirement" for name, _ in rec.properties)
 
 
 @pytest.mark.parametrize(
-    ("phase_sets", "status"),
+    ("records", "status"),
     [
         ([{}], RequirementStatus.PASSED),
         ([{}, {"call": "failed"}], RequirementStatus.FAILED),
-        ([{}, {"setup": "failed"}], RequirementStatus.FAILED),
-        ([{}, {"setup": "skipped", "reason_setup": "needs 2 nodes"}], RequirementStatus.SKIPPED),
-        ([{"setup": "skipped", "reason_setup": NA}], RequirementStatus.NOT_APPLICABLE),
-        ([{}, {"setup": "skipped", "reason_setup": NA}], RequirementStatus.PASSED),
+        ([{}, {"setup": "failed"}], RequirementStatus.ERROR),
+        ([{"call": "failed"}, {"setup": "failed"}], RequirementStatus.FAILED),
+        ([{}, {"skip": NOT_RUN}], RequirementStatus.NOT_RUN),
+        ([{"setup": "failed"}, {"skip": NOT_RUN}], RequirementStatus.ERROR),
+        ([{"skip": NA}], RequirementStatus.NOT_APPLICABLE),
+        ([{}, {"skip": NA}], RequirementStatus.PASSED),
     ],
 )
-def test_requirement_status_from_its_tests(phase_sets, status) -> None:
-    records = [record(f"t{i}", "R", **p) for i, p in enumerate(phase_sets)]
-    assert requirement_status(records)[0] is status
+def test_requirement_status_from_its_tests(records, status) -> None:
+    built = [record(f"t{i}", "R", **r) for i, r in enumerate(records)]
+    assert requirement_status(built)[0] is status
 
 
-def verdict_of(level: str, **phases: str) -> str:
+def test_a_not_run_requirement_carries_the_remedy() -> None:
+    status, reason, remedy = requirement_status([record("t", "R", skip=NOT_RUN)])
+    assert (status, reason, remedy) == (
+        RequirementStatus.NOT_RUN,
+        "t: disruptive",
+        "pass --allow-disruptive",
+    )
+
+
+OUTCOMES = {
+    "passed": {},
+    "failed": {"call": "failed"},
+    "error": {"setup": "failed"},
+    "not-applicable": {"skip": NA},
+    "not-run": {"skip": NOT_RUN},
+}
+# The verdict table: a run with one passed MUST and one requirement of `level` with `outcome`.
+EXPECTED = {
+    ("MUST", "passed"): CONFORMANT,
+    ("MUST", "failed"): NON_CONFORMANT,
+    ("MUST", "error"): NON_CONFORMANT,
+    ("MUST", "not-applicable"): CONFORMANT,
+    ("MUST", "not-run"): INCOMPLETE,
+    **{(level, o): CONFORMANT for level in ("SHOULD", "MAY") for o in OUTCOMES},
+}
+
+
+@pytest.mark.parametrize(("level", "outcome"), sorted(EXPECTED))
+def test_verdict_table(level, outcome) -> None:
     catalog = {"R-1": info("R-1", level), "R-OK": info("R-OK", "MUST")}
-    records = [record("ok", "R-OK"), record("t", "R-1", **phases)]
-    return decide_verdict(requirement_results(catalog, records))[0]
+    records = [record("ok", "R-OK"), record("t", "R-1", **OUTCOMES[outcome])]
+    verdict = decide_verdict(requirement_results(catalog, records))
+    assert verdict.verdict == EXPECTED[(level, outcome)]
+    assert verdict.exit_code == {CONFORMANT: 0, NON_CONFORMANT: 1, INCOMPLETE: 3}[verdict.verdict]
+    assert verdict.basis == "MUST"
+    assert bool(verdict.reasons) == (verdict.verdict != CONFORMANT)
 
 
-@pytest.mark.parametrize(
-    ("level", "phases", "verdict"),
-    [
-        ("MUST", {}, CONFORMANT),
-        ("MUST", {"call": "failed"}, NON_CONFORMANT),
-        ("MUST", {"setup": "failed"}, NON_CONFORMANT),
-        ("MUST", {"setup": "skipped", "reason_setup": "cluster too small"}, NON_CONFORMANT),
-        ("MUST", {"setup": "skipped", "reason_setup": NA}, CONFORMANT),
-        ("SHOULD", {"call": "failed"}, CONFORMANT),
-        ("SHOULD", {"setup": "failed"}, CONFORMANT),
-        ("MAY", {"call": "failed"}, CONFORMANT),
-    ],
-)
-def test_verdict(level, phases, verdict) -> None:
-    assert verdict_of(level, **phases) == verdict
+def test_a_failure_outweighs_a_must_that_did_not_run_and_both_are_listed() -> None:
+    catalog = {"A": info("A", "MUST"), "B": info("B", "MUST")}
+    records = [record("a", "A", call="failed"), record("b", "B", skip=NOT_RUN)]
+    verdict = decide_verdict(requirement_results(catalog, records))
+    assert verdict.verdict == NON_CONFORMANT
+    assert verdict.reasons == [
+        "A (MUST) failed: a: call failed",
+        "B (MUST) not run: b: disruptive — to run it: pass --allow-disruptive",
+    ]
 
 
-def test_a_must_requirement_without_result_fails_a_should_one_is_skipped() -> None:
+def test_a_requirement_without_result_is_not_run_and_never_met() -> None:
     catalog = {"M": info("M", "MUST"), "S": info("S", "SHOULD")}
     results = {r.id: r for r in requirement_results(catalog, [])}
-    assert results["M"].status is RequirementStatus.FAILED
-    assert results["S"].status is RequirementStatus.SKIPPED
-    verdict, reasons = decide_verdict(results.values())
-    assert verdict == NON_CONFORMANT
-    assert reasons == [f"M (MUST) no result: {results['M'].reason}"]
+    assert results["M"].status is RequirementStatus.NOT_RUN
+    assert results["S"].status is RequirementStatus.NOT_RUN
+    verdict = decide_verdict(results.values())
+    assert verdict.verdict == INCOMPLETE
+    assert verdict.reasons[0].startswith("M (MUST) has no result: no test result")
+    assert "to run it: run its suite" in verdict.reasons[0]
 
 
 def test_no_catalog_collection_errors_or_interruption_are_never_conformant() -> None:
     catalog = {"M": info("M", "MUST")}
     results = requirement_results(catalog, [record("t", "M")])
-    assert decide_verdict(results) == (CONFORMANT, [])
-    assert decide_verdict(results, catalog_error="gone")[0] == NON_CONFORMANT
-    assert decide_verdict(results, collection_errors=1)[0] == NON_CONFORMANT
-    assert decide_verdict(results, interrupted=True)[0] == NON_CONFORMANT
-    assert decide_verdict(requirement_results({}, []))[0] == NON_CONFORMANT
+    assert decide_verdict(results).verdict == CONFORMANT
+    assert decide_verdict(results).reasons == []
+    assert decide_verdict(results, catalog_error="gone").verdict == INCOMPLETE
+    assert decide_verdict(results, collection_errors=1).verdict == INCOMPLETE
+    assert decide_verdict(results, interrupted=True).verdict == INCOMPLETE
+    assert decide_verdict(requirement_results({}, [])).verdict == INCOMPLETE
+    failed = requirement_results(catalog, [record("t", "M", call="failed")])
+    assert decide_verdict(failed, interrupted=True).verdict == NON_CONFORMANT
 
 
 def test_an_id_outside_the_catalog_is_reported_but_does_not_decide() -> None:
     results = requirement_results({"M": info("M", "MUST")}, [record("a", "M"), record("b", "X")])
     assert [r.id for r in results] == ["M", "X"]
     assert "not in the requirements catalog" in results[1].reason
-    assert decide_verdict(results)[0] == CONFORMANT
+    assert decide_verdict(results).verdict == CONFORMANT
 
 
 def test_verdict_scope_limits_what_decides() -> None:
     catalog = {
         "C": info("C", "MUST"),
-        "A": RequirementInfo(id="A", suite="allocation", level="MUST", statement="A."),
-        "A2": RequirementInfo(id="A2", suite="allocation", level="MUST", statement="A2."),
+        "A": info("A", "MUST", "allocation"),
+        "A2": info("A2", "MUST", "allocation"),
     }
     records = [record("c", "C"), record("a2", "A2", call="failed")]
     results = {r.id: r for r in requirement_results(catalog, records, scope=["core"])}
-    assert results["A"].status is RequirementStatus.SKIPPED
+    assert results["A"].status is RequirementStatus.NOT_RUN
     assert "outside the verdict scope (core)" in results["A"].reason
     assert results["A2"].status is RequirementStatus.FAILED  # still reported as it ran
-    assert decide_verdict(results.values()) == (CONFORMANT, [])
-    everything = requirement_results(catalog, records)
-    assert decide_verdict(everything)[0] == NON_CONFORMANT
-    assert decide_verdict(requirement_results(catalog, records, scope=["node_drain"]))[0] == (
-        NON_CONFORMANT
-    )
+    assert decide_verdict(results.values()).verdict == CONFORMANT
+    assert decide_verdict(requirement_results(catalog, records)).verdict == NON_CONFORMANT
+    drain = requirement_results(catalog, records, scope=["node_drain"])
+    assert decide_verdict(drain).verdict == INCOMPLETE  # nothing selected was judged
+
+
+@pytest.mark.parametrize(
+    ("outcome", "verdict"),
+    [
+        ("passed", CONFORMANT),
+        ("failed", NON_CONFORMANT),
+        ("error", NON_CONFORMANT),
+        ("not-applicable", CONFORMANT),
+        ("not-run", INCOMPLETE),
+    ],
+)
+def test_a_selection_without_a_must_is_judged_on_what_it_selected(outcome, verdict) -> None:
+    catalog = {"M": info("M", "MUST"), "S": info("S", "SHOULD", "allocation")}
+    records = [record("s", "S", **OUTCOMES[outcome])]
+    decided = decide_verdict(requirement_results(catalog, records, scope=["S"]))
+    assert (decided.verdict, decided.basis) == (verdict, "selected")
