@@ -18,6 +18,7 @@ from conformance.capabilities import CAPABILITIES
 from conformance.cel import attribute_name_problem, resolve_name
 from conformance.errors import ConformanceError
 from conformance.frozen import FrozenMap
+from conformance.opaque_config import OpaqueConfig, parse_opaque_config
 from conformance.schema import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
@@ -195,6 +196,7 @@ class Profile:
     extended_resource: ExtendedResource | None
     faults: Faults
     timeouts: Timeouts
+    opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.opaque_config)
 
     @property
     def default_class(self) -> str:
@@ -272,6 +274,7 @@ _TOP_KEYS = (
     "extendedResource",
     "faults",
     "timeouts",
+    "opaqueConfig",
 )
 _REQUIRED_TOP = ("apiVersion", "kind", "driver", "deviceClasses", "install", "verification")
 
@@ -335,6 +338,15 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
     extended = builder.extended_resource(document.get("extendedResource"))
     faults = builder.faults(document.get("faults"))
     timeouts = builder.timeouts(document.get("timeouts"))
+    opaque = (
+        parse_opaque_config(p, document["opaqueConfig"]) if "opaqueConfig" in document else None
+    )
+    if "opaque-config" in capabilities and "opaqueConfig" not in document:
+        p.add(
+            "opaqueConfig",
+            "required when capabilities lists opaque-config (expected {class: <object>, "
+            "claim: <object>, expect: {method: env|file|command, shows: [regex, ...]}})",
+        )
 
     if (
         "extended-resource" in capabilities
@@ -369,6 +381,7 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
         extended_resource=extended,
         faults=faults,
         timeouts=timeouts,
+        opaque_config=opaque,
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.naming import RUN_LABEL, TEST_LABEL
+from conformance.opaque_config import OPAQUE_BEGIN, OPAQUE_END, OpaqueExpect
 from conformance.profile import Verification
 
 ENV_BEGIN, ENV_END = "=== ENV BEGIN", "=== ENV END"
@@ -24,14 +25,26 @@ EXIT_FILE = "/tmp/exit"
 ClaimRef = str | tuple[str, str]  # pod claim name, or (pod claim name, request name)
 
 
-def workload_command(verification: Verification | None = None) -> list[str]:
+def workload_command(
+    verification: Verification | None = None, opaque_expect: OpaqueExpect | None = None
+) -> list[str]:
     """The workload (docs/CONTRACTS.md): print the environment (and the profile's file or
     command output) between markers, then sleep until /tmp/exit exists.
 
     PID 1 gets no default signal handlers, so without the trap every pod deletion would wait
-    out the whole grace period; `sleep & wait` lets the trap run at once.
+    out the whole grace period; `sleep & wait` lets the trap run at once. The opaque-config
+    block (a file or command of the profile's opaqueConfig.expect) comes before the
+    environment, so it is complete once the environment block is.
     """
-    lines = ["trap 'exit 0' TERM", f"echo '{ENV_BEGIN}'", "env | sort", f"echo '{ENV_END}'"]
+    lines = ["trap 'exit 0' TERM"]
+    if opaque_expect is not None and opaque_expect.method != "env":
+        shown = (
+            f"cat {shlex.quote(opaque_expect.path or '')}"
+            if opaque_expect.method == "file"
+            else shlex.join(opaque_expect.command)
+        )
+        lines += [f"echo '{OPAQUE_BEGIN}'", shown + " 2>&1", f"echo '{OPAQUE_END}'"]
+    lines += [f"echo '{ENV_BEGIN}'", "env | sort", f"echo '{ENV_END}'"]
     if verification is not None and verification.method == "file" and verification.path:
         lines += [
             f"echo '{FILE_BEGIN}'",
@@ -234,6 +247,9 @@ class Builders:
         self.run_id = run_id
         self.test_label = test_label
         self.verification = verification
+
+    def workload_command(self, *, opaque_expect: OpaqueExpect | None = None) -> list[str]:
+        return workload_command(self.verification, opaque_expect)
 
     def labels(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         labels = {RUN_LABEL: self.run_id}

@@ -1,11 +1,10 @@
 """DRA-ALLOC-013 (admin access to a device in use) and DRA-ALLOC-014 (opaque config from the
 class and the claim, claim overriding class).
 
-What the profile's capabilities promise here (docs/profile.md): with `admin-access` the
-driver tells an admin-access container so through an environment variable whose name
-contains ADMIN_ACCESS set to "true"; with `opaque-config` it accepts a flat JSON object of
-string values as opaque parameters and hands each effective value to the container's
-environment.
+What the profile promises here (docs/profile.md): with `admin-access` the driver tells an
+admin-access container so through an environment variable whose name contains ADMIN_ACCESS
+set to "true"; with `opaque-config` the profile's `opaqueConfig` gives the driver's own class
+and claim config objects and what the container shows for them.
 """
 
 from __future__ import annotations
@@ -17,9 +16,10 @@ import pytest
 
 from conformance.devices import class_expressions
 from conformance.kube import state
-from conformance.kube.builders import Builders, opaque_config, request
+from conformance.kube.builders import Builders, container, opaque_config, request
 from conformance.kube.client import K8sClients
 from conformance.kube.objects import ClusterObjects
+from conformance.opaque_config import expectation_problems, last_opaque_block, shown_text
 from conformance.workloads import Workloads, describing_selector, look_alikes
 
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
@@ -73,9 +73,11 @@ def test_class_and_claim_config_reach_the_container(
     workload: Workloads, k8s: K8sClients, build: Builders, cluster_objects: ClusterObjects
 ) -> None:
     driver = workload.profile.driver
+    opaque = workload.profile.opaque_config
+    assert opaque is not None, "the profile lists opaque-config but has no opaqueConfig"
     token = secrets.token_hex(4)
-    class_params = {"shared": f"class-{token}", "classonly": f"classonly-{token}"}
-    claim_params = {"shared": f"claim-{token}"}
+    class_params = opaque.class_parameters(token)
+    claim_params = opaque.claim_parameters(token)
     default = k8s.to_dict(k8s.resource.read_device_class(workload.profile.default_class))
     class_name = f"{workload.namespace}-config"
     cluster_objects.create(
@@ -92,7 +94,13 @@ def test_class_and_claim_config_reach_the_container(
         [request("dev", class_name), workload.device_request(name="plain")],
         config=[opaque_config(driver, claim_params, ["dev"])],
     )
-    workload.run("pod", ["claim"], abort_on_prepare_failure=True)
+    command = build.workload_command(opaque_expect=opaque.expect)
+    workload.run(
+        "pod",
+        ["claim"],
+        containers=[container("main", claims=["claim"], command=command)],
+        abort_on_prepare_failure=True,
+    )
 
     claim = workload.read_claim("claim") or {}
     config = claim["status"]["allocation"]["devices"].get("config") or []
@@ -101,10 +109,17 @@ def test_class_and_claim_config_reach_the_container(
         ("FromClaim", ["dev"], {"driver": driver, "parameters": claim_params}),
     ], f"status.allocation.devices.config: {config}"
     workload.assert_sees_exactly("pod", state.allocation_results(claim))
-    values = set(workload.output("pod").env.values())
-    assert claim_params["shared"] in values, "the claim's config value did not reach the container"
-    assert class_params["classonly"] in values, "the class's config did not reach the container"
-    assert class_params["shared"] not in values, (
-        "the class value of a key the claim also sets reached the container: the claim's "
-        "config must override it"
+    env = workload.output("pod").env  # waits for the workload to have printed everything
+    block = None
+    if opaque.expect.method != "env":
+        log = k8s.core.read_namespaced_pod_log("pod", workload.namespace, container="main")
+        block = last_opaque_block(log)
+    text = shown_text(opaque.expect.method, env, block)
+    assert text is not None, (
+        f"the workload printed no opaque-config block for method {opaque.expect.method}"
+    )
+    problems = expectation_problems(opaque, token, text)
+    assert not problems, (
+        "the container does not show the opaque config as the profile's opaqueConfig.expect "
+        f"says (token {token}): " + "; ".join(problems)
     )
