@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance.capabilities import CAPABILITIES
+from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.cel import attribute_name_problem, resolve_name
 from conformance.errors import ConformanceError
+from conformance.faults.spec import FaultsConfig, parse_faults
 from conformance.frozen import FrozenMap
 from conformance.opaque_config import OpaqueConfig, parse_opaque_config
 from conformance.schema import (
@@ -66,7 +67,6 @@ IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/cluster/image
 
 InstallMethod = Literal["manifests", "helm", "preinstalled"]
 VerificationMethod = Literal["env", "file", "command"]
-FaultMethod = Literal["fake-driver-control", "device-taint-rule"]
 
 
 class ProfileError(ConformanceError):
@@ -166,11 +166,6 @@ class ExtendedResource:
 
 
 @dataclass(frozen=True)
-class Faults:
-    method: FaultMethod
-
-
-@dataclass(frozen=True)
 class Timeouts:
     values: Mapping[str, float] = field(default_factory=lambda: DEFAULT_TIMEOUTS)
 
@@ -194,7 +189,7 @@ class Profile:
     verification: Verification
     capabilities: frozenset[str]
     extended_resource: ExtendedResource | None
-    faults: Faults
+    faults: FaultsConfig  # how each fault kind is injected (conformance.faults.spec)
     timeouts: Timeouts
     opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.opaque_config)
 
@@ -805,6 +800,12 @@ class _Builder:
             path = join("capabilities", i)
             if not isinstance(item, str):
                 self.p.wrong(path, "a capability name", item)
+            elif item in FAULT_ABILITIES:
+                self.p.add(
+                    path,
+                    f"'{item}' is a fault ability now, not a driver feature: remove it and "
+                    f"configure faults.{FAULT_ABILITIES[item]} (docs/profile.md, Faults)",
+                )
             elif item not in CAPABILITIES:
                 best = suggest(item, sorted(CAPABILITIES))
                 hint = (
@@ -844,18 +845,8 @@ class _Builder:
         )
         return ExtendedResource(name, cls) if name and cls else None
 
-    def faults(self, value: Any) -> Faults:
-        if value is None:
-            return Faults("device-taint-rule")  # works with any driver on 1.35+
-        section = self.p.mapping("faults", value, ("method",))
-        if section is None or "method" not in section:
-            if section is not None:
-                self.p.missing("faults.method", "one of fake-driver-control, device-taint-rule")
-            return Faults("device-taint-rule")
-        method = self.p.choice(
-            "faults.method", section["method"], ("fake-driver-control", "device-taint-rule")
-        )
-        return Faults(method or "device-taint-rule")  # type: ignore[arg-type]
+    def faults(self, value: Any) -> FaultsConfig:
+        return parse_faults(self.p, value)
 
     def timeouts(self, value: Any) -> Timeouts:
         if value is None:

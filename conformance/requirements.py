@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from conformance.capabilities import CAPABILITIES
+from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.errors import ConformanceError
+from conformance.faults.interface import FAULT_KINDS
 from conformance.frozen import FrozenMap
 from conformance.schema import Problems, join, load_yaml, suggest
 
@@ -61,6 +62,9 @@ class Requirement:
     capabilities: tuple[str, ...] = ()
     min_version: tuple[int, int] | None = None
     feature_gates: tuple[str, ...] = ()
+    # Fault kinds the test injects (conformance.faults); not a driver feature: a profile that
+    # cannot inject one makes the requirement not run (conformance.faults.missing_faults_reason)
+    faults: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ def parse_catalog(document: Any, *, source: Path, shown: str | None = None) -> C
 
 
 _KEYS = ("id", "suite", "level", "statement", "disruptive", "gates")
-_GATE_KEYS = ("capabilities", "min_version", "feature_gates")
+_GATE_KEYS = ("capabilities", "min_version", "feature_gates", "faults")
 
 
 def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
@@ -156,6 +160,7 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
     if "disruptive" in section:
         disruptive = bool(p.boolean(join(path, "disruptive"), section["disruptive"]))
     capabilities: list[str] = []
+    faults: tuple[str, ...] = ()
     min_version = None
     gates: list[str] = []
     if "gates" in section:
@@ -167,6 +172,12 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
         ):
             if cap in CAPABILITIES:
                 capabilities.append(cap)
+            elif cap in FAULT_ABILITIES:
+                p.add(
+                    join(join(gpath, "capabilities"), i),
+                    f"{cap!r} is a fault ability now: list {FAULT_ABILITIES[cap]!r} in "
+                    "gates.faults instead",
+                )
             else:
                 best = suggest(str(cap), sorted(CAPABILITIES))
                 hint = f"; did you mean '{best}'?" if best else ""
@@ -194,6 +205,7 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
                     "a feature gate name such as DRADeviceTaintRules",
                     gate,
                 )
+        faults = _fault_kinds(p, join(gpath, "faults"), g.get("faults", []))
     if len(p.items) > before or not (rid and suite and level and statement):
         return None
     return Requirement(
@@ -205,7 +217,20 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
         tuple(capabilities),
         min_version,
         tuple(gates),
+        faults,
     )
+
+
+def _fault_kinds(p: Problems, path: str, value: Any) -> tuple[str, ...]:
+    out: list[str] = []
+    for i, kind in enumerate(p.list_of(path, value, "fault kinds") or []):
+        if kind in FAULT_KINDS:
+            out.append(kind)
+        else:
+            best = suggest(str(kind), FAULT_KINDS)
+            hint = f"; did you mean '{best}'?" if best else f" (known: {', '.join(FAULT_KINDS)})"
+            p.add(join(path, i), f"unknown fault kind {kind!r}{hint}")
+    return tuple(out)
 
 
 # --- applicability -------------------------------------------------------------------------

@@ -16,18 +16,30 @@ from kubernetes import client as k8s_client
 from conformance.context import RunContext
 from conformance.faults import (
     DeviceTaintRuleInjector,
-    FaultInjector,
-    FaultKind,
-    FaultNotSupported,
-    injector_for_method,
+    ProfileFaults,
+    missing_faults_reason,
+    missing_faults_remedy,
 )
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import restart_pod_on_node, wait_driver_ready
+from conformance.outcome import not_run
+from conformance.plugin import REQUIREMENT_KEY
 
 
 def _taint_rule_version(context: RunContext) -> str | None:
     group_version = context.device_taint_rule_api_version()
     return group_version.split("/", 1)[1] if group_version else None
+
+
+@pytest.fixture(autouse=True)
+def _fault_gate(request: pytest.FixtureRequest, dra_context: RunContext) -> None:
+    """A requirement whose fault kinds (gates.faults) the profile cannot inject is not run:
+    fault injection is the harness's job, not a driver feature. Runs before any lease."""
+    requirement = request.node.stash.get(REQUIREMENT_KEY, None)
+    kinds = requirement.faults if requirement is not None else ()
+    reason = missing_faults_reason(kinds, dra_context.profile)
+    if reason:
+        not_run(reason, missing_faults_remedy(kinds, dra_context.profile))
 
 
 @pytest.fixture
@@ -50,53 +62,10 @@ def taint_rules(
         injector.restore()
 
 
-class ProfileFaults:
-    """Injectors of the profile's `faults.method`; each `new()` one can be restored alone."""
-
-    def __init__(self, context: RunContext, k8s: K8sClients) -> None:
-        self.context = context
-        self.k8s = k8s
-        self.made: list[FaultInjector] = []
-
-    def new(self, kind: FaultKind) -> FaultInjector:
-        profile = self.context.profile
-        try:
-            injector = injector_for_method(
-                profile.faults.method,
-                core_api=self.k8s.core,
-                custom_api=k8s_client.CustomObjectsApi(self.k8s.api_client),
-                run_id=self.context.run_id,
-                taint_rule_version=_taint_rule_version(self.context),
-                control_namespace=profile.readiness.daemonset_namespace,
-                timeout=self.context.timeout("default"),
-            )
-        except FaultNotSupported as exc:
-            pytest.fail(f"faults.method {profile.faults.method}: {exc}")
-        if not injector.supports(kind):
-            # The requirement's capability gate passed, so the profile claims the driver can
-            # do this; a method that cannot inject it is a profile error, not "not applicable".
-            pytest.fail(
-                f"the profile lists the capability for {kind.value} faults, but its "
-                f"faults.method {profile.faults.method} cannot inject them; use "
-                "faults.method fake-driver-control or drop the capability"
-            )
-        self.made.append(injector)
-        return injector
-
-    def restore_all(self) -> list[str]:
-        errors = []
-        for injector in reversed(self.made):
-            try:
-                injector.restore()
-            except Exception as exc:  # noqa: BLE001 - restore the others, then report
-                errors.append(f"{type(injector).__name__}: {type(exc).__name__}: {exc}")
-        self.made.clear()
-        return errors
-
-
 @pytest.fixture
 def faults(dra_context: RunContext, k8s: K8sClients, device_lease: Any) -> Iterator[ProfileFaults]:
-    """`faults.new(FaultKind.X)`: an injector per the profile; all restored after the test."""
+    """`faults.new(FaultKind.X)`: an injector per the profile's faults.<kind>; all restored
+    after the test (a fault that cannot be injected or undone raises FaultError)."""
     made = ProfileFaults(dra_context, k8s)
     try:
         yield made

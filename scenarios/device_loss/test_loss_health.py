@@ -44,8 +44,9 @@ def test_unhealthy_device_shows_in_allocated_resources_status(dra_context, k8s, 
     def show(pod):
         return (state.pod_summary(pod) or {}).get("containerStatuses")
 
+    device = DeviceRef.of(driver, dra_context.device(result.device_id))
     injector = faults.new(FaultKind.UNHEALTHY)
-    injector.mark_unhealthy(DeviceRef.of(driver, dra_context.device(result.device_id)))
+    injector.mark_unhealthy(device)
     pod = waits.wait_until(
         read,
         lambda p: _health(p, "main", entry_name) == ["Unhealthy"],
@@ -63,7 +64,7 @@ def test_unhealthy_device_shows_in_allocated_resources_status(dra_context, k8s, 
         "CDI device ID"
     )
 
-    injector.restore()
+    injector.recover(device)  # the profile's faults.recover, or the undo of faults.unhealthy
     waits.wait_until(
         read,
         lambda p: _health(p, "main", entry_name) == ["Healthy"],

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fakedriver.faultcontrol import FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
 from conformance import driver_install
-from conformance.faults import FAKE_DRIVER_NAMESPACE, FakeDriverControl
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import Builders, PodClaim, request
 from conformance.kube.client import K8sClients

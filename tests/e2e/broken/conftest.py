@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 import yaml
+from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
 
 from conformance.driver_install import selected_nodes
-from conformance.faults import ALL_NODES, FakeDriverControl
 from conformance.kube.client import K8sClients
 from conformance.lease import DeviceLeaseBroker, cluster_lease_dir
 from conformance.profile import SUITE_ROOT, Profile

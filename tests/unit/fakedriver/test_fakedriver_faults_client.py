@@ -1,5 +1,5 @@
-"""conformance.faults: the control client, its round trip through the driver's
-parser and status, and both FaultInjector implementations."""
+"""The fake driver's control client (fakedriver.faultcontrol), its round trip through the
+driver's parser and status, its fault plug-in, and the DeviceTaintRule injector."""
 
 from __future__ import annotations
 
@@ -9,17 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import DRIVER, NODE, NODE2
-from fakedriver import controls as driver_controls
 from fakedriver.controls import FailPrepare, Taint, parse_controls
+from fakedriver.faultcontrol import FakeDriverControl
+from fakedriver.faultplugin import FakeDriverInjector
 from fakedriver.status import StatusSink
 from kubernetes.client.exceptions import ApiException
 
-from conformance import faults
 from conformance.faults import (
     DeviceRef,
     DeviceTaintRuleInjector,
-    FakeDriverControl,
-    FakeDriverInjector,
     FaultInjector,
     FaultKind,
     FaultNotSupported,
@@ -135,11 +133,6 @@ def test_misbehaviours_for_all_nodes_and_overrides(core, control):
     assert core.data() == {}
 
 
-def test_misbehaviour_lists_agree():
-    assert faults.MISBEHAVIOURS == driver_controls.MISBEHAVIOURS
-    assert faults.ALL_NODES_KEY == driver_controls.ALL_NODES_KEY
-
-
 def test_conflicts_are_retried(core, control):
     control.withdraw(NODE, "fa80-0")
     core.conflicts = 2
@@ -189,9 +182,10 @@ def test_fake_driver_injector_restores_on_exit(core, control):
         injector.delay_prepare(NODE, 2)
         parsed = parse_controls(core.data(), NODE)
         assert parsed.device("fa80-0").withdrawn and parsed.device("fa80-0").taints
+        assert parsed.device("fa80-0").health == "Unhealthy"
         assert parsed.prepare_delay_seconds == 2
-        with pytest.raises(FaultNotSupported):
-            injector.withdraw(DeviceRef("gpu.example.com", NODE, "g0"))
+        injector.recover(device)
+        assert parse_controls(core.data(), NODE).device("fa80-0").health is None
     assert core.data() == {}
 
 

@@ -71,7 +71,7 @@ def test_good_profile_has_defaults(tmp_path: Path) -> None:
     assert profile.selectors["kind-a"].device_class == "gpu.example.com"  # default class
     assert profile.selectors["kind-b"].device_class == "b.gpu.example.com"
     assert isinstance(profile.install, PreinstalledInstall)
-    assert profile.faults.method == "device-taint-rule"
+    assert profile.faults.kinds == ("taint",)  # DeviceTaintRules: every driver
     assert profile.readiness.slices_per_node == 1
     assert profile.timeouts.get("podRunning") == 120.0
     assert profile.timeouts.get("podRunning", scale=2.5) == 300.0
@@ -122,7 +122,14 @@ def test_fake_driver_profile_loads() -> None:
     assert profile.install.image is not None and profile.install.image.builder == "fake-driver"
     assert profile.readiness.daemonset_name == "fake-dra-kubelet-plugin"
     assert profile.readiness.daemonset_namespace == "dra-fake-driver"
-    assert profile.faults.method == "fake-driver-control"
+    assert profile.faults.kinds == (
+        "withdraw",
+        "unhealthy",
+        "recover",
+        "fail-prepare",
+        "delay-prepare",
+        "taint",
+    )
     assert profile.extended_resource is not None
     assert profile.extended_resource.name == "fake.dra-conformance.io/accelerator"
     assert profile.extended_resource.device_class == "accelerator-ext.fake.dra-conformance.io"
@@ -143,7 +150,7 @@ def test_gpu_example_profile_loads() -> None:
     assert profile.verification.attribute == "gpu.example.com/uuid"
     assert profile.verification.separator == ","
     assert isinstance(profile.install, PreinstalledInstall)
-    assert profile.faults.method == "device-taint-rule"
+    assert profile.faults.kinds == ("taint",)  # DeviceTaintRules: every driver
     assert profile.timeouts.get("podRunning") == 300.0
 
 
@@ -365,9 +372,9 @@ BAD: list[tuple[str, Any, str]] = [
     ),
     (
         "faults method typo",
-        mutate("faults", {"method": "device-taint"}),
-        "faults.method: expected one of fake-driver-control, device-taint-rule, "
-        "got \"device-taint\" (did you mean 'device-taint-rule'?)",
+        mutate("faults", {"withdraw": {"method": "comand", "command": ["x"]}}),
+        "faults.withdraw.method: expected one of device-taint-rule, command, exec, python, "
+        "got \"comand\" (did you mean 'command'?)",
     ),
     (
         "readiness slices negative",

@@ -64,9 +64,8 @@ SUITE_OF_PREFIX = {
     "PREEMPT": "no_preemption",
     "EXT": "extended_resource",
 }
-# "MUST when the profile can withdraw a device / names an extended resource"
+# "MUST when the profile names an extended resource"
 CONDITIONAL_MUST = {
-    "DRA-LOSS-003": "withdraw-device",
     "DRA-EXT-001": "extended-resource",
     "DRA-EXT-003": "extended-resource",
     "DRA-EXT-004": "extended-resource",
@@ -115,13 +114,18 @@ def test_statements_are_single_observable_sentences(raw_catalog) -> None:
 def test_gates(raw_catalog) -> None:
     for entry in raw_catalog["requirements"]:
         gates = entry.get("gates", {})
-        assert set(gates) <= {"capabilities", "min_version", "feature_gates"}, entry["id"]
+        assert set(gates) <= {"capabilities", "min_version", "feature_gates", "faults"}, entry["id"]
         assert set(gates.get("capabilities", [])) <= CAPABILITIES, entry["id"]
         assert set(gates.get("feature_gates", [])) <= KNOWN_GATES_V1_37_2, entry["id"]
     by_id = {e["id"]: e for e in raw_catalog["requirements"]}
     for req_id, capability in CONDITIONAL_MUST.items():
         assert by_id[req_id]["level"] == "MUST"
         assert capability in by_id[req_id]["gates"]["capabilities"]
+    # A fault the profile cannot inject makes these not run, never not applicable.
+    assert by_id["DRA-LOSS-003"]["level"] == "MUST"
+    assert by_id["DRA-LOSS-003"]["gates"] == {"faults": ["withdraw"]}
+    assert by_id["DRA-LOSS-004"]["gates"]["faults"] == ["unhealthy", "recover"]
+    assert by_id["DRA-LOSS-005"]["gates"]["faults"] == ["fail-prepare"]
     for req_id in ("DRA-LOSS-001", "DRA-LOSS-002", "DRA-LOSS-007"):
         assert "DRADeviceTaintRules" in by_id[req_id]["gates"]["feature_gates"]
     assert "DRAAdminAccess" in by_id["DRA-ALLOC-013"]["gates"]["feature_gates"]

@@ -1,0 +1,60 @@
+"""Fault injection for scenarios, any driver, chosen per fault kind by the profile.
+
+- `interface`: the fault kinds, `FaultInjector` (what scenarios call and vendors implement),
+  `FaultContext` (what an injector is made with) and the errors.
+- `spec`: the profile's `faults` section (docs/profile.md, "Faults").
+- one module per method: `taint_rule` (DeviceTaintRules, every driver), `command` (argv on the
+  harness host), `exec` (argv in the driver's kubelet-plugin pod), `python` (a vendor's class).
+- `registry`: from the profile to injectors, and which fault kinds a profile cannot inject.
+
+The harness names no driver here: the bundled fake driver's control channel is a `python`
+plug-in like any vendor's (drivers/fake/fakedriver/faultplugin.py).
+"""
+
+from conformance.faults.interface import (
+    FAULT_KINDS,
+    TAINT_EFFECTS,
+    DeviceRef,
+    FaultCommandError,
+    FaultContext,
+    FaultError,
+    FaultInjector,
+    FaultKind,
+    FaultNotSupported,
+    InjectorBase,
+)
+from conformance.faults.registry import (
+    ProfileFaults,
+    fault_context,
+    injector_for,
+    missing_faults,
+    missing_faults_reason,
+    missing_faults_remedy,
+)
+from conformance.faults.spec import ENTRY_POINT_GROUP, FaultsConfig, FaultSpec, parse_faults
+from conformance.faults.taint_rule import RUN_LABEL, DeviceTaintRuleInjector
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FAULT_KINDS",
+    "RUN_LABEL",
+    "TAINT_EFFECTS",
+    "DeviceRef",
+    "DeviceTaintRuleInjector",
+    "FaultCommandError",
+    "FaultContext",
+    "FaultError",
+    "FaultInjector",
+    "FaultKind",
+    "FaultNotSupported",
+    "FaultSpec",
+    "FaultsConfig",
+    "InjectorBase",
+    "ProfileFaults",
+    "fault_context",
+    "injector_for",
+    "missing_faults",
+    "missing_faults_reason",
+    "missing_faults_remedy",
+    "parse_faults",
+]

@@ -1,0 +1,164 @@
+"""The fault-injection interface every method implements, vendors' own injectors included.
+
+An injector is made for one fault kind of one test (`FaultContext.kind`), injects faults when a
+scenario asks, and undoes all of them in `restore()` (also on `with` exit). A kind the injector
+cannot produce raises `FaultNotSupported`; a fault that was asked for but could not be injected
+or undone raises `FaultError`, which makes the requirement an *error*, never a failure of the
+driver.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from conformance.frozen import FrozenMap
+
+TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
+
+
+class FaultKind(enum.Enum):
+    WITHDRAW = "withdraw"  # the device disappears from the driver's ResourceSlices
+    UNHEALTHY = "unhealthy"  # the driver's health service reports the device unhealthy
+    RECOVER = "recover"  # healthy again (the undo of unhealthy, unless configured apart)
+    FAIL_PREPARE = "fail-prepare"  # NodePrepareResources answers an error
+    DELAY_PREPARE = "delay-prepare"  # NodePrepareResources is slow
+    TAINT = "taint"  # the device carries a taint
+
+    @classmethod
+    def parse(cls, name: str) -> FaultKind:
+        return cls(name)
+
+
+FAULT_KINDS: tuple[str, ...] = tuple(k.value for k in FaultKind)
+
+
+class FaultNotSupported(Exception):
+    """This injector cannot produce that kind of fault."""
+
+
+class FaultError(Exception):
+    """A fault that was asked for could not be injected or undone (a harness-side error)."""
+
+
+class FaultCommandError(FaultError):
+    """A fault command is missing, failed or timed out; the message names fault and command."""
+
+    def __init__(self, kind: str, argv: tuple[str, ...] | list[str], problem: str) -> None:
+        self.kind = kind
+        self.argv = tuple(argv)
+        self.problem = problem
+        super().__init__(f"fault {kind}: command {list(self.argv)} {problem}")
+
+
+@dataclass(frozen=True)
+class DeviceRef:
+    """A device as published: driver, pool and device name (+ node if node-local)."""
+
+    driver: str
+    pool: str
+    device: str
+    node: str | None = None
+
+    @property
+    def node_name(self) -> str:
+        # Node-local drivers usually name the pool after the node.
+        return self.node or self.pool
+
+    @classmethod
+    def of(cls, driver: str, device: Any) -> DeviceRef:
+        """From a published device (conformance.devices.PublishedDevice)."""
+        return cls(driver, device.pool, device.name, device.node)
+
+
+@dataclass(frozen=True)
+class FaultContext:
+    """What an injector is made with: the cluster, the driver and the profile's options."""
+
+    kind: FaultKind
+    driver: str
+    run_id: str
+    timeout: float  # seconds one injection (or its undo) may take
+    api_client: Any = None  # kubernetes.client.ApiClient of the cluster under test
+    kubeconfig: str | None = None
+    kube_context: str | None = None
+    driver_namespace: str | None = None  # the profile's readiness.daemonSet
+    driver_daemonset: str | None = None
+    taint_rule_version: str | None = None  # resource.k8s.io version serving DeviceTaintRules
+    options: Mapping[str, Any] = field(default_factory=FrozenMap)  # faults.<kind>.options
+
+
+@runtime_checkable
+class FaultInjector(Protocol):
+    """Device faults a scenario can request; undone by `restore()` / on exit."""
+
+    # Text the driver's error carries for an injected prepare failure (None: unknown).
+    prepare_failure_text: str | None
+
+    def supports(self, kind: FaultKind) -> bool: ...
+    def taint(
+        self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"
+    ) -> None: ...
+    def untaint(self, device: DeviceRef, key: str) -> None: ...
+    def mark_unhealthy(self, device: DeviceRef, message: str = "") -> None: ...
+    def recover(self, device: DeviceRef) -> None: ...
+    def withdraw(self, device: DeviceRef) -> None: ...
+    def fail_prepare(
+        self, node: str, device: DeviceRef | None = None, count: int | None = None
+    ) -> None: ...
+    def delay_prepare(self, node: str, seconds: float) -> None: ...
+    def restore(self) -> None: ...
+    def __enter__(self) -> FaultInjector: ...
+    def __exit__(self, *exc_info: object) -> None: ...
+
+
+class InjectorBase:
+    """Unsupported-by-default operations and the context-manager protocol.
+
+    Subclass it, set `kinds` and override the operations you support and `restore()`.
+    """
+
+    kinds: frozenset[FaultKind] = frozenset()
+    prepare_failure_text: str | None = None
+
+    def supports(self, kind: FaultKind) -> bool:
+        return kind in self.kinds
+
+    def _unsupported(self, kind: FaultKind) -> FaultNotSupported:
+        return FaultNotSupported(f"{type(self).__name__} cannot inject {kind.value} faults")
+
+    def taint(
+        self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"
+    ) -> None:
+        raise self._unsupported(FaultKind.TAINT)
+
+    def untaint(self, device: DeviceRef, key: str) -> None:
+        raise self._unsupported(FaultKind.TAINT)
+
+    def mark_unhealthy(self, device: DeviceRef, message: str = "") -> None:
+        raise self._unsupported(FaultKind.UNHEALTHY)
+
+    def recover(self, device: DeviceRef) -> None:
+        raise self._unsupported(FaultKind.RECOVER)
+
+    def withdraw(self, device: DeviceRef) -> None:
+        raise self._unsupported(FaultKind.WITHDRAW)
+
+    def fail_prepare(
+        self, node: str, device: DeviceRef | None = None, count: int | None = None
+    ) -> None:
+        raise self._unsupported(FaultKind.FAIL_PREPARE)
+
+    def delay_prepare(self, node: str, seconds: float) -> None:
+        raise self._unsupported(FaultKind.DELAY_PREPARE)
+
+    def restore(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self) -> FaultInjector:
+        return self  # type: ignore[return-value]
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.restore()

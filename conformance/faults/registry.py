@@ -1,0 +1,205 @@
+"""From the profile's `faults` section to injectors: one per method, chosen per fault kind, and
+which fault kinds a profile cannot inject (the requirement is then *not run*)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from conformance.faults.interface import (
+    DeviceRef,
+    FaultContext,
+    FaultError,
+    FaultInjector,
+    FaultKind,
+    FaultNotSupported,
+    InjectorBase,
+)
+from conformance.faults.spec import FaultsConfig, FaultSpec
+from conformance.frozen import FrozenMap
+
+if TYPE_CHECKING:
+    from conformance.context import RunContext
+    from conformance.kube.client import K8sClients
+    from conformance.profile import Profile
+
+
+def _command(spec: FaultSpec, context: FaultContext) -> FaultInjector:
+    from conformance.faults.command import CommandInjector
+
+    return CommandInjector(spec, context)  # type: ignore[return-value]
+
+
+def _exec(spec: FaultSpec, context: FaultContext) -> FaultInjector:
+    from conformance.faults.exec import ExecInjector
+
+    return ExecInjector(spec, context)  # type: ignore[return-value]
+
+
+def _python(spec: FaultSpec, context: FaultContext) -> FaultInjector:
+    from conformance.faults.python import python_injector
+
+    return python_injector(spec, context)
+
+
+def _taint_rule(spec: FaultSpec, context: FaultContext) -> FaultInjector:
+    from conformance.faults.taint_rule import taint_rule_injector
+
+    return taint_rule_injector(spec, context)  # type: ignore[return-value]
+
+
+# method -> factory; each method's module is imported only when a profile uses it
+METHODS: Mapping[str, Callable[[FaultSpec, FaultContext], FaultInjector]] = {
+    "device-taint-rule": _taint_rule,
+    "command": _command,
+    "exec": _exec,
+    "python": _python,
+}
+
+
+def injector_for(kind: FaultKind, faults: FaultsConfig, context: FaultContext) -> FaultInjector:
+    """An injector for `kind` per the profile (FaultNotSupported if none is configured)."""
+    spec = faults.spec(kind)
+    if spec is None and kind is FaultKind.RECOVER and faults.can_inject(kind):
+        raise FaultNotSupported(
+            "recovery is the undo of faults.unhealthy: call recover() on the unhealthy injector"
+        )
+    if spec is None:
+        raise FaultNotSupported(f"the profile has no fault method for {kind.value}")
+    injector = METHODS[spec.method](spec, context)
+    if not injector.supports(kind):
+        raise FaultError(
+            f"faults.{spec.kind.value} (method {spec.method}) cannot inject {kind.value} faults"
+        )
+    recover = faults.spec(FaultKind.RECOVER)
+    if kind is FaultKind.UNHEALTHY and recover is not None:
+        return RecoveredBy(injector, lambda: METHODS[recover.method](recover, context))
+    return injector
+
+
+class RecoveredBy(InjectorBase):
+    """An unhealthy injector whose recovery is the profile's separate `faults.recover`: devices
+    it marked unhealthy are recovered through it, on request or at `restore()`."""
+
+    kinds = frozenset({FaultKind.UNHEALTHY, FaultKind.RECOVER})
+
+    def __init__(self, unhealthy: FaultInjector, make_recover: Callable[[], FaultInjector]) -> None:
+        self.unhealthy = unhealthy
+        self.make_recover = make_recover
+        self.marked: list[DeviceRef] = []
+        self.prepare_failure_text = unhealthy.prepare_failure_text
+
+    def mark_unhealthy(
+        self, device: DeviceRef, message: str = "injected by dra-conformance"
+    ) -> None:
+        self.marked.append(device)
+        self.unhealthy.mark_unhealthy(device, message)
+
+    def recover(self, device: DeviceRef) -> None:
+        self.make_recover().recover(device)
+        self.marked = [d for d in self.marked if d != device]
+
+    def restore(self) -> None:
+        try:
+            for device in list(reversed(self.marked)):
+                self.recover(device)
+        finally:
+            self.unhealthy.restore()
+
+
+def _profile_faults(profile: Any) -> FaultsConfig:
+    return getattr(profile, "faults", None) or FaultsConfig()
+
+
+def missing_faults(required_kinds: Iterable[str], profile: Any) -> tuple[str, ...]:
+    """The fault kinds of `required_kinds` the profile has no method for."""
+    faults = _profile_faults(profile)
+    return tuple(k for k in required_kinds if not faults.can_inject(FaultKind(k)))
+
+
+def _fields(kinds: Iterable[str]) -> str:
+    names = [
+        "faults.recover (or an undo for faults.unhealthy)" if k == "recover" else f"faults.{k}"
+        for k in kinds
+    ]
+    return ", ".join(names)
+
+
+def missing_faults_reason(required_kinds: Iterable[str], profile: Any) -> str | None:
+    """Why a requirement needing `required_kinds` cannot run with `profile`, or None.
+
+    The requirement is then *not run* (never not applicable): injecting a fault is the
+    harness's job, not a feature the driver may lack.
+    """
+    missing = missing_faults(required_kinds, profile)
+    if not missing:
+        return None
+    plural = "methods" if len(missing) > 1 else "method"
+    return f"the profile has no fault {plural} for {', '.join(missing)}"
+
+
+def missing_faults_remedy(required_kinds: Iterable[str], profile: Any) -> str:
+    missing = missing_faults(required_kinds, profile)
+    source = getattr(profile, "source", None) or "the profile"
+    return (
+        f"give the profile a fault method for {', '.join(missing)} ({_fields(missing)} in "
+        f"{source}; docs/profile.md, Faults)"
+    )
+
+
+def fault_context(
+    kind: FaultKind, context: RunContext, k8s: K8sClients, profile: Profile | None = None
+) -> FaultContext:
+    """The FaultContext of a test's injector for `kind` (the spec's options included)."""
+    profile = profile or context.profile
+    faults = _profile_faults(profile)
+    spec = faults.spec(kind)
+    group_version = context.device_taint_rule_api_version()
+    return FaultContext(
+        kind=kind,
+        driver=profile.driver,
+        run_id=context.run_id,
+        timeout=spec.timeout if spec else context.timeout("default"),
+        api_client=k8s.api_client,
+        kubeconfig=context.cluster.kubeconfig,
+        kube_context=context.cluster.context,
+        driver_namespace=profile.readiness.daemonset_namespace,
+        driver_daemonset=profile.readiness.daemonset_name,
+        taint_rule_version=group_version.split("/", 1)[1] if group_version else None,
+        options=spec.options if spec else FrozenMap(),
+    )
+
+
+class ProfileFaults:
+    """The injectors one test made, per the profile; `restore_all()` undoes every one."""
+
+    def __init__(self, context: RunContext, k8s: K8sClients) -> None:
+        self.context = context
+        self.k8s = k8s
+        self.made: list[FaultInjector] = []
+
+    def new(self, kind: FaultKind) -> FaultInjector:
+        """A fresh injector for `kind`, restorable on its own; FaultError if it cannot be made."""
+        profile = self.context.profile
+        try:
+            injector = injector_for(
+                kind, _profile_faults(profile), fault_context(kind, self.context, self.k8s)
+            )
+        except FaultNotSupported as exc:
+            # Requirements gate on their fault kinds, so this is a scenario/catalog mismatch.
+            raise FaultError(
+                f"{exc}; {missing_faults_remedy([kind.value], profile)} and declare "
+                f"gates.faults: [{kind.value}] for the requirement"
+            ) from None
+        self.made.append(injector)
+        return injector
+
+    def restore_all(self) -> list[str]:
+        errors = []
+        for injector in reversed(self.made):
+            try:
+                injector.restore()
+            except Exception as exc:  # noqa: BLE001 - restore the others, then report
+                errors.append(f"{type(injector).__name__}: {type(exc).__name__}: {exc}")
+        self.made.clear()
+        return errors

@@ -1,0 +1,124 @@
+"""The `device-taint-rule` method: driver-neutral device taints through resource.k8s.io
+DeviceTaintRules, which every driver supports (the API server and scheduler apply them)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from kubernetes.client.exceptions import ApiException
+
+from conformance.faults.interface import (
+    TAINT_EFFECTS,
+    DeviceRef,
+    FaultContext,
+    FaultKind,
+    FaultNotSupported,
+    InjectorBase,
+)
+from conformance.faults.spec import FaultSpec
+
+RUN_LABEL = "dra-conformance.io/run"
+
+
+def _dns_part(text: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "x"
+
+
+class DeviceTaintRuleInjector(InjectorBase):
+    """Driver-neutral device taints through resource.k8s.io DeviceTaintRules.
+
+    Use ``api_version`` ``v1`` on 1.37, ``v1beta2`` on 1.36 (where the
+    DRADeviceTaintRules gate is off by default) and ``v1alpha3`` on 1.35.
+    """
+
+    kinds = frozenset({FaultKind.TAINT})
+    group = "resource.k8s.io"
+    plural = "devicetaintrules"
+
+    def __init__(
+        self,
+        custom_api: Any,
+        run_id: str,
+        api_version: str = "v1",
+        name_prefix: str = "dra-conformance",
+    ) -> None:
+        self.custom = custom_api
+        self.run_id = run_id
+        self.version = api_version
+        self.name_prefix = name_prefix
+        self.created: dict[str, tuple[DeviceRef, str]] = {}
+
+    def rule_body(
+        self, name: str, device: DeviceRef, key: str, value: str, effect: str
+    ) -> dict[str, Any]:
+        taint = {"key": key, "effect": effect}
+        if value:
+            taint["value"] = value
+        return {
+            "apiVersion": f"{self.group}/{self.version}",
+            "kind": "DeviceTaintRule",
+            "metadata": {"name": name, "labels": {RUN_LABEL: self.run_id}},
+            "spec": {
+                "deviceSelector": {
+                    "driver": device.driver,
+                    "pool": device.pool,
+                    "device": device.device,
+                },
+                "taint": taint,
+            },
+        }
+
+    def taint(
+        self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"
+    ) -> None:
+        if effect not in TAINT_EFFECTS:
+            raise ValueError(f"effect {effect!r} must be one of {TAINT_EFFECTS}")
+        name = f"{self.name_prefix}-{_dns_part(self.run_id)}"[:200] + f"-{uuid.uuid4().hex[:10]}"
+        self.custom.create_cluster_custom_object(
+            self.group, self.version, self.plural, self.rule_body(name, device, key, value, effect)
+        )
+        self.created[name] = (device, key)
+
+    def untaint(self, device: DeviceRef, key: str) -> None:
+        for name in [n for n, (d, k) in self.created.items() if d == device and k == key]:
+            self._delete(name)
+
+    def _delete(self, name: str) -> None:
+        try:
+            self.custom.delete_cluster_custom_object(self.group, self.version, self.plural, name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        self.created.pop(name, None)
+
+    def rule_names(self) -> Iterator[str]:
+        return iter(list(self.created))
+
+    def restore(self) -> None:
+        for name in list(self.created):
+            self._delete(name)
+
+    def delete_run_rules(self) -> int:
+        """Delete every rule labelled with this run (e.g. left by a crashed worker)."""
+        listing = self.custom.list_cluster_custom_object(
+            self.group, self.version, self.plural, label_selector=f"{RUN_LABEL}={self.run_id}"
+        )
+        names = [item["metadata"]["name"] for item in listing.get("items", [])]
+        for name in names:
+            self._delete(name)
+        return len(names)
+
+
+def taint_rule_injector(spec: FaultSpec, context: FaultContext) -> DeviceTaintRuleInjector:
+    if context.taint_rule_version is None:
+        raise FaultNotSupported("the cluster serves no DeviceTaintRule API (resource.k8s.io)")
+    from kubernetes import client as k8s_client
+
+    return DeviceTaintRuleInjector(
+        k8s_client.CustomObjectsApi(context.api_client),
+        context.run_id,
+        api_version=context.taint_rule_version,
+    )
