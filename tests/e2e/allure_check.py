@@ -43,6 +43,8 @@ _METADATA = re.compile(
     r"(?:<div[^>]*></div>)?<span[^>]*>(\d+)<"
 )
 _SECTION_TITLE = re.compile(r'data-testid="tree-section-title"[^>]*>([^<]*)<')
+_CATEGORY = re.compile(r'<div[^>]*\bid="cat:[^>]*>')
+_TAG = re.compile(r"<[^>]+>")
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,11 @@ def report_index(report_dir: Path) -> Path:
     )
 
 
-def render_dom(index: Path) -> str:
-    """The page's DOM after its scripts ran, from headless Chromium with a fresh profile."""
+def render_dom(index: Path, fragment: str = "") -> str:
+    """The page's DOM after its scripts ran, from headless Chromium with a fresh profile.
+
+    `fragment` picks the report's tab (e.g. "categories"); the default is the results tree.
+    """
     with tempfile.TemporaryDirectory(prefix="dra-chromium-") as profile:
         command = [
             chromium_binary(),
@@ -90,7 +95,7 @@ def render_dom(index: Path) -> str:
             f"--user-data-dir={profile}",
             f"--virtual-time-budget={VIRTUAL_TIME_BUDGET_MS}",
             "--dump-dom",
-            index.resolve().as_uri(),
+            index.resolve().as_uri() + (f"#{fragment}" if fragment else ""),
         ]
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=RENDER_TIMEOUT_S, check=False
@@ -118,6 +123,26 @@ def parse_view(dom: str) -> AllureHtmlView:
 
 def read_allure_html(report_dir: Path) -> AllureHtmlView:
     return parse_view(render_dom(report_index(report_dir)))
+
+
+def parse_categories(dom: str) -> dict[str, int]:
+    """Category name -> number of tests, from the rendered Categories tab."""
+    visible = _SCRIPT.sub("", dom)
+    found: dict[str, int] = {}
+    for block in _CATEGORY.split(visible)[1:]:
+        texts = [html.unescape(t).strip() for t in _TAG.sub("\n", block).splitlines()]
+        texts = [t for t in texts if t]
+        name = texts[0] if texts else ""
+        count = next((int(t) for t in texts[1:] if t.isdigit()), None)
+        if name and count is not None:
+            found[name] = count
+    return found
+
+
+def read_allure_categories(report_dir: Path) -> dict[str, int]:
+    """The Categories tab as shown: e.g. {"Not applicable": 1, "Not run": 2, ...}."""
+    index = report_index(report_dir)
+    return parse_categories(render_dom(index, fragment="categories"))
 
 
 def allure_html_test_count(report_dir: Path) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from typed_outcome_suite import CATALOG, TESTS
 
 from conformance.report.allure import write_categories
 from conformance.report.allure_html import (
@@ -77,11 +78,10 @@ def junit_test_count(junit_xml: Path) -> int:
     return len(ET.parse(junit_xml).getroot().findall(".//testcase"))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_html_report_of_a_run_shows_its_tests(fake_suite, monkeypatch, workers) -> None:
+def test_html_report_of_a_run_shows_its_tests(fake_suite, monkeypatch) -> None:
     require_allure_cli(monkeypatch)
     fake_suite.write_tests()
-    run = fake_suite.run(*workers, html="always")
+    run = fake_suite.run(html="always")
     assert run.result.ret == 1  # a test failed; the report step itself did not fail
     index = run.run_dir / "allure-report" / "index.html"
     assert run.summary["artifacts"]["allure_report"] == "allure-report/index.html"
@@ -99,6 +99,24 @@ def test_html_report_of_a_run_shows_its_tests(fake_suite, monkeypatch, workers) 
     assert "DRA-ALLOC-005: allocationMode All allocates every matching device." in view.sections
     # only the test without a requirement falls back to its file
     assert [s for s in view.sections if "test_" in s or ".py" in s] == ["test_fake_suite"]
+
+
+def test_html_report_of_an_xdist_run_tells_not_applicable_from_not_run(
+    fake_suite, monkeypatch
+) -> None:
+    require_allure_cli(monkeypatch)
+    fake_suite.catalog.write_text(CATALOG)
+    fake_suite.write_tests(TESTS)
+    run = fake_suite.run("-n", "2", html="always")
+    assert "created: 2/2 workers" in run.result.stdout.str()
+    assert allure_check.allure_html_test_count(run.run_dir) == 6
+    assert junit_test_count(run.run_dir / "junit.xml") == 6
+    assert allure_check.read_allure_categories(run.run_dir) == {
+        "Not applicable": 1,
+        "Not run": 2,
+        "Product defects": 1,
+        "Test defects": 1,
+    }
 
 
 def test_an_empty_report_shows_no_tests(pytester, tmp_path, monkeypatch) -> None:
