@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from conformance.cel import resolve_name
 from conformance.devices import PublishedDevice
 from conformance.kube.state import AllocationResult, WorkloadOutput
 from conformance.profile import Verification
@@ -30,7 +31,9 @@ def expected_identifiers(
     results: Iterable[AllocationResult],
     devices: Mapping[str, PublishedDevice] | None = None,
 ) -> set[str]:
-    """`devices` maps `<pool>/<device>` to the published device; needed for `attribute:`."""
+    """`devices` maps `<pool>/<device>` to the published device; needed for `attribute:`.
+    Attribute names are compared fully qualified, an unqualified one in the result's driver
+    domain, as the published devices' attributes are keyed (conformance.devices)."""
     out: set[str] = set()
     for result in results:
         if verification.value == "pool/device":
@@ -38,7 +41,7 @@ def expected_identifiers(
         elif verification.value == "device":
             out.add(result.device)
         else:
-            attribute = verification.attribute or ""
+            attribute = resolve_name(verification.attribute or "", result.driver)
             device = (devices or {}).get(result.device_id)
             if device is None or attribute not in device.attributes:
                 raise VerificationError(
@@ -51,6 +54,7 @@ def expected_identifiers(
 
 def observed_identifiers(verification: Verification, output: WorkloadOutput) -> set[str]:
     if verification.method == "env":
+        # Searched, not fully matched (docs/profile.md): anchor nameRegex with ^ and $.
         pattern = re.compile(verification.name_regex or "")
         out: set[str] = set()
         for name, value in output.env.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.devices import PublishedDevice
+from conformance.devices import PublishedDevice, published_devices
 from conformance.frozen import FrozenMap
 from conformance.kube.state import AllocationResult, WorkloadOutput
 from conformance.profile import Verification
@@ -61,3 +61,32 @@ def test_file_and_command() -> None:
     c = Verification("command", "device", None, None, None, ("ls", "/dev"))
     with pytest.raises(VerificationError, match="printed no command block"):
         observed_identifiers(c, WorkloadOutput({}))
+
+
+def test_unqualified_attribute_in_the_slice_or_the_profile() -> None:
+    # The slice publishes `uuid` (in the driver's domain); either spelling finds it.
+    slice_ = {
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": D,
+            "nodeName": "w1",
+            "pool": {"name": "w1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": "gpu-0", "attributes": {"uuid": {"string": "GPU-a"}}},
+                {"name": "gpu-1", "attributes": {f"{D}/uuid": {"string": "GPU-b"}}},
+            ],
+        },
+    }
+    devices = {d.id: d for d in published_devices([slice_], D)}
+    for value in ("attribute:uuid", f"attribute:{D}/uuid"):
+        v = Verification("env", value, ",", "^NVIDIA_VISIBLE_DEVICES$")
+        assert expected_identifiers(v, RESULTS, devices) == {"GPU-a", "GPU-b"}
+
+
+def test_name_regex_is_searched_not_fully_matched() -> None:
+    out = WorkloadOutput({"MY_GPU_IDS": "gpu-0", "GPU": "gpu-1"})
+    assert observed_identifiers(Verification("env", "device", None, "GPU"), out) == {
+        "gpu-0",
+        "gpu-1",
+    }
+    assert observed_identifiers(Verification("env", "device", None, "^GPU$"), out) == {"gpu-1"}
