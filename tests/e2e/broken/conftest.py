@@ -67,7 +67,7 @@ class BrokenRun:
         """The requirement failed in the summary and in at least one of its tests."""
         assert self.outcomes, f"no scenario test ran:\n{self.explain()}"
         assert self.failed, f"the broken driver passed:\n{self.explain()}"
-        assert self.requirement_status == "failed", self.explain()
+        assert self.requirement_status in ("failed", "error"), self.explain()
         if must_mention:
             assert must_mention in self.output, f"no mention of {must_mention!r}:\n{self.explain()}"
 
