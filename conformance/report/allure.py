@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind, typed_skip_properties
-from conformance.report.catalog import RequirementInfo
-from conformance.report.facts import RunFacts
+from conformance.report.catalog import RequirementInfo, catalog_for
+from conformance.report.facts import RunFacts, get_run_facts
 from conformance.report.outcomes import PROP_REQUIREMENT
 
 ALLURE_RESULTS = "allure-results"
@@ -125,6 +125,7 @@ def _start_allure_listener(config: pytest.Config, results_dir: Path) -> None:
 
 
 _PHASES_KEY = pytest.StashKey[dict[str, str]]()  # when -> passed|failed|skipped|<SkipKind>
+_LABELLED_KEY = pytest.StashKey[bool]()
 
 
 class AllureOutcomes:
@@ -135,6 +136,10 @@ class AllureOutcomes:
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after allure-pytest's wrapper
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
+        if report.when == "setup" and not item.stash.get(_LABELLED_KEY, False):
+            # a setup hook that ran before the collector's (and skipped or failed) left the
+            # result without its requirement labels
+            apply_dynamic_labels(item, catalog_for(item.config)[0], get_run_facts(item.config))
         phases = item.stash.setdefault(_PHASES_KEY, {})
         phases[report.when] = report.outcome
         if report.skipped:
@@ -208,10 +213,11 @@ def requirement_ids(item: pytest.Item) -> list[str]:
 def apply_dynamic_labels(
     item: pytest.Item, catalog: Mapping[str, RequirementInfo], facts: RunFacts | None
 ) -> None:
-    """Label the running test in Allure (a no-op when Allure is not recording)."""
+    """Label the running test in Allure (a no-op when Allure is not recording), once."""
     ids = requirement_ids(item)
-    if not ids:
+    if not ids or item.stash.get(_LABELLED_KEY, False):
         return
+    item.stash[_LABELLED_KEY] = True
     import allure
 
     infos = [catalog.get(i) or RequirementInfo(id=i, suite="", level="", statement="") for i in ids]

@@ -106,3 +106,38 @@ def test_the_conformance_plugin_writes_allure_results_on_a_worker(fake_suite, py
     )
     result.assert_outcomes(passed=1, failed=1, skipped=3, errors=1)
     check_results(run_dir / "allure-results")
+
+
+LATE_SKIP = """\
+import pytest
+from conformance.outcome import not_applicable
+
+
+class ApplicabilityFirst:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        not_applicable("the cluster lacks feature gate DRAPrioritizedList")
+
+
+def pytest_sessionstart(session):  # registered after the report: its setup hook runs first
+    session.config.pluginmanager.register(ApplicabilityFirst())
+"""
+
+
+def test_a_skip_before_the_reports_setup_hook_keeps_the_labels(fake_suite, pytester) -> None:
+    fake_suite.catalog.write_text(CATALOG)
+    fake_suite.write_tests(TESTS.split("@pytest.mark.requirement")[0] + LATE_TEST)
+    pytester.makepyfile(late_skip=LATE_SKIP)
+    run = fake_suite.run("-p", "late_skip")
+    run.result.assert_outcomes(skipped=1)
+    (result,) = run.allure_results()
+    assert labels(result, "feature") == ["DRA-ALLOC-007"]
+    assert labels(result, "parentSuite") == ["allocation"]
+    assert labels(result, "dra_outcome") == ["not-applicable"]
+    assert result["statusDetails"]["message"].startswith("not applicable: the cluster lacks")
+
+
+LATE_TEST = """@pytest.mark.requirement("DRA-ALLOC-007")
+def test_prioritized_list():
+    pass
+"""
