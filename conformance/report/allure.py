@@ -149,7 +149,10 @@ class AllureOutcomes:
         if report.when == "teardown":
             import allure
 
-            allure.dynamic.label(LABEL_OUTCOME, typed_outcome(phases))
+            outcome = typed_outcome(phases)
+            allure.dynamic.label(LABEL_OUTCOME, outcome)
+            if outcome in (SkipKind.NOT_APPLICABLE, SkipKind.NOT_RUN):
+                allure.dynamic.tag(outcome)  # the tree's Tags filter shows one kind of skip
         return report
 
 

@@ -43,6 +43,8 @@ def check_results(results_dir: Path) -> None:
     for result in results:
         outcome, status, category_name = EXPECTED[result["name"]]
         assert labels(result, "dra_outcome") == [outcome], result["name"]
+        skip_tags = {"not-applicable", "not-run"} & set(labels(result, "tag"))
+        assert skip_tags == ({outcome} if status == "skipped" else set()), result["name"]
         assert result["status"] == status, result["name"]
         assert category(result) == category_name, result["name"]
         assert len(labels(result, "feature")) == 1  # the requirement ID
