@@ -23,6 +23,8 @@ from conformance.faults.spec import FaultSpec
 from conformance.kube.client import clients_for
 from conformance.kube.daemonsets import daemonset_pods_on_node
 
+NOT_STARTED = 126  # the exit code reported when the command could not be started (sh's)
+
 
 class ExecInjector(TemplateInjector):
     """Fault commands run in the kubelet-plugin pod (`faults.<kind>.method: exec`)."""
@@ -102,7 +104,10 @@ def _exec(
         status = yaml.safe_load(resp.read_channel(ERROR_CHANNEL) or "{}") or {}
     finally:
         resp.close()
-    return _exit_code(status), "".join(output) + str(status.get("message") or "")
+    code = _exit_code(status)
+    # Not started at all: the reason is in the Status message, not in the output.
+    why = str(status.get("message") or "") if code == NOT_STARTED else ""
+    return code, "".join(output) + why
 
 
 def _exit_code(status: dict[str, Any]) -> int:
@@ -112,4 +117,4 @@ def _exit_code(status: dict[str, Any]) -> int:
     for cause in (status.get("details") or {}).get("causes") or ():
         if cause.get("reason") == "ExitCode":
             return int(cause.get("message") or 1)
-    return 126  # the command could not be started (e.g. no such executable in the container)
+    return NOT_STARTED

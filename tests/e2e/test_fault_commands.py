@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from test_run import _run_cli
 
@@ -136,3 +137,60 @@ def test_a_profile_without_a_withdraw_method_does_not_run_it(
         requirement
     )
     assert summary["verdict"] == "INCOMPLETE" and summary["_exit"] == 3, summary["_output"]
+
+
+def test_exec_method_runs_in_the_driver_pod_of_the_node(k8s, fake_driver: Profile, tmp_path):
+    """ExecInjector on the real API server: the command runs in the kubelet-plugin pod of the
+    fault's node, its undo too, and a failing or missing command is a FaultCommandError."""
+    from conformance.driver_install import selected_nodes
+    from conformance.faults import DeviceRef, FaultCommandError, FaultContext, FaultKind
+    from conformance.faults.exec import ExecInjector
+    from conformance.faults.spec import FaultSpec
+    from conformance.kube.daemonsets import daemonset_pods_on_node
+    from conformance.kube.podexec import exec_in_container
+
+    node = selected_nodes(k8s, fake_driver)[0]
+    readiness = fake_driver.readiness
+    [pod] = daemonset_pods_on_node(
+        k8s, readiness.daemonset_namespace, readiness.daemonset_name, node
+    )
+    marker = f"/tmp/e2e-fault-{int(time.time())}"
+
+    def read() -> str:
+        script = f"import os; print(open('{marker}').read() if os.path.exists('{marker}') else '-')"
+        return exec_in_container(
+            k8s,
+            readiness.daemonset_namespace,
+            pod["metadata"]["name"],
+            pod["spec"]["containers"][0]["name"],
+            ["python3", "-c", script],
+        ).strip()
+
+    def injector(command: list[str], undo: list[str] = ()) -> ExecInjector:
+        kind = FaultKind.WITHDRAW
+        return ExecInjector(
+            FaultSpec(kind, "exec", tuple(command), tuple(undo), timeout=30),
+            FaultContext(
+                kind=kind,
+                driver=fake_driver.driver,
+                run_id="e2e-exec",
+                timeout=30,
+                api_client=k8s.api_client,
+                driver_namespace=readiness.daemonset_namespace,
+                driver_daemonset=readiness.daemonset_name,
+            ),
+        )
+
+    device = DeviceRef(fake_driver.driver, node, "dev-x", node)
+    write = ["python3", "-c", f"open('{marker}', 'w').write('{{kind}} {{device}}@{{node}}')"]
+    with injector(write, ["python3", "-c", f"import os; os.remove('{marker}')"]) as exec_faults:
+        exec_faults.withdraw(device)
+        assert read() == f"withdraw dev-x@{node}"
+    assert read() == "-"  # the undo ran in the same pod
+
+    with pytest.raises(FaultCommandError) as err:
+        injector(["python3", "-c", "import sys; print('bad device'); sys.exit(4)"]).withdraw(device)
+    assert f"failed with exit code 4 in pod {readiness.daemonset_namespace}/" in str(err.value)
+    assert str(err.value).endswith("bad device"), err.value
+    with pytest.raises(FaultCommandError, match=r"^fault withdraw: command \['/no/such/tool'\]"):
+        injector(["/no/such/tool"]).withdraw(device)
