@@ -282,3 +282,27 @@ def test_the_harness_imports_no_driver() -> None:
         ]
         assert not [n for n in imported if n.split(".")[0] == "fakedriver"], module
         assert "fake.dra-conformance.io" not in module.read_text(), module
+
+
+def test_profile_check_of_fault_methods() -> None:
+    from conformance.faults.check import fault_method_problems
+
+    faults = FaultsConfig(
+        FrozenMap(
+            {
+                FaultKind.WITHDRAW: spec(FaultKind.WITHDRAW, ["sh", "-c", "true"], ["/no/undo"]),
+                FaultKind.UNHEALTHY: FaultSpec(
+                    FaultKind.UNHEALTHY, "python", entry_point="no_such_vendor_module:Faults"
+                ),
+                FaultKind.FAIL_PREPARE: FaultSpec(
+                    FaultKind.FAIL_PREPARE, "python", entry_point=f"{__name__}:Recorder"
+                ),
+            }
+        )
+    )
+    assert fault_method_problems(faults) == [
+        "faults.withdraw.undo[0]: '/no/undo' is not an executable on this host's PATH (the "
+        "command method runs on the machine that runs the suite)",
+        "faults.unhealthy.entryPoint 'no_such_vendor_module:Faults': cannot import module "
+        "'no_such_vendor_module': No module named 'no_such_vendor_module'",
+    ]
