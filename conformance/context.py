@@ -21,6 +21,7 @@ from conformance.devices import PublishedDevice, kind_device_sets, published_dev
 from conformance.frozen import FrozenMap
 from conformance.kube.client import K8sClients
 from conformance.profile import Profile, load_profile
+from conformance.readiness_failure import ReadinessFailure
 
 RESOURCE_GROUP = "resource.k8s.io"
 
@@ -149,6 +150,8 @@ class RunContext:
     workload_image: str
     timeout_scale: float = 1.0
     allow_disruptive: bool = False
+    # Set when the driver never became ready: the run reports without running scenarios.
+    readiness_failure: ReadinessFailure | None = None
 
     # --- ApplicabilityFacts (conformance.requirements) ---------------------------------------
 
@@ -229,6 +232,9 @@ class RunContext:
                 "workload_image": self.workload_image,
                 "timeout_scale": self.timeout_scale,
                 "allow_disruptive": self.allow_disruptive,
+                "readiness_failure": None
+                if self.readiness_failure is None
+                else self.readiness_failure.to_dict(),
             }
         )
 
@@ -262,6 +268,9 @@ class RunContext:
             workload_image=data["workload_image"],
             timeout_scale=data["timeout_scale"],
             allow_disruptive=data["allow_disruptive"],
+            readiness_failure=None
+            if data.get("readiness_failure") is None
+            else ReadinessFailure.from_dict(data["readiness_failure"]),
         )
 
 
@@ -275,6 +284,7 @@ def build_run_context(
     workload_image: str,
     timeout_scale: float = 1.0,
     allow_disruptive: bool = False,
+    readiness_failure: ReadinessFailure | None = None,
 ) -> RunContext:
     return RunContext(
         run_id=run_id,
@@ -291,4 +301,5 @@ def build_run_context(
         workload_image=workload_image,
         timeout_scale=timeout_scale,
         allow_disruptive=allow_disruptive,
+        readiness_failure=readiness_failure,
     )

@@ -17,9 +17,17 @@ from typing import Any
 import yaml
 
 from conformance.errors import ClusterError, ConformanceError, HostError
+from conformance.frozen import FrozenMap
 from conformance.kube.client import K8sClients, load_clients
 from conformance.profile import HelmInstall, ImageSpec, ManifestsInstall, Profile
 from conformance.progress import Progress
+from conformance.readiness_failure import (
+    LOG_TAIL_LINES,
+    ReadinessFailure,
+    pick_cluster_said,
+    rejection_lines,
+    warning_event_lines,
+)
 
 IMAGE_PLACEHOLDER = "IMAGE_PLACEHOLDER"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -427,6 +435,82 @@ def readiness_state(k8s: K8sClients, profile: Profile) -> ReadinessState:
     return ReadinessState(ds, counts, missing)
 
 
+READY_POLL_S = 2.0
+
+
+class DriverNotReady(InstallError):
+    """The wait for readiness ended: `failure` says which part failed and what the cluster
+    said, so the run can still report (conformance/not_ready.py)."""
+
+    def __init__(self, failure: ReadinessFailure, timeout: float) -> None:
+        super().__init__(
+            f"driver {failure.driver} not ready after {timeout:.0f}s; last seen: "
+            f"{failure.last_seen}; the cluster said: {failure.said()}",
+            "look at the driver pods' logs (kubectl logs -n <namespace> ds/<name>); "
+            "raise timeouts.driverReady or --dra-timeout-scale on a slow machine",
+        )
+        self.failure = failure
+
+
+def readiness_problems(state: ReadinessState) -> dict[str, str]:
+    """Readiness part -> what was wrong with it (empty when ready)."""
+    problems: dict[str, str] = {}
+    if state.daemonset != "ready":
+        problems["plugin"] = f"kubelet-plugin DaemonSet: {state.daemonset}"
+    if state.missing_nodes:
+        problems["slices"] = "no ResourceSlices (or too few) on " + ", ".join(state.missing_nodes)
+    return problems
+
+
+def driver_pods(k8s: K8sClients, profile: Profile) -> list[dict[str, Any]]:
+    """The pods of the profile's readiness DaemonSet (none when the profile names none)."""
+    from kubernetes.client.exceptions import ApiException
+
+    namespace, name = profile.readiness.daemonset_namespace, profile.readiness.daemonset_name
+    if not (namespace and name):
+        return []
+    try:
+        ds = k8s.to_dict(k8s.apps.read_namespaced_daemon_set(name, namespace))
+    except ApiException:
+        return []
+    labels = ((ds.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not labels:
+        return []
+    selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    pods = k8s.core.list_namespaced_pod(namespace, label_selector=selector).items
+    return [k8s.to_dict(p) for p in pods]
+
+
+def what_the_cluster_said(k8s: K8sClients, profile: Profile, since: float) -> tuple[str, ...]:
+    """API rejections in the tail of the driver pods' logs, then the Warning events of the
+    driver's namespace since `since` (epoch seconds): a line or two, redacted. Best effort:
+    what cannot be read is left out (the readiness state is reported either way)."""
+    from datetime import UTC, datetime
+
+    from kubernetes.client.exceptions import ApiException
+
+    rejections: list[str] = []
+    warnings: list[str] = []
+    namespace = profile.readiness.daemonset_namespace
+    try:
+        for pod in driver_pods(k8s, profile):
+            name = pod["metadata"]["name"]
+            for container in (pod.get("spec") or {}).get("containers") or ():
+                try:
+                    text = k8s.core.read_namespaced_pod_log(
+                        name, namespace, container=container["name"], tail_lines=LOG_TAIL_LINES
+                    )
+                except ApiException:
+                    continue  # not started yet, or gone
+                rejections += rejection_lines(text or "")
+        if namespace:
+            events = [k8s.to_dict(e) for e in k8s.core.list_namespaced_event(namespace).items]
+            warnings = warning_event_lines(events, since=datetime.fromtimestamp(since, UTC))
+    except ApiException:
+        pass
+    return pick_cluster_said(rejections, warnings)
+
+
 def wait_ready(
     profile: Profile,
     kubeconfig: str,
@@ -434,23 +518,32 @@ def wait_ready(
     timeout: float | None = None,
     progress: Progress | None = None,
 ) -> ReadinessState:
-    """Until the DaemonSet is rolled out and ready and every selected node has its slices."""
+    """Until the DaemonSet is rolled out and ready and every selected node has its slices;
+    DriverNotReady (with what the cluster said) when that does not happen in time."""
+    import tenacity
+
     progress = progress or Progress()
     k8s = load_clients(kubeconfig, context)
     timeout = timeout if timeout is not None else profile.timeouts.get("driverReady")
-    deadline = time.monotonic() + timeout
+    started = time.time()
     with progress.stage(f"wait for {profile.driver} to be ready"):
-        while True:
-            state = readiness_state(k8s, profile)
-            if state.ready:
-                return state
-            if time.monotonic() > deadline:
-                raise InstallError(
-                    f"driver {profile.driver} not ready after {timeout:.0f}s; last seen: {state}",
-                    "look at the driver pods' logs (kubectl logs -n <namespace> ds/<name>); "
-                    "raise timeouts.driverReady or --dra-timeout-scale on a slow machine",
-                )
-            time.sleep(2)
+        state = tenacity.Retrying(
+            stop=tenacity.stop_after_delay(timeout),
+            wait=tenacity.wait_fixed(READY_POLL_S),
+            retry=tenacity.retry_if_result(lambda s: not s.ready),
+            retry_error_callback=lambda retry_state: retry_state.outcome.result(),
+        )(readiness_state, k8s, profile)
+    if state.ready:
+        return state
+    # Events of the install count too: the rollout may have failed before the wait began.
+    failure = ReadinessFailure(
+        problems=FrozenMap(readiness_problems(state)),
+        cluster_said=what_the_cluster_said(k8s, profile, since=started - 300),
+        waited_s=time.time() - started,
+        last_seen=str(state),
+        driver=profile.driver,
+    )
+    raise DriverNotReady(failure, timeout)
 
 
 def ensure_reachable(kubeconfig: str, context: str | None) -> K8sClients:

@@ -55,6 +55,8 @@ from conformance.lease import (
     pid_alive,
 )
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
+from conformance.not_ready import fails_on_readiness, run_without_driver
+from conformance.not_ready import not_run_reason as driver_not_ready_reason
 from conformance.outcome import not_applicable, not_run
 from conformance.profile import Profile, ProfileError, load_profile
 from conformance.requirements import (
@@ -368,7 +370,14 @@ def _run_facts(facts_type: Any, context: RunContext) -> Any:
             },
             "feature_gates_error": context.feature_gates_error,
         },
+        setup_problem=_setup_problem(context),
     )
+
+
+def _setup_problem(context: RunContext) -> str:
+    """What kept the run from testing the driver at all, for the report's header."""
+    failure = context.readiness_failure
+    return "" if failure is None else f"the driver never became ready: {failure.summary()}"
 
 
 # --- cluster and run context (controller / single process) ----------------------------------
@@ -459,10 +468,14 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         driver_install.install(
             profile, handle.kubeconfig, handle.context, driver_install.KindTarget(kind_name)
         )
-    driver_install.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
+    not_ready: driver_install.DriverNotReady | None = None
+    try:
+        driver_install.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
+    except driver_install.DriverNotReady as exc:  # still a report: conformance/not_ready.py
+        not_ready = exc
     k8s = load_clients(handle.kubeconfig, handle.context)
     workload_image = config.getoption("dra_workload_image")
-    if not workload_image:
+    if not workload_image and not_ready is None:  # no workload runs without a ready driver
         from conformance.cluster import images
 
         workload_image = images.workload_image(kind_name)
@@ -474,15 +487,22 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         provisioned=bool(handle.provisioned),
         node_containers=dict(getattr(handle, "node_containers", {}) or {}),
     )
+    try:
+        facts = read_cluster_facts(k8s, profile)
+    except Exception as exc:
+        if not_ready is None:
+            raise
+        raise not_ready from exc  # neither ready nor readable: stop with the readiness reason
     return build_run_context(
         run_id=_report_run_id(config),
         run_dir=_run_dir(config),
         profile=profile,
         cluster=cluster,
-        facts=read_cluster_facts(k8s, profile),
-        workload_image=workload_image,
+        facts=facts,
+        workload_image=workload_image or "",
         timeout_scale=config.getoption("dra_timeout_scale"),
         allow_disruptive=config.getoption("dra_allow_disruptive"),
+        readiness_failure=None if not_ready is None else not_ready.failure,
     )
 
 
@@ -515,6 +535,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"cluster {context.cluster.name} ({context.git_version}); devices: {kinds}"
         )
         lines.append(f"dra-conformance: run directory {context.run_dir}")
+        if context.readiness_failure is not None:
+            lines.append(
+                "dra-conformance: NO TEST RUNS: the driver never became ready: "
+                f"{context.readiness_failure.summary()}"
+            )
     return lines
 
 
@@ -666,9 +691,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     ]
     if reasons:
         not_applicable("; ".join(reasons))
+    failure = context.readiness_failure
+    if failure is not None and not fails_on_readiness(req, failure):
+        not_run(*driver_not_ready_reason(failure))
     cannot_run = not_run_reason(req, context)
     if cannot_run:
         not_run(*cannot_run)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """A driver that never became ready: report every scenario test without running it."""
+    context = get_run_context(item.config)
+    req = item.stash.get(REQUIREMENT_KEY, None)
+    if context is None or context.readiness_failure is None or req is None:
+        return None
+    run_without_driver(item, nextitem, req, context.readiness_failure)
+    return True
 
 
 # --- fixtures ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.errors import ConformanceError
 from conformance.faults.interface import FAULT_KINDS
 from conformance.frozen import FrozenMap
+from conformance.readiness_failure import READINESS_PARTS
 from conformance.schema import Problems, join, load_yaml, suggest
 
 SCHEMA = 1
@@ -65,6 +66,9 @@ class Requirement:
     # Fault kinds the test injects (conformance.faults); not a driver feature: a profile that
     # cannot inject one makes the requirement not run (conformance.faults.missing_faults_reason)
     faults: tuple[str, ...] = ()
+    # The part of the harness's driver readiness check that proves it (plugin | slices): when
+    # that part never passes, the requirement fails with the reason (conformance/not_ready.py).
+    readiness: str | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,7 @@ def parse_catalog(document: Any, *, source: Path, shown: str | None = None) -> C
     return Catalog(source.resolve(), tuple(out))
 
 
-_KEYS = ("id", "suite", "level", "statement", "disruptive", "gates")
+_KEYS = ("id", "suite", "level", "statement", "disruptive", "gates", "readiness")
 _GATE_KEYS = ("capabilities", "min_version", "feature_gates", "faults")
 
 
@@ -206,6 +210,9 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
                     gate,
                 )
         faults = _fault_kinds(p, join(gpath, "faults"), g.get("faults", []))
+    readiness = None
+    if "readiness" in section:
+        readiness = p.choice(join(path, "readiness"), section["readiness"], READINESS_PARTS)
     if len(p.items) > before or not (rid and suite and level and statement):
         return None
     return Requirement(
@@ -218,6 +225,7 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
         min_version,
         tuple(gates),
         faults,
+        readiness,
     )
 
 

@@ -199,6 +199,8 @@ class ReportCollector:
         summary = self.summary
         must = summary["counts"]["requirements"]["by_level"]["MUST"]
         terminalreporter.write_sep("=", f"DRA conformance: {summary['verdict']}")
+        if summary.get("setup_problem"):
+            terminalreporter.write_line(f"no test ran: {summary['setup_problem']}", red=True)
         if summary.get("verdict_scope"):
             scope = ", ".join(summary["verdict_scope"])
             terminalreporter.write_line(f"verdict scope: {scope} only")

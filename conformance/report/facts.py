@@ -45,6 +45,7 @@ class RunFacts:
     served_dra_apis: tuple[str, ...] = ()  # e.g. ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
     capabilities: tuple[str, ...] = ()  # the profile's capability names
     extra: dict[str, Any] = field(default_factory=dict)
+    setup_problem: str = ""  # what kept the run from testing the driver (e.g. never ready)
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

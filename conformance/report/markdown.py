@@ -52,6 +52,9 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     verdict = summary.get("verdict", "INCOMPLETE")
     out.append(f"# DRA conformance: **{verdict}**")
     out.append("")
+    if summary.get("setup_problem"):
+        out.append(f"**No test ran: {_cell(summary['setup_problem'])}**")
+        out.append("")
     scope = summary.get("verdict_scope")
     if scope:
         out.append(f"Verdict scope: {', '.join(scope)} only (partial, not a certification).")

@@ -11,6 +11,8 @@ rendered from this document rather than from the inputs.
     driver            name, profile_path, profile_digest ("sha256:..."), capabilities[]
     cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
                       feature_gates {gate: bool}, served_dra_apis[]
+    setup_problem     what kept the run from testing the driver (e.g. "the driver never
+                      became ready: ..."), null when nothing did
     verdict           "CONFORMANT" | "NON-CONFORMANT" | "INCOMPLETE"
     verdict_reasons[] why not conformant (empty when CONFORMANT): each MUST that failed,
                       errored or did not run, with what would make it run
@@ -131,6 +133,7 @@ def build_summary(
             "feature_gates": dict(sorted(facts.feature_gates.items())),
             "served_dra_apis": sorted(facts.served_dra_apis),
         },
+        "setup_problem": facts.setup_problem or None,
         "verdict": verdict.verdict,
         "verdict_reasons": verdict.reasons,
         "verdict_scope": scope,  # suites and IDs the verdict covers; null = all
