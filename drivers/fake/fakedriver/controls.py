@@ -42,6 +42,7 @@ TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 MISBEHAVIOURS = frozenset(
     {
         "duplicate-device-names",  # the same device name twice in the pool
+        "invalid-slice",  # a device twice in one slice: the API server rejects the slice
         "wrong-attribute",  # slices publish a model the device does not have
         "missing-attribute",  # slices omit the model attribute
         "unqualified-attribute",  # attribute names without the driver domain (legal)

@@ -161,6 +161,10 @@ def render_pool(
         rendered[i : i + MAX_DEVICES_PER_SLICE]
         for i in range(0, len(rendered), MAX_DEVICES_PER_SLICE)
     ] or [[]]  # an empty pool is still published, so consumers see "no devices"
+    if "invalid-slice" in controls.misbehaviours and rendered:
+        # A duplicate name inside one slice: the API server refuses the write, so the pool
+        # is never (re)published (a driver that never becomes ready).
+        chunks[0] = [*chunks[0], dict(rendered[0])]
 
     bodies: list[tuple[str, dict[str, Any]]] = [
         (slice_name(node_name, driver, "devices", i), {"devices": chunk})

@@ -163,6 +163,10 @@ def test_pool_misbehaviours(catalog):
         in_slice = [d["name"] for d in item.spec["devices"]]
         assert len(in_slice) == len(set(in_slice))
     assert all(s.spec["pool"]["resourceSliceCount"] == 2 for s in duplicated.slices)
+    # invalid-slice: the duplicate inside the first slice, which the API server rejects
+    invalid = render_pool(DRIVER, NODE, inventory, _mis("invalid-slice"))
+    first = [d["name"] for d in invalid.slices[0].spec["devices"]]
+    assert first.count("fa80-0") == 2 and len(invalid.slices) == 1
 
 
 def test_taint_prepared_devices_misbehaviour(catalog):
