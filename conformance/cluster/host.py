@@ -186,8 +186,44 @@ def _stop_dockerd() -> None:
         time.sleep(1)
 
 
+# Every kind node runs a kubelet and containerd that each take inotify instances; with the
+# kernel's default of 128 per user the third cluster on a machine fails to start (kubelet:
+# "inotify_init: too many open files"). These are the values kind's own docs suggest, or more.
+INOTIFY_MINIMUMS = {
+    "fs/inotify/max_user_instances": 512,
+    "fs/inotify/max_user_watches": 524288,
+}
+
+
+def raise_inotify_limits(progress: Progress, proc_sys: Path = Path("/proc/sys")) -> list[str]:
+    """Raise the inotify limits to INOTIFY_MINIMUMS where lower; returns what it changed."""
+    changed = []
+    for key, minimum in INOTIFY_MINIMUMS.items():
+        path = proc_sys / key
+        try:
+            current = int(path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if current >= minimum:
+            continue
+        name = key.replace("/", ".")
+        if not _is_root():
+            progress.note(
+                f"{name} is {current}: several kind clusters need {minimum} "
+                f"(as root: sysctl -w {name}={minimum})"
+            )
+            continue
+        path.write_text(f"{minimum}\n")
+        changed.append(f"{name} {current} -> {minimum}")
+    if changed:
+        progress.note("raised inotify limits for kind nodes: " + ", ".join(changed))
+    return changed
+
+
 def prepare_host(progress: Progress, log_dir: Path) -> None:
-    """Make sure a Docker engine runs and can start privileged containers."""
+    """Make sure a Docker engine runs and can start privileged containers, and that the
+    kernel lets several kind nodes run side by side."""
+    raise_inotify_limits(progress)
     missing = missing_capabilities()
     running = docker_running()
     if not running and shutil.which("dockerd") is None:

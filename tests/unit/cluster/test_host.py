@@ -72,3 +72,18 @@ def test_wrapper_strips_capability_from_exec_process_file(tmp_path):
 def test_wrapper_passes_other_commands_through(tmp_path):
     subprocess.run([str(_wrapper(tmp_path)), "state", "cid"], check=True)
     assert json.loads((tmp_path / "args.json").read_text()) == ["state", "cid"]
+
+
+def test_inotify_limits_are_raised_only_where_lower(tmp_path, monkeypatch) -> None:
+    from conformance.cluster import host
+    from conformance.progress import Progress
+
+    monkeypatch.setattr(host, "_is_root", lambda: True)
+    (tmp_path / "fs/inotify").mkdir(parents=True)
+    (tmp_path / "fs/inotify/max_user_instances").write_text("128\n")
+    (tmp_path / "fs/inotify/max_user_watches").write_text("1048576\n")
+    changed = host.raise_inotify_limits(Progress(), proc_sys=tmp_path)
+    assert changed == ["fs.inotify.max_user_instances 128 -> 512"]
+    assert (tmp_path / "fs/inotify/max_user_instances").read_text() == "512\n"
+    assert (tmp_path / "fs/inotify/max_user_watches").read_text() == "1048576\n"
+    assert host.raise_inotify_limits(Progress(), proc_sys=tmp_path) == []
