@@ -273,10 +273,12 @@ def helm_install_command(
 def helm_uninstall_command(
     helm: str, method: HelmInstall, kubeconfig: str, context: str | None
 ) -> HelmCommand:
-    """`helm uninstall --wait`: returns once the release's objects are gone, so a reinstall
-    (by helm or from manifests) does not meet objects that are still terminating."""
+    """`helm uninstall --wait --cascade foreground`: returns once the release's objects *and
+    their pods* are gone, so a reinstall (by helm or from manifests) never runs beside a
+    terminating plugin pod that removes the registration socket on its way out."""
     argv = [helm, "uninstall", method.release, *_helm_target(kubeconfig, context, method.namespace)]
-    argv += ["--wait", "--timeout", f"{HELM_TIMEOUT_S:.0f}s", "--ignore-not-found"]
+    argv += ["--wait", "--cascade", "foreground", "--timeout", f"{HELM_TIMEOUT_S:.0f}s"]
+    argv += ["--ignore-not-found"]
     return HelmCommand(tuple(argv))
 
 
@@ -535,10 +537,11 @@ def wait_ready(
         )(readiness_state, k8s, profile)
     if state.ready:
         return state
-    # Events of the install count too: the rollout may have failed before the wait began.
+    # Only events seen while waiting (a failing rollout repeats its events; older ones are
+    # from a start-up that has passed).
     failure = ReadinessFailure(
         problems=FrozenMap(readiness_problems(state)),
-        cluster_said=what_the_cluster_said(k8s, profile, since=started - 300),
+        cluster_said=what_the_cluster_said(k8s, profile, since=started),
         waited_s=time.time() - started,
         last_seen=str(state),
         driver=profile.driver,

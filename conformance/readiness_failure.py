@@ -36,7 +36,6 @@ _LOG_PREFIX_RE = re.compile(
 MAX_LINES = 2
 MAX_LINE_CHARS = 300
 LOG_TAIL_LINES = 200
-_CONTEXT_BEFORE = 100  # characters kept before the rejection when a line is cut
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,9 @@ class ReadinessFailure:
 
     def remedy(self) -> str:
         first = self.cluster_said[0] if self.cluster_said else "; ".join(self.problems.values())
-        return f"fix the driver's readiness first: {shorten(first, 160)}"
+        rejection = REJECTION_RE.search(first)
+        short = shorten(first, 160, around=rejection.start() if rejection else None, before=50)
+        return f"fix the driver's readiness first: {short}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,15 +100,21 @@ class ReadinessFailure:
         )
 
 
-def shorten(text: str, width: int = MAX_LINE_CHARS, around: int | None = None) -> str:
-    """`text` on one line, at most `width` characters; when cut, the window starts a little
-    before position `around` (the interesting part) rather than at the line's start."""
+def shorten(
+    text: str, width: int = MAX_LINE_CHARS, around: int | None = None, before: int = 100
+) -> str:
+    """`text` on one line, at most `width` characters; when cut, the window starts `before`
+    characters before position `around` (the interesting part) rather than at the start."""
     text = " ".join(text.split())
     if len(text) <= width:
         return text
-    start = max(0, (around or 0) - _CONTEXT_BEFORE) if around is not None else 0
-    cut = text[start : start + width - 2]
-    return ("…" if start else "") + cut + "…"
+    start = max(0, around - before) if around is not None else 0
+    start = min(start, len(text) - (width - 1))  # a window that reaches the end fills up
+    head = "…" if start else ""
+    room = width - len(head)
+    if start + room >= len(text):
+        return head + text[start:]
+    return head + text[start : start + room - 1] + "…"
 
 
 def rejection_lines(text: str, limit: int = MAX_LINES) -> list[str]:

@@ -130,6 +130,10 @@ def test_reasons_name_the_part_and_what_the_cluster_said() -> None:
     )
     assert FAILURE.summary().startswith("driver gpu.example.com never became ready after 45s")
     assert FAILURE.remedy().startswith("fix the driver's readiness first: ResourceSlice.")
+    long = ReadinessFailure(
+        FrozenMap({"slices": "none on w2"}), cluster_said=("E publishing failed: " * 8 + DUPLICATE,)
+    )
+    assert long.remedy().endswith('is invalid: spec.devices[1].name: Duplicate value: "gpu-0"')
     silent = ReadinessFailure(FrozenMap({"plugin": "DaemonSet x/y not found"}), driver="d")
     assert "nothing (no API rejection" in silent.reason_for("plugin")
     assert silent.remedy() == "fix the driver's readiness first: DaemonSet x/y not found"
