@@ -77,6 +77,7 @@ def test_uninstall_command_waits_and_tolerates_a_missing_release() -> None:
     assert _flag(cmd.argv, "--namespace") == ["dra-fake-driver"]
     assert _flag(cmd.argv, "--kube-context") == ["ctx"]
     assert "--wait" in cmd.argv and "--ignore-not-found" in cmd.argv
+    assert _flag(cmd.argv, "--cascade") == ["foreground"]  # the plugin pods are gone too
 
 
 @pytest.mark.parametrize(
