@@ -193,6 +193,11 @@ def install(
 IMAGE_REPOSITORY_PLACEHOLDER = "IMAGE_REPOSITORY_PLACEHOLDER"
 IMAGE_TAG_PLACEHOLDER = "IMAGE_TAG_PLACEHOLDER"
 HELM_TIMEOUT_S = 300.0
+# helm refuses to adopt objects it did not create: the driver is installed some other way.
+HELM_NOT_OWNER_REMEDY = (
+    "the driver is already installed by other means (e.g. from manifests); remove that "
+    "install first (dra-conformance driver uninstall --profile <the profile that installed it>)"
+)
 
 
 @dataclass(frozen=True)
@@ -314,6 +319,8 @@ def run_helm(command: HelmCommand, what: str, remedy: str) -> None:
         ) from None
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines() or ["(no output)"]
+        if "invalid ownership metadata" in lines[-1]:
+            remedy = HELM_NOT_OWNER_REMEDY
         raise InstallError(f"{what} failed: {lines[-1]} (command: {command})", remedy)
 
 

@@ -130,6 +130,14 @@ def test_helm_failure_is_one_line_with_the_last_stderr_line_and_the_command() ->
     assert info.value.remedy == "fix it"
 
 
+def test_an_install_helm_does_not_own_gets_a_remedy_that_says_so() -> None:
+    last = 'Error: ServiceAccount "x" exists and cannot be imported: invalid ownership metadata'
+    script = f"echo '{last}' >&2; exit 1"
+    with pytest.raises(InstallError) as info:
+        driver_install.run_helm(HelmCommand(("sh", "-c", script)), "helm install", "generic")
+    assert "already installed by other means" in info.value.remedy
+
+
 def test_helm_values_reach_stdin() -> None:
     driver_install.run_helm(HelmCommand(("sh", "-c", 'test "$(cat)" = "a: 1"'), "a: 1"), "x", "")
 
