@@ -100,3 +100,13 @@ def test_chart_catalog_is_a_copy_of_the_drivers_catalog() -> None:
     assert (CHART / "files/catalog.yaml").read_text() == (FAKE_DIR / "catalog.yaml").read_text(), (
         "cp drivers/fake/catalog.yaml drivers/fake/chart/files/catalog.yaml"
     )
+
+
+def test_chart_passes_helm_lint_strict() -> None:
+    result = subprocess.run(
+        [helm_tool(Progress()), "lint", "--strict", str(CHART), "--set", "image.tag=t"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
