@@ -70,16 +70,18 @@ class ReuseProbe:
             f"device {device_id} is not among the devices the driver published when the run "
             "started, so no claim can be pinned to it"
         )
+        # A device without attributes looks like every device of its kind on its node: the
+        # probe then asks for all of them, which only the released device can complete.
         selector = describing_selector(device)
-        assert selector is not None, (
-            f"device {device_id} publishes no attributes, so no CEL selector can pin a claim "
-            "to it (DRA selectors describe devices; they cannot name them)"
-        )
         kind_devices = workload.context.devices_of_kind(kind) or workload.context.devices
         alikes = look_alikes(device, kind_devices)
         workload.claim(
             name,
-            [workload.device_request(kind, selectors=[selector], count=1 + len(alikes))],
+            [
+                workload.device_request(
+                    kind, selectors=[selector] if selector else [], count=1 + len(alikes)
+                )
+            ],
         )
         workload.pod(name, [name], node=device.node)
         return cls(workload, name, device, frozenset([device.id, *alikes]))

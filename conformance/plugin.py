@@ -58,7 +58,7 @@ from conformance.naming import file_safe, is_label_value, namespace_name, saniti
 from conformance.not_ready import fails_on_readiness, run_without_driver
 from conformance.not_ready import not_run_reason as driver_not_ready_reason
 from conformance.outcome import not_applicable, not_run
-from conformance.profile import Profile, ProfileError, load_profile
+from conformance.profile import SELECTOR_ALIASES, Profile, ProfileError, load_profile
 from conformance.requirements import (
     Catalog,
     CatalogError,
@@ -694,9 +694,24 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     failure = context.readiness_failure
     if failure is not None and not fails_on_readiness(req, failure):
         not_run(*driver_not_ready_reason(failure))
-    cannot_run = not_run_reason(req, context)
+    cannot_run = not_run_reason(req, context) or missing_selector_reason(item, context.profile)
     if cannot_run:
         not_run(*cannot_run)
+
+
+def missing_selector_reason(item: pytest.Item, profile: Profile) -> tuple[str, str] | None:
+    """A test that leases `selector:kind-a|b` cannot run on a profile with fewer selectors
+    (a driver whose devices carry no attributes to tell kinds apart): not run, with the fix."""
+    needs, _, _ = parse_devices(_view(item), profile.device_kinds)
+    for need in needs:
+        if need.kind in SELECTOR_ALIASES and profile.aliased_selector(need.kind) is None:
+            return (
+                f"the test needs device kind {need.kind} (the profile's selector number "
+                f"{SELECTOR_ALIASES.index(need.kind) + 1}), and the profile defines "
+                f"{len(profile.selectors)} selector(s)",
+                "give the profile two disjoint selectors (docs/profile.md, selectors)",
+            )
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)

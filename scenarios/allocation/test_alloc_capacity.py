@@ -15,6 +15,7 @@ from kubernetes.utils import parse_quantity
 from conformance.cel import capacity_at_least
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
+from conformance.outcome import not_run
 from conformance.workloads import Workloads
 
 
@@ -24,7 +25,11 @@ def test_capacity_selector_allocates_only_devices_with_enough(
     workload: Workloads, k8s: K8sClients
 ) -> None:
     capacity = workload.profile.capacity
-    assert capacity, "the profile names no capacity (profile field `capacity`)"
+    if not capacity:  # nothing to compare on: the suite cannot test it, the driver did no wrong
+        not_run(
+            "the profile names no capacity to compare on (profile field `capacity`)",
+            "set `capacity` to a capacity the driver publishes (docs/profile.md)",
+        )
     kind_ids = workload.context.device_sets.get("default")
     live = workload.live_devices()
     sizes: dict[str, Decimal] = {
