@@ -144,7 +144,12 @@ TREE_GROUP_BY = ("parentSuite", "suite")
 
 
 def report_config(output_dir: Path, report_name: str, categories: Sequence[Any]) -> dict[str, Any]:
-    awesome = {"singleFile": True, "reportName": report_name, "groupBy": list(TREE_GROUP_BY)}
+    awesome = {
+        "singleFile": True,
+        "reportName": report_name,
+        "groupBy": list(TREE_GROUP_BY),
+        "defaultSortBy": "name,asc",  # requirements in ID order, not in the order they ran
+    }
     return {
         "name": report_name,
         "output": str(output_dir),
