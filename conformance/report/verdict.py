@@ -38,8 +38,8 @@ class RequirementStatus(StrEnum):
 MET = (RequirementStatus.PASSED, RequirementStatus.NOT_APPLICABLE)
 BROKEN = (RequirementStatus.FAILED, RequirementStatus.ERROR)
 
-NO_RESULT_REASON = "no test result: no test for this requirement ran in this run"
-NO_RESULT_REMEDY = "run its suite (it was deselected, or its test did not load)"
+NO_RESULT_REASON = "no test of it ran in this run (deselected, or its test did not load)"
+NO_RESULT_REMEDY = "select its suite, or fix the collection error"
 OUT_OF_SCOPE_REASON = "not judged: outside the verdict scope ({scope})"
 
 
@@ -194,9 +194,8 @@ def decide_verdict(
     not_run = [r for r in judged if r.status not in MET and r.status not in BROKEN]
     reasons = [f"{r.id} ({r.level}) {r.status}: {r.reason}" for r in broken]
     for result in not_run:
-        what = "has no result" if not result.ran else "not run"
         remedy = f" — to run it: {result.remedy}" if result.remedy else ""
-        reasons.append(f"{result.id} ({result.level}) {what}: {result.reason}{remedy}")
+        reasons.append(f"{result.id} ({result.level}) not run: {result.reason}{remedy}")
     incomplete: list[str] = []
     if catalog_error:
         incomplete.append(f"the requirements catalog could not be read: {catalog_error}")

@@ -168,11 +168,11 @@ def test_missing_must_is_incomplete(fake_suite) -> None:
     missing = next(r for r in summary["requirements"] if r["id"] == "DRA-CORE-003")
     assert missing["status"] == "not-run"
     assert missing["tests"] == []
-    assert missing["reason"].startswith("no test result")
+    assert missing["reason"].startswith("no test of it ran")
     assert summary["verdict"] == "INCOMPLETE"
     assert summary["exit_code"] == 3
     assert [r.split(":")[0] for r in summary["verdict_reasons"]] == [
-        "DRA-CORE-003 (MUST) has no result"
+        "DRA-CORE-003 (MUST) not run"
     ]
 
 

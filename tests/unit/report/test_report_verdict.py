@@ -174,8 +174,8 @@ def test_a_requirement_without_result_is_not_run_and_never_met() -> None:
     assert results["S"].status is RequirementStatus.NOT_RUN
     verdict = decide_verdict(results.values())
     assert verdict.verdict == INCOMPLETE
-    assert verdict.reasons[0].startswith("M (MUST) has no result: no test result")
-    assert "to run it: run its suite" in verdict.reasons[0]
+    assert verdict.reasons[0].startswith("M (MUST) not run: no test of it ran in this run")
+    assert "to run it: select its suite" in verdict.reasons[0]
 
 
 def test_no_catalog_collection_errors_or_interruption_are_never_conformant() -> None:
