@@ -11,6 +11,15 @@ the devices that leases of K *or of any kind overlapping K* may take must fit in
 device set is unknown (its CEL is beyond conformance.cel) overlaps everything and is therefore
 leased alone. An exclusive lease is granted only when nothing else is held, and blocks others.
 
+Node leases (`@pytest.mark.node_exclusive`): a test that disrupts one node (cordon, drain,
+driver restart, taints or withdrawal of that node's devices) leases a whole node from the
+candidates it can use, and learns which one it got (`DeviceLease.node`). It owns every device
+on that node. Its device needs (replacements on other nodes) count against the kind's devices
+off that node. It conflicts with any other lease whose devices could land on its node: a
+node lease on the same node, or device needs of a kind with a device there (or of unknown
+set), since the scheduler, not the harness, places those pods. Node leases on different
+nodes whose needs do not reach each other's node run side by side.
+
 Fairness: a request may not overtake an earlier waiting request it conflicts with, so an
 exclusive test is not starved by a stream of small ones; unrelated kinds still backfill.
 Holders whose process died are dropped, so a killed worker does not wedge the run.
@@ -61,6 +70,8 @@ class DeviceLease:
     needs: tuple[DeviceNeed, ...]
     exclusive: bool
     waited_s: float
+    node: str | None = None  # the node leased whole (node_exclusive), pods go there
+    book: Path | None = None  # the lease book's directory (node marks live there too)
 
 
 def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
@@ -91,6 +102,7 @@ class DeviceLeaseBroker:
         state_dir: Path,
         device_sets: Mapping[str, frozenset[str] | None],
         *,
+        device_nodes: Mapping[str, str | None] | None = None,
         poll_interval: float = 0.5,
         report_every: float = 30.0,
     ) -> None:
@@ -99,6 +111,9 @@ class DeviceLeaseBroker:
         self.state_file = self.state_dir / "leases.json"
         self.lock_file = self.state_dir / "leases.lock"
         self.device_sets = dict(device_sets)
+        # device id -> the node it is published for (None: network-attached, no node)
+        self.device_nodes = dict(device_nodes or {})
+        self.nodes = sorted({n for n in self.device_nodes.values() if n})
         self.poll_interval = poll_interval
         self.report_every = report_every
         self.host = socket.gethostname()
@@ -146,14 +161,44 @@ class DeviceLeaseBroker:
         size = self._size(need["kind"])
         return (size or 0) if need["count"] == ALL else int(need["count"])
 
+    def _kind_nodes(self, kind: str) -> set[str]:
+        """The nodes a device of `kind` may be on (every node when its set is unknown)."""
+        ids = self.device_sets[kind]
+        if ids is None:
+            return set(self.nodes)
+        return {n for d in ids if (n := self.device_nodes.get(d))}
+
+    def _node_devices(self, node: str) -> set[str]:
+        return {d for d, n in self.device_nodes.items() if n == node}
+
+    @staticmethod
+    def _nodes_of(entry: Mapping[str, Any]) -> set[str]:
+        """The nodes a node lease holds (granted) or may get (waiting); empty for the rest."""
+        if entry.get("node"):
+            return {entry["node"]}
+        return set(entry.get("candidates") or ())
+
+    def _reaches(self, x: Mapping[str, Any], nodes: set[str]) -> bool:
+        """Could a pod of `x`'s device needs land on one of `nodes`?"""
+        return any(self._kind_nodes(n["kind"]) & nodes for n in x["needs"])
+
+    def _node_conflict(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+        xn, yn = self._nodes_of(x), self._nodes_of(y)
+        return bool(xn & yn) or self._reaches(x, yn) or self._reaches(y, xn)
+
     def _conflicts(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
-        if x["exclusive"] or y["exclusive"]:
+        if x["exclusive"] or y["exclusive"] or self._node_conflict(x, y):
             return True
         return any(self._overlaps(a["kind"], b["kind"]) for a in x["needs"] for b in y["needs"])
 
     def _fits(self, entries: Sequence[Mapping[str, Any]]) -> bool:
+        """Can these leases (node leases with their node set) be held at once?"""
         if len(entries) > 1 and any(e["exclusive"] for e in entries):
             return False
+        for i, x in enumerate(entries):
+            if any(self._node_conflict(x, y) for y in entries[i + 1 :]):
+                return False
+        leased_nodes = [e["node"] for e in entries if e.get("node")]
         needs = [n for e in entries for n in e["needs"]]
         kinds = {n["kind"] for n in needs}
         for kind in kinds:
@@ -164,20 +209,42 @@ class DeviceLeaseBroker:
                     return False
                 continue
             used = sum(self._count(n) for n in needs if self._overlaps(n["kind"], kind))
+            ids = self.device_sets[kind] or frozenset()
+            # A leased node's devices are taken whole: needs must fit in what is left.
+            used += sum(len(ids & self._node_devices(node)) for node in leased_nodes)
             if used > size:
                 return False
         return True
 
-    def _grantable(self, state: Mapping[str, Any], ticket: str) -> bool:
+    def _grantable(self, state: Mapping[str, Any], ticket: str) -> str | None | bool:
+        """False, or what to grant: the node for a node lease (in candidate order), else None."""
         entries = state["entries"]
         me = entries[ticket]
-        held = [e for e in entries.values() if e["state"] == "held"]
-        if not self._fits([*held, me]):
-            return False
         earlier_waiting = [
             e for t, e in entries.items() if e["state"] == "waiting" and int(t) < int(ticket)
         ]
-        return not any(self._conflicts(me, e) for e in earlier_waiting)
+        if any(self._conflicts(me, e) for e in earlier_waiting):
+            return False
+        held = [e for e in entries.values() if e["state"] == "held"]
+        for node in me.get("candidates") or [None]:
+            if self._fits([*held, dict(me, node=node)]):
+                return node
+        return False
+
+    def _validate_nodes(self, needs: Sequence[DeviceNeed], candidates: Sequence[str]) -> None:
+        unknown = [n for n in candidates if n not in self.nodes]
+        if unknown:
+            raise LeaseError(
+                f"node lease: {', '.join(unknown)} publish(es) no device",
+                f"pick among the nodes with devices: {', '.join(self.nodes) or 'none'}",
+            )
+        entry = {"needs": [{"kind": n.kind, "count": n.count} for n in needs], "exclusive": False}
+        if not any(self._fits([dict(entry, node=node)]) for node in candidates):
+            raise LeaseError(
+                f"no node of {', '.join(candidates) or 'none'} can be leased whole while "
+                f"{_needs(entry)} more fit on the other nodes",
+                "add devices (or nodes) to the cluster",
+            )
 
     def _validate(self, needs: Sequence[DeviceNeed]) -> None:
         for need in needs:
@@ -205,10 +272,17 @@ class DeviceLeaseBroker:
         needs: Sequence[DeviceNeed],
         *,
         exclusive: bool = False,
+        nodes: Sequence[str] | None = None,
         timeout: float,
     ) -> DeviceLease:
-        """Wait until the devices can be leased; raises LeaseTimeout naming the holders."""
+        """Wait until the devices can be leased; raises LeaseTimeout naming the holders.
+
+        `nodes`: lease one of these nodes whole (a node lease), in this order of preference."""
         self._validate(needs)
+        if nodes is not None:
+            if exclusive:
+                raise LeaseError("a lease is cluster-wide exclusive or of one node, not both")
+            self._validate_nodes(needs, nodes)
         start = time.monotonic()
         entry = {
             "holder": holder,
@@ -216,6 +290,8 @@ class DeviceLeaseBroker:
             "host": self.host,
             "needs": [{"kind": n.kind, "count": n.count} for n in needs],
             "exclusive": exclusive,
+            "candidates": list(nodes or ()),
+            "node": None,
             "state": "waiting",
             "since": time.time(),
         }
@@ -227,20 +303,30 @@ class DeviceLeaseBroker:
         try:
             while True:
                 with self._locked_state() as state:
-                    if self._grantable(state, ticket):
-                        state["entries"][ticket].update(state="held", since=time.time())
+                    granted = self._grantable(state, ticket)
+                    if granted is not False:
+                        node = granted if isinstance(granted, str) else None
+                        state["entries"][ticket].update(state="held", since=time.time(), node=node)
                         waited = time.monotonic() - start
                         if last_report is not None:
                             log.info(
                                 "%s: got devices %s after %.0fs", holder, _needs(entry), waited
                             )
-                        return DeviceLease(int(ticket), holder, tuple(needs), exclusive, waited)
+                        return DeviceLease(
+                            int(ticket),
+                            holder,
+                            tuple(needs),
+                            exclusive,
+                            waited,
+                            node=node,
+                            book=self.state_dir,
+                        )
                     others = self._describe_others(state, ticket)
                 now = time.monotonic()
                 if now - start > timeout:
                     raise LeaseTimeout(
                         f"{holder}: gave up after {now - start:.0f}s waiting for devices "
-                        f"{_needs(entry)}{' (exclusive)' if exclusive else ''}; {others}",
+                        f"{_needs(entry)}{_scope(entry)}; {others}",
                         "raise timeouts.lease in the profile or --dra-timeout-scale, or look for "
                         "a test that holds its lease too long",
                     )
@@ -259,9 +345,15 @@ class DeviceLeaseBroker:
 
     @contextlib.contextmanager
     def lease(
-        self, holder: str, needs: Sequence[DeviceNeed], *, exclusive: bool = False, timeout: float
+        self,
+        holder: str,
+        needs: Sequence[DeviceNeed],
+        *,
+        exclusive: bool = False,
+        nodes: Sequence[str] | None = None,
+        timeout: float,
     ) -> Iterator[DeviceLease]:
-        granted = self.acquire(holder, needs, exclusive=exclusive, timeout=timeout)
+        granted = self.acquire(holder, needs, exclusive=exclusive, nodes=nodes, timeout=timeout)
         try:
             yield granted
         finally:
@@ -278,8 +370,7 @@ class DeviceLeaseBroker:
             if t == ticket:
                 continue
             text = (
-                f"{e['holder']} (pid {e['pid']}, {_needs(e)}"
-                f"{', exclusive' if e['exclusive'] else ''}, {now - e['since']:.0f}s)"
+                f"{e['holder']} (pid {e['pid']}, {_needs(e)}{_scope(e)}, {now - e['since']:.0f}s)"
             )
             if e["state"] == "held":
                 held.append(text)
@@ -293,3 +384,13 @@ class DeviceLeaseBroker:
 
 def _needs(entry: Mapping[str, Any]) -> str:
     return ", ".join(f"{n['kind']}×{n['count']}" for n in entry["needs"]) or "no devices"
+
+
+def _scope(entry: Mapping[str, Any]) -> str:
+    if entry.get("exclusive"):
+        return " (exclusive)"
+    if entry.get("node"):
+        return f" (node {entry['node']} whole)"
+    if entry.get("candidates"):
+        return f" (a whole node of {', '.join(entry['candidates'])})"
+    return ""

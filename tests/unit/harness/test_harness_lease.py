@@ -5,12 +5,19 @@ from __future__ import annotations
 import multiprocessing
 import os
 import re
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conformance.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
+from conformance.node_marks import (
+    active_marks,
+    mark_no_kubelet_restart,
+    no_kubelet_restart,
+    wait_until_kubelet_restart_allowed,
+)
 
 SETS = {
     "default": frozenset({"w1/a", "w1/b", "w2/c"}),
@@ -165,3 +172,117 @@ def test_impossible_requests_fail_at_once(tmp_path: Path, need: DeviceNeed, mess
     with pytest.raises(LeaseError) as err:
         broker.acquire("x", [need], timeout=100)
     assert str(err.value) == message
+
+
+# --- node leases -----------------------------------------------------------------------------
+
+NODES = {"w1/a": "w1", "w1/b": "w1", "w2/c": "w2"}
+
+
+def _nodes_broker(tmp_path: Path) -> DeviceLeaseBroker:
+    return DeviceLeaseBroker(tmp_path, SETS, device_nodes=NODES, poll_interval=0.02)
+
+
+def test_node_leases_get_different_nodes_and_a_third_waits(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    first = broker.acquire("a", [], nodes=["w1", "w2"], timeout=1)
+    second = broker.acquire("b", [], nodes=["w1", "w2"], timeout=1)
+    assert (first.node, second.node) == ("w1", "w2")
+    assert first.book == tmp_path
+    with pytest.raises(LeaseTimeout, match=r"held by: a \(.*node w1 whole"):
+        broker.acquire("c", [], nodes=["w1", "w2"], timeout=0.1)
+
+
+def test_a_node_lease_excludes_device_leases_that_could_land_on_its_node(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    node = broker.acquire("drain", [], nodes=["w2"], timeout=1)
+    # default and small have a device on w2: the scheduler could put their pods there.
+    for kind in ("default", "small", "weird"):
+        with pytest.raises(LeaseTimeout):
+            broker.acquire(kind, [DeviceNeed(kind)], timeout=0.1)
+    # big lives on w1 only: it runs beside the node lease.
+    broker.release(broker.acquire("big", [DeviceNeed("big")], timeout=0.1))
+    broker.release(node)
+    broker.release(broker.acquire("default", [DeviceNeed("default")], timeout=0.1))
+
+
+def test_a_held_device_lease_keeps_node_leases_off_the_nodes_it_reaches(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    big = broker.acquire("big", [DeviceNeed("big")], timeout=1)
+    node = broker.acquire("drain", [], nodes=["w1", "w2"], timeout=1)
+    assert node.node == "w2"  # w1 hosts the big device someone holds
+    broker.release(node)
+    small = broker.acquire("small", [DeviceNeed("small")], timeout=1)  # reaches w1 and w2
+    with pytest.raises(LeaseTimeout):
+        broker.acquire("drain", [], nodes=["w1", "w2"], timeout=0.1)
+    broker.release(small)
+    broker.release(big)
+
+
+def test_a_node_leases_own_needs_count_against_the_other_nodes(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    # w1 whole plus one default device elsewhere (w2/c): fits.
+    lease = broker.acquire("evict", [DeviceNeed("default")], nodes=["w1"], timeout=1)
+    assert lease.node == "w1"
+    broker.release(lease)
+    # Two more default devices off w1 do not exist: it can never be granted.
+    with pytest.raises(LeaseError, match="no node of w1 can be leased whole"):
+        broker.acquire("evict", [DeviceNeed("default", 2)], nodes=["w1"], timeout=100)
+    # Off w2, two are left (w1/a, w1/b).
+    assert broker.acquire("e", [DeviceNeed("default", 2)], nodes=["w2"], timeout=1).node == "w2"
+
+
+def test_node_leases_whose_needs_reach_each_others_node_do_not_overlap(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    # a replacement pod of small may land on w2: no one may disrupt w2 meanwhile.
+    broker.acquire("cordon-w1", [DeviceNeed("small")], nodes=["w1"], timeout=1)
+    with pytest.raises(LeaseTimeout):
+        broker.acquire("restart-w2", [], nodes=["w2"], timeout=0.1)
+
+
+def test_a_waiting_node_lease_is_not_overtaken_by_a_device_lease(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    held = broker.acquire("default", [DeviceNeed("default")], timeout=1)
+    got: dict[str, str | None] = {}
+
+    def wait_for_node() -> None:
+        got["node"] = _nodes_broker(tmp_path).acquire("drain", [], nodes=["w1"], timeout=5).node
+
+    waiter = threading.Thread(target=wait_for_node)
+    waiter.start()
+    time.sleep(0.2)
+    # small x1 would fit beside default x1, but could land on w1, which "drain" waits for.
+    with pytest.raises(LeaseTimeout):
+        broker.acquire("late", [DeviceNeed("small")], timeout=0.2)
+    broker.release(held)
+    waiter.join(5)
+    assert got == {"node": "w1"}
+
+
+@pytest.mark.parametrize(
+    "nodes,exclusive,message",
+    [
+        (["w9"], False, "node lease: w9 publish(es) no device\n  -> pick among the nodes"),
+        (["w1"], True, "a lease is cluster-wide exclusive or of one node, not both"),
+    ],
+)
+def test_impossible_node_leases_fail_at_once(
+    tmp_path: Path, nodes: list[str], exclusive: bool, message: str
+) -> None:
+    with pytest.raises(LeaseError) as err:
+        _nodes_broker(tmp_path).acquire("x", [], nodes=nodes, exclusive=exclusive, timeout=100)
+    assert str(err.value).startswith(message)
+
+
+def test_node_marks_last_until_they_expire(tmp_path: Path) -> None:
+    assert no_kubelet_restart(tmp_path, "w1") is None
+    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 0.3, "device plugin grace period")
+    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 0.1, "shorter: the later mark wins")
+    mark = no_kubelet_restart(tmp_path, "w1")
+    assert mark is not None and mark.why == "device plugin grace period"
+    assert no_kubelet_restart(tmp_path, "w2") is None
+    with pytest.raises(TimeoutError, match=r"kubelet on w1 must not restart for another"):
+        wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=0.05)
+    waited = wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=5)
+    assert 0.1 < waited < 1
+    assert no_kubelet_restart(tmp_path, "w1") is None and active_marks(tmp_path) == []
