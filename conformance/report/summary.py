@@ -23,7 +23,7 @@ rendered from this document rather than from the inputs.
                       3 INCOMPLETE
     counts            tests {total, passed, failed, error, not_applicable, not_run};
                       requirements {total, passed, failed, error, not_applicable, not_run,
-                      by_level {MUST|SHOULD|MAY: {same keys}}}
+                      by_level {MUST|SHOULD|MAY: {same keys}}} (those in the verdict scope)
     requirements[]    {id, level, suite, statement, status (passed|failed|error|
                       not-applicable|not-run), duration_s, reason, remedy, tests[] (node ids)}
     tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
@@ -141,7 +141,8 @@ def build_summary(
         "exit_code": verdict.exit_code,
         "counts": {
             "tests": count_tests(records),
-            "requirements": count_requirements(results),
+            # what the verdict judged: a scoped run does not count the rest as "not run"
+            "requirements": count_requirements([r for r in results if r.in_scope]),
         },
         "requirements": [r.to_dict() for r in results],
         "tests": [r.to_dict() | {"requirements": r.requirements} for r in records],

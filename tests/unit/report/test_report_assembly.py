@@ -243,6 +243,9 @@ def test_verdict_scope(fake_suite, pytester) -> None:
     summary = run.summary
     assert summary["verdict"] == "CONFORMANT", summary["verdict_reasons"]
     assert summary["verdict_scope"] == ["core", "device_loss"]
+    # counts are of what the verdict judged: the out-of-scope MUST is not "not run" there
+    must = summary["counts"]["requirements"]["by_level"]["MUST"]
+    assert (must["total"], must["not_run"]) == (3, 0)
     assert run.requirement("DRA-EXT-001")["status"] == "not-run"
     markdown = (run.run_dir / "summary.md").read_text()
     assert "Verdict scope: core, device_loss only" in markdown
