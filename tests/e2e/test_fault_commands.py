@@ -116,13 +116,14 @@ def test_a_failing_fault_command_is_an_error_and_is_undone(
     )
     summary = _run(kind_cluster, profile, tmp_path / "report", WITHDRAW, run_id="e2e-fault-fail")
     status, reason = _statuses(summary)[WITHDRAW]
-    assert status == "error", (status, reason, summary["_output"])
     assert "fault withdraw: command ['sh', '-c'" in reason, reason
     assert "failed with exit code 7: no such device" in reason, reason
     lines = log.read_text().splitlines()
     [injected] = [line for line in lines if line.startswith("inject ")]
     assert f"undo {injected.split()[1]}" in lines, lines  # the undo ran although inject failed
     assert summary["verdict"] != "CONFORMANT", summary["verdict"]
+    # The harness could not inject the fault: an error of the run, not a failure of the driver.
+    assert status == "error", (status, reason)
 
 
 def test_a_profile_without_a_withdraw_method_does_not_run_it(
@@ -132,7 +133,10 @@ def test_a_profile_without_a_withdraw_method_does_not_run_it(
     summary = _run(kind_cluster, profile, tmp_path / "report", WITHDRAW, run_id="e2e-fault-none")
     requirement = next(r for r in summary["requirements"] if r["id"] == WITHDRAW)
     assert requirement["status"] == "not-run", requirement
-    assert requirement["reason"] == "the profile has no fault method for withdraw", requirement
+    # "<test node id>: <reason>"
+    assert requirement["reason"].endswith(": the profile has no fault method for withdraw"), (
+        requirement
+    )
     assert requirement["remedy"].startswith("give the profile a fault method for withdraw "), (
         requirement
     )
