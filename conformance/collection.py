@@ -115,6 +115,43 @@ def parse_devices(
     return needs, exclusive, problems
 
 
+@dataclass(frozen=True)
+class NodeExclusive:
+    """`node_exclusive(kind="default", at_least=1)`: the test leases one node whole, one that
+    holds at least `at_least` node-local devices of `kind`."""
+
+    kind: str = "default"
+    at_least: int = 1
+
+
+def parse_node_exclusive(
+    item: ItemView, kinds: Iterable[str] | None = None
+) -> tuple[NodeExclusive | None, list[str]]:
+    """The `node_exclusive` mark -> (what it asks, problems)."""
+    marks = item.marks("node_exclusive")
+    if not marks:
+        return None, []
+    form = 'node_exclusive(kind="default", at_least=1)'
+    args, kwargs = marks[0]
+    kind = args[0] if args else kwargs.get("kind", "default")
+    at_least = args[1] if len(args) > 1 else kwargs.get("at_least", 1)
+    known = list(kinds) if kinds is not None else None
+    problem = None
+    if len(marks) > 1:
+        problem = f"{len(marks)} node_exclusive markers; a test leases one node ({form})"
+    elif len(args) > 2 or set(kwargs) - {"kind", "at_least"}:
+        problem = f"node_exclusive takes {form}, got args={args!r} kwargs={dict(kwargs)!r}"
+    elif not isinstance(kind, str) or (known is not None and kind not in known):
+        problem = f"node_exclusive({kind!r}): not a device kind of the profile"
+    elif isinstance(at_least, bool) or not isinstance(at_least, int) or at_least < 1:
+        problem = f"node_exclusive(at_least={at_least!r}): must be an integer >= 1"
+    elif parse_devices(item, kinds)[1]:
+        problem = "node_exclusive and devices(..., exclusive=True): pick one scope"
+    if problem:
+        return None, [f"{item.nodeid}: {problem}"]
+    return NodeExclusive(kind, at_least), []
+
+
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:
     names: list[str] = []
     problems: list[str] = []
@@ -237,6 +274,7 @@ def check_collection(
         if req is not None:
             outcome.requirements[item.nodeid] = req
         outcome.problems += parse_devices(item, kinds)[2]
+        outcome.problems += parse_node_exclusive(item, kinds)[1]
         outcome.problems += parse_capabilities(item)[1]
     suites, outcome.coverage_note = fully_collected_suites(selection, root)
     covered = {r.id for r in outcome.requirements.values()}

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from conformance.context import RunContext
 from conformance.devices import PublishedDevice
+from conformance.lease import DeviceLease
 
 
 class PlacementError(AssertionError):
@@ -41,12 +42,23 @@ def pick_node(
     at_least: int = 1,
     others_at_least: int = 0,
     exclude: Iterable[str] = (),
+    lease: DeviceLease | None = None,
 ) -> str:
     """The node with the fewest (but at least `at_least`) devices of `kind` whose other
     profile nodes together hold at least `others_at_least` of them (room for replacements).
-    Fewest, so scenarios that taint or withdraw every device of the node stay cheap."""
+    Fewest, so scenarios that taint or withdraw every device of the node stay cheap.
+
+    With a node lease (`@pytest.mark.node_exclusive`), the leased node, which must qualify:
+    a test disrupts only the node it leased."""
     by_node = node_local_devices(context, kind)
     excluded = set(exclude)
+    if lease is not None:
+        if lease.node is None:
+            raise PlacementError(
+                f"{lease.holder}: pick_node(lease=...) needs a node lease; "
+                "mark the test @pytest.mark.node_exclusive"
+            )
+        excluded |= set(by_node) - {lease.node}
     total = sum(len(v) for v in by_node.values())
     candidates = [
         (len(devs), node)

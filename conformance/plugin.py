@@ -29,11 +29,13 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.collection import (
     ItemView,
+    NodeExclusive,
     Selection,
     check_collection,
     is_scenario,
     parse_capabilities,
     parse_devices,
+    parse_node_exclusive,
 )
 from conformance.context import ClusterInfo, RunContext, build_run_context, read_cluster_facts
 from conformance.errors import ConformanceError
@@ -55,9 +57,11 @@ from conformance.lease import (
     pid_alive,
 )
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
+from conformance.node_marks import active_marks
 from conformance.not_ready import fails_on_readiness, run_without_driver
 from conformance.not_ready import not_run_reason as driver_not_ready_reason
 from conformance.outcome import not_applicable, not_run
+from conformance.placement import PlacementError, node_local_devices
 from conformance.profile import SELECTOR_ALIASES, Profile, ProfileError, load_profile
 from conformance.requirements import (
     Catalog,
@@ -83,6 +87,9 @@ MARKERS = (
     "requirement(id): the catalog requirement (scenarios/requirements.yaml) this test verifies",
     "devices(kind, count=1, exclusive=False): devices of a profile device kind the test needs; "
     "count may be 'all'; exclusive=True waits until no other test holds any device. Repeatable.",
+    'node_exclusive(kind="default", at_least=1): the test leases one node whole (one with at '
+    "least at_least node-local devices of kind); device_lease.node names it. devices() marks "
+    "then count what the test uses on other nodes.",
     "capability(name, ...): profile capabilities the test needs beyond its requirement's gates",
 )
 
@@ -659,7 +666,8 @@ def _check_scenarios(session: pytest.Session) -> None:
         req = outcome.requirements[item.nodeid]
         item.stash[REQUIREMENT_KEY] = req
         item.user_properties.append(("requirement", req.id))
-        if item.get_closest_marker("devices") and "device_lease" not in item.fixturenames:
+        leases = item.get_closest_marker("devices") or item.get_closest_marker("node_exclusive")
+        if leases and "device_lease" not in item.fixturenames:
             # Lease before anything else is set up; release after everything is torn down.
             item.fixturenames.insert(0, "device_lease")  # type: ignore[attr-defined]
 
@@ -758,15 +766,23 @@ def build(request: pytest.FixtureRequest, dra_context: RunContext) -> Builders:
 
 @pytest.fixture
 def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any:
-    """The devices this test declared with @pytest.mark.devices (None when it declared none)."""
-    needs, exclusive, _ = parse_devices(_view(request.node), dra_context.profile.device_kinds)
-    if not needs and not exclusive:
+    """The devices this test declared with @pytest.mark.devices, and the node it leased whole
+    with @pytest.mark.node_exclusive (`.node`); None when it declared neither."""
+    view = _view(request.node)
+    needs, exclusive, _ = parse_devices(view, dra_context.profile.device_kinds)
+    whole_node, _ = parse_node_exclusive(view, dra_context.profile.device_kinds)
+    if not needs and not exclusive and whole_node is None:
         yield None
         return
     broker = _broker(request.config, dra_context)
+    nodes = None if whole_node is None else node_candidates(dra_context, whole_node, broker)
     try:
         lease: DeviceLease = broker.acquire(
-            request.node.nodeid, needs, exclusive=exclusive, timeout=dra_context.timeout("lease")
+            request.node.nodeid,
+            needs,
+            exclusive=exclusive,
+            nodes=nodes,
+            timeout=dra_context.timeout("lease"),
         )
     except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver
         not_run(exc.problem, exc.remedy)
@@ -774,6 +790,27 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
         yield lease
     finally:
         broker.release(lease)
+
+
+def node_candidates(
+    context: RunContext, whole_node: NodeExclusive, broker: DeviceLeaseBroker
+) -> list[str]:
+    """The nodes a node_exclusive test can lease, best first: fewest devices (disrupting them
+    is cheapest), and nodes with a no-kubelet-restart mark last."""
+    try:
+        by_node = node_local_devices(context, whole_node.kind)
+    except PlacementError as exc:
+        not_run(str(exc), "write the profile's selector as == comparisons")
+    marked = {m.node for m in active_marks(broker.state_dir)}
+    fit = [n for n, devices in by_node.items() if len(devices) >= whole_node.at_least]
+    if not fit:
+        not_run(
+            f"no node holds >= {whole_node.at_least} node-local device(s) of kind "
+            f"{whole_node.kind!r}; per node: "
+            + ", ".join(f"{n}={len(d)}" for n, d in sorted(by_node.items())),
+            "add devices (or nodes) to the cluster",
+        )
+    return sorted(fit, key=lambda n: (n in marked, len(by_node[n]), n))
 
 
 def lease_dir(config: pytest.Config, context: RunContext) -> Path:
@@ -788,7 +825,11 @@ def lease_dir(config: pytest.Config, context: RunContext) -> Path:
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
     state = _state(config)
     if state.broker is None:
-        state.broker = DeviceLeaseBroker(lease_dir(config, context), context.device_sets)
+        state.broker = DeviceLeaseBroker(
+            lease_dir(config, context),
+            context.device_sets,
+            device_nodes={d.id: d.node for d in context.devices},
+        )
     return state.broker
 
 

@@ -31,6 +31,7 @@ def _free_device(workload: Workloads) -> str:
 
 
 @pytest.mark.requirement("DRA-DEL-002")
+# cluster: hand-written allocation (docstring)
 @pytest.mark.devices("default", count="all", exclusive=True)
 def test_deleting_unreserved_allocated_claim_frees_its_device(
     workload: Workloads, k8s: K8sClients

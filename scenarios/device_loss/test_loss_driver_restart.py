@@ -23,13 +23,13 @@ def _cannot_start(pod) -> str | None:
 
 
 @pytest.mark.requirement("DRA-LOSS-006")
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.node_exclusive  # restarts the driver's plugin pod of the node
 def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
-    request, dra_context, k8s, workload, driver_restarts
+    request, dra_context, k8s, workload, driver_restarts, device_lease
 ):
     driver = dra_context.profile.driver
     workload.claim("survivor")
-    pod = workload.run("survivor", ["survivor"])
+    pod = workload.run("survivor", ["survivor"], node=device_lease.node)
     node = pod["spec"]["nodeName"]
     [held] = workload.results("survivor")
     baseline = PodBaseline.of(pod)

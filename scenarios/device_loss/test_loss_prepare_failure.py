@@ -39,9 +39,11 @@ def _not_started(pod) -> bool:
 
 
 @pytest.mark.requirement("DRA-LOSS-005")
-@pytest.mark.devices("default", count="all", exclusive=True)  # every prepare on the node fails
-def test_failed_prepare_is_reported_retried_and_recovers(dra_context, k8s, workload, faults):
-    node = pick_node(dra_context)
+@pytest.mark.node_exclusive  # every prepare on the node fails
+def test_failed_prepare_is_reported_retried_and_recovers(
+    dra_context, k8s, workload, faults, device_lease
+):
+    node = pick_node(dra_context, lease=device_lease)
     injector = faults.new(FaultKind.FAIL_PREPARE)
     injector.fail_prepare(node)
     workload.claim("fragile")

@@ -127,11 +127,11 @@ def _wait_unschedulable(workload, pod: str) -> dict:
 
 
 @pytest.mark.requirement("DRA-LOSS-002")
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.node_exclusive(at_least=2)  # taints every device of the node
 def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
-    dra_context, k8s, workload, taint_rules
+    dra_context, k8s, workload, taint_rules, device_lease
 ):
-    node = pick_node(dra_context, at_least=2)
+    node = pick_node(dra_context, at_least=2, lease=device_lease)
     devices = devices_on(dra_context, node)
     workload.claim("in-use")
     user = workload.run("user", ["in-use"], node=node)
@@ -172,11 +172,11 @@ def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
 
 
 @pytest.mark.requirement("DRA-LOSS-007")
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.node_exclusive  # taints every device of the node
 def test_tolerated_taint_still_allocates_and_records_the_toleration(
-    dra_context, workload, taint_rules
+    dra_context, workload, taint_rules, device_lease
 ):
-    node = pick_node(dra_context)
+    node = pick_node(dra_context, lease=device_lease)
     devices = devices_on(dra_context, node)
     _taint_all(taint_rules, dra_context, devices, "tolerated", "NoSchedule")
 

@@ -28,12 +28,12 @@ def _wait_published(dra_context, k8s, node: str, present: set[str], absent: set[
 
 
 @pytest.mark.requirement("DRA-LOSS-003")
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.node_exclusive(at_least=2)  # withdraws every device of the node
 def test_withdrawn_device_is_never_allocated_and_its_user_keeps_running(
-    dra_context, k8s, workload, faults
+    dra_context, k8s, workload, faults, device_lease
 ):
     driver = dra_context.profile.driver
-    node = pick_node(dra_context, at_least=2)
+    node = pick_node(dra_context, at_least=2, lease=device_lease)
     devices = devices_on(dra_context, node)
     workload.claim("in-use")
     user = workload.run("user", ["in-use"], node=node)

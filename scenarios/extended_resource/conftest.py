@@ -4,19 +4,26 @@ resource on one node (DRA-EXT-006)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from extended_checks import PLUGIN_DEVICES, PluginNode, devices_per_node
 
+from conformance.context import RunContext
 from conformance.deviceplugin import DevicePlugin, kind_node_plugin_dir
 from conformance.kube import objects, waits
 from conformance.kube.builders import container
+from conformance.kube.client import K8sClients
+from conformance.node_marks import mark_no_kubelet_restart
 from conformance.outcome import not_run
 from conformance.workloads import MAIN, Workloads
 
 # The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).
 KUBELET_PLUGIN_GRACE_SECONDS = 300.0
+# The grace period starts when the kubelet notices the plugin is gone, a little after the stop.
+GRACE_SLACK_SECONDS = 30.0
 
 
 def _forget_plugin_allocations(workload: Workloads, plugin: PluginNode) -> None:
@@ -50,31 +57,46 @@ def _forget_plugin_allocations(workload: Workloads, plugin: PluginNode) -> None:
     workload.delete_pod("plugin-gc", grace_period=0)
 
 
-def _node_offers(workload: Workloads, node: str, resource: str) -> tuple[str | None, str | None]:
+def _node_offers(k8s: K8sClients, node: str, resource: str) -> tuple[str | None, str | None]:
     """(capacity, allocatable) of `resource` in the node's status."""
-    status = workload.k8s.core.read_node(node).status
+    status = k8s.core.read_node(node).status
     return (status.capacity or {}).get(resource), (status.allocatable or {}).get(resource)
 
 
 def _allocatable(workload: Workloads, node: str, resource: str) -> str | None:
-    return _node_offers(workload, node, resource)[1]
+    return _node_offers(workload.k8s, node, resource)[1]
+
+
+@pytest.fixture(scope="session")
+def stopped_plugins(dra_context: RunContext, k8s: K8sClients) -> Iterator[list[tuple[str, str]]]:
+    """(node, resource) of device plugins stopped by this worker: before the worker ends, it
+    waits until each node's kubelet has dropped the resource, so the run leaves the nodes
+    clean (a kubelet restart after the run cannot bring stale allocations back). Tests run
+    meanwhile: only kubelet restarts wait, for the node's mark in the lease book."""
+    stopped: list[tuple[str, str]] = []
+    yield stopped
+    for node, resource in stopped:
+        _wait_until_kubelet_forgot_the_plugin(dra_context, k8s, node, resource)
 
 
 @pytest.fixture
-def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
-    """A node with DRA devices of the extended-resource class where a device plugin also
-    advertises the resource; afterwards the plugin stops and the fixture waits until the node
-    no longer offers the resource from it (allocatable 0), so DRA serves it there again."""
+def plugin_node(
+    workload: Workloads, device_lease: Any, stopped_plugins: list[tuple[str, str]]
+) -> Iterator[PluginNode]:
+    """The leased node (node_exclusive), with DRA devices of the extended-resource class,
+    where a device plugin also advertises the resource. Afterwards the plugin stops and the
+    fixture waits until the node no longer offers the resource from it (allocatable 0), so DRA
+    serves it there again; it marks the node "no kubelet restart" for the kubelet's grace
+    period instead of holding the lease through it."""
     container_of = dict(workload.context.cluster.node_containers)
     per_node = {n: d for n, d in devices_per_node(workload, "extended-resource").items()}
-    candidates = sorted(n for n in per_node if n in container_of)
-    if not candidates:
+    node = device_lease.node
+    if node not in container_of:
         not_run(
             "the harness can place a device plugin only on nodes it runs as containers "
-            "(kind); this cluster's nodes are not reachable that way",
+            f"(kind); node {node} of this cluster is not reachable that way",
             "run this requirement on a kind cluster created by dra-conformance",
         )
-    node = candidates[0]
     plugin_dir = kind_node_plugin_dir(container_of[node])
     if not os.access(plugin_dir, os.W_OK):
         not_run(
@@ -96,17 +118,28 @@ def plugin_node(workload: Workloads) -> Iterator[PluginNode]:
         yield plugin_node
         _forget_plugin_allocations(workload, plugin_node)
     finally:
+        stopped_at = time.time()
         plugin.stop()
+        # Before anything else: even if the wait below fails, the node is marked.
+        mark_no_kubelet_restart(
+            device_lease.book,
+            node,
+            stopped_at + KUBELET_PLUGIN_GRACE_SECONDS + GRACE_SLACK_SECONDS,
+            f"DRA-EXT-006 stopped a device plugin of {resource}; until the kubelet's grace "
+            "period is over, a restarted kubelet reloads its stale allocations",
+        )
+        stopped_plugins.append((node, resource))
         waits.wait_until(
             lambda: _allocatable(workload, node, resource),
             lambda a: a in (None, "0"),
             describe=f"node {node} to stop offering {resource} from the stopped device plugin",
             timeout=workload.timeout("default"),
         )
-        _wait_until_kubelet_forgot_the_plugin(workload, node, resource)
 
 
-def _wait_until_kubelet_forgot_the_plugin(workload: Workloads, node: str, resource: str) -> None:
+def _wait_until_kubelet_forgot_the_plugin(
+    context: RunContext, k8s: K8sClients, node: str, resource: str
+) -> None:
     """Wait out the v1.37.2 kubelet's grace period for a stopped device plugin (5 min).
 
     Until it ends, the kubelet's device-manager checkpoint still lists the resource and the
@@ -116,11 +149,11 @@ def _wait_until_kubelet_forgot_the_plugin(workload: Workloads, node: str, resour
     good. When the period ends the kubelet drops the resource, rewrites its checkpoint without
     it and reports capacity 0 (the plugin's unhealthy devices count until then)."""
     waits.wait_until(
-        lambda: _node_offers(workload, node, resource)[0],
+        lambda: _node_offers(k8s, node, resource)[0],
         lambda c: c in (None, "0"),
         describe=f"the kubelet on {node} to drop {resource} of the stopped device plugin "
         f"(status.capacity 0 once its 5-minute grace period is over), so that a kubelet "
         "restart later cannot bring stale device-plugin allocations back",
-        timeout=KUBELET_PLUGIN_GRACE_SECONDS + workload.timeout("default"),
+        timeout=KUBELET_PLUGIN_GRACE_SECONDS + context.timeout("default"),
         interval=5.0,
     )

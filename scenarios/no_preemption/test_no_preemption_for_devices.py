@@ -21,6 +21,7 @@ from conformance.workloads import Workloads
 
 
 @pytest.mark.requirement("DRA-PREEMPT-001")
+# cluster: a preempting scheduler could evict any test's pod
 @pytest.mark.devices("default", count="all", exclusive=True)
 def test_high_priority_pod_does_not_preempt_device_holder(
     workload: Workloads, priorities: Priorities
@@ -68,6 +69,7 @@ def test_high_priority_pod_does_not_preempt_device_holder(
 
 
 @pytest.mark.requirement("DRA-PREEMPT-002")
+# cluster: a preempting scheduler could evict any test's pod
 @pytest.mark.devices("default", count="all", exclusive=True)
 def test_high_priority_pod_gets_device_when_holder_ends(
     request: pytest.FixtureRequest, workload: Workloads, priorities: Priorities

@@ -39,11 +39,12 @@ def _unschedulable(workload, pod: str) -> dict:
 
 
 @pytest.mark.requirement("DRA-DRAIN-001")
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.node_exclusive(at_least=2)  # cordons the node
+@pytest.mark.devices("default", count=1)  # pod drifter, on another node
 def test_cordoned_node_gets_no_new_claims_and_keeps_running_pods(
-    dra_context, k8s, workload, node_ops
+    dra_context, k8s, workload, node_ops, device_lease
 ):
-    node = pick_node(dra_context, at_least=2, others_at_least=1)
+    node = pick_node(dra_context, at_least=2, others_at_least=1, lease=device_lease)
     workload.claim("resident")
     baseline = PodBaseline.of(workload.run("resident", ["resident"], node=node))
     [held] = workload.results("resident")
@@ -94,9 +95,12 @@ def test_cordoned_node_gets_no_new_claims_and_keeps_running_pods(
 
 
 @pytest.mark.requirement("DRA-DRAIN-004")
-@pytest.mark.devices("default", count="all", exclusive=True)
-def test_uncordoned_node_devices_are_allocatable_again(dra_context, k8s, workload, node_ops):
-    node = pick_node(dra_context, at_least=1, others_at_least=1)
+@pytest.mark.node_exclusive  # drains the node
+@pytest.mark.devices("default", count=1)  # the drained pod's replacement, on another node
+def test_uncordoned_node_devices_are_allocatable_again(
+    dra_context, k8s, workload, node_ops, device_lease
+):
+    node = pick_node(dra_context, at_least=1, others_at_least=1, lease=device_lease)
     node_devices = {d.id for d in devices_on(dra_context, node)}
     workload.template("one-device")
     deployments.create_claim_deployment(workload, "app", template="one-device", prefer=node)

@@ -40,15 +40,16 @@ def _assert_replacements_elsewhere(dra_context, workload, old_uids, node: str, c
 
 
 @pytest.mark.requirement("DRA-DRAIN-002")
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.node_exclusive(at_least=2)  # drains the node
+@pytest.mark.devices("default", count=2)  # the replacements, on other nodes
 def test_drain_evicts_unprepares_and_replaces_pods_with_the_driver_last(
-    dra_context, k8s, workload, node_ops
+    dra_context, k8s, workload, node_ops, device_lease
 ):
     readiness = dra_context.profile.readiness
     if not (readiness.daemonset_name and readiness.daemonset_namespace):
         pytest.fail("the profile has no readiness.daemonSet: the drain requirement checks "
                     "that the driver's kubelet-plugin pod is left until last")  # fmt: skip
-    node = pick_node(dra_context, at_least=2, others_at_least=2)
+    node = pick_node(dra_context, at_least=2, others_at_least=2, lease=device_lease)
     plugin = PodBaseline.of(
         wait_ready_pod_on_node(
             k8s,
@@ -89,9 +90,10 @@ def test_drain_evicts_unprepares_and_replaces_pods_with_the_driver_last(
 
 
 @pytest.mark.requirement("DRA-DRAIN-003")
-@pytest.mark.devices("default", count="all", exclusive=True)
-def test_drain_honours_a_pod_disruption_budget(dra_context, k8s, workload, node_ops):
-    node = pick_node(dra_context, at_least=2, others_at_least=2)
+@pytest.mark.node_exclusive(at_least=2)  # drains the node
+@pytest.mark.devices("default", count=2)  # the replacements, on other nodes
+def test_drain_honours_a_pod_disruption_budget(dra_context, k8s, workload, node_ops, device_lease):
+    node = pick_node(dra_context, at_least=2, others_at_least=2, lease=device_lease)
     pods = _deploy_on(workload, node, replicas=2)
     selector = {deployments.APP_LABEL: "app"}
     objects.create(

@@ -8,14 +8,26 @@ from __future__ import annotations
 import pytest
 
 from conformance.kube import slices, waits
+from conformance.node_marks import wait_until_kubelet_restart_allowed
+from conformance.outcome import not_run
 from conformance.placement import pick_node
+
+# The longest mark known: DRA-EXT-006's device-plugin grace period (5 min and slack).
+LONGEST_MARK_SECONDS = 360.0
 
 
 @pytest.mark.requirement("DRA-DRAIN-005")
-@pytest.mark.devices("default", count="all", exclusive=True)
-def test_deleting_a_node_removes_its_resource_slices(dra_context, k8s, node_deletion):
-    node = pick_node(dra_context)
+@pytest.mark.node_exclusive  # deletes the Node and restarts its kubelet
+def test_deleting_a_node_removes_its_resource_slices(dra_context, k8s, node_deletion, device_lease):
+    node = pick_node(dra_context, lease=device_lease)
     node_deletion.container(node)  # not applicable unless the node can be brought back
+    # Restoring the node restarts its kubelet: respect the node's "no kubelet restart" mark.
+    try:
+        wait_until_kubelet_restart_allowed(
+            device_lease.book, node, timeout=LONGEST_MARK_SECONDS * dra_context.timeout_scale
+        )
+    except TimeoutError as exc:
+        not_run(str(exc), "run this requirement again once the mark has expired")
     driver = dra_context.profile.driver
     before = slices.slices_of_node(k8s, node)
     assert any(s["spec"]["driver"] == driver for s in before), (

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.collection import ItemView, NodeExclusive, parse_node_exclusive
+from conformance.context import ClusterInfo, RunContext
+from conformance.devices import PublishedDevice
 from conformance.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
 from conformance.node_marks import (
     active_marks,
@@ -18,6 +21,8 @@ from conformance.node_marks import (
     no_kubelet_restart,
     wait_until_kubelet_restart_allowed,
 )
+from conformance.placement import PlacementError, pick_node
+from conformance.profile import load_profile
 
 SETS = {
     "default": frozenset({"w1/a", "w1/b", "w2/c"}),
@@ -286,3 +291,65 @@ def test_node_marks_last_until_they_expire(tmp_path: Path) -> None:
     waited = wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=5)
     assert 0.1 < waited < 1
     assert no_kubelet_restart(tmp_path, "w1") is None and active_marks(tmp_path) == []
+
+
+# --- declaring a node lease, and placing a test on it -----------------------------------------
+
+
+def _item(*markers: tuple[str, tuple, dict]) -> ItemView:
+    return ItemView("scenarios/x/test_x.py::test_x", Path("scenarios/x/test_x.py"), list(markers))
+
+
+def test_node_exclusive_marker_is_parsed_with_its_defaults() -> None:
+    assert parse_node_exclusive(_item()) == (None, [])
+    assert parse_node_exclusive(_item(("node_exclusive", (), {}))) == (NodeExclusive(), [])
+    got = parse_node_exclusive(_item(("node_exclusive", ("big",), {"at_least": 2})), SETS)
+    assert got == (NodeExclusive("big", 2), [])
+
+
+@pytest.mark.parametrize(
+    "markers,problem",
+    [
+        ([("node_exclusive", ("huge",), {})], "node_exclusive('huge'): not a device kind"),
+        ([("node_exclusive", (), {"at_least": 0})], "at_least=0): must be an integer >= 1"),
+        ([("node_exclusive", (), {"nodes": 2})], "node_exclusive takes node_exclusive(kind="),
+        (
+            [("node_exclusive", (), {}), ("devices", ("big",), {"exclusive": True})],
+            "node_exclusive and devices(..., exclusive=True): pick one scope",
+        ),
+    ],
+)
+def test_a_bad_node_exclusive_marker_is_a_collection_problem(
+    markers: list[tuple[str, tuple, dict]], problem: str
+) -> None:
+    lease, problems = parse_node_exclusive(_item(*markers), SETS)
+    assert lease is None
+    assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path) -> None:
+    devices = [PublishedDevice("w1", "a", "w1"), PublishedDevice("w1", "b", "w1")]
+    devices.append(PublishedDevice("w2", "c", "w2"))
+    context = RunContext(
+        run_id="r",
+        run_dir=tmp_path,
+        profile=load_profile(Path(__file__).parents[3] / "drivers" / "fake" / "profile.yaml"),
+        cluster=ClusterInfo("kind", "c", "/k", None, True),
+        git_version="v1.37.2",
+        served_resources={},
+        feature_gates=None,
+        feature_gates_error=None,
+        nodes=("w1", "w2"),
+        devices=tuple(devices),
+        device_sets={"default": frozenset(d.id for d in devices)},
+        workload_image="w",
+    )
+    broker = DeviceLeaseBroker(tmp_path, context.device_sets, device_nodes=NODES)
+    on_w1 = broker.acquire("t", [], nodes=["w1"], timeout=1)
+    assert pick_node(context, lease=on_w1) == "w1"  # not w2, which has fewer devices
+    with pytest.raises(PlacementError, match="w1=2, w2=1"):
+        pick_node(context, at_least=3, lease=on_w1)
+    broker.release(on_w1)
+    plain = broker.acquire("t", [DeviceNeed("default")], timeout=1)
+    with pytest.raises(PlacementError, match="needs a node lease"):
+        pick_node(context, lease=plain)
