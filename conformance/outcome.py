@@ -13,6 +13,9 @@ exception raised, never by the text of a skip reason:
 
 A plain `pytest.skip()` counts as *not run*: only the harness's own exception makes a
 requirement not applicable.
+
+A `HarnessError` raised while a test runs (a fault that could not be injected, say) makes the
+test an *error*, not a *failure*: the harness, not the driver, could not do its part.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ MESSAGE_PREFIX = {"not-applicable": "not applicable: ", "not-run": "not run: "}
 class SkipKind(StrEnum):
     NOT_APPLICABLE = "not-applicable"
     NOT_RUN = "not-run"
+
+
+class HarnessError(Exception):
+    """The harness could not do its part of a test; the test is an error, not a failure."""
 
 
 class _TypedSkip(pytest.skip.Exception):  # type: ignore[name-defined,misc]
@@ -72,8 +79,13 @@ def not_run(reason: str, remedy: str = "") -> NoReturn:
     raise NotRun(reason, remedy)
 
 
+ERROR = "error"  # PROP_OUTCOME of a phase that raised a HarnessError
+
+
 def typed_skip_properties(exc: BaseException | None) -> list[tuple[str, str]]:
-    """The user_properties a report gets for `exc` (empty unless it is a typed skip)."""
+    """The user_properties a report gets for `exc` (empty unless it is typed)."""
+    if isinstance(exc, HarnessError):
+        return [(PROP_OUTCOME, ERROR)]
     if not isinstance(exc, _TypedSkip):
         return []
     props = [(PROP_OUTCOME, str(exc.kind))]

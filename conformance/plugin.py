@@ -39,6 +39,7 @@ from conformance.collection import (
 )
 from conformance.context import ClusterInfo, RunContext, build_run_context, read_cluster_facts
 from conformance.errors import ConformanceError
+from conformance.faults import missing_faults_reason, missing_faults_remedy
 from conformance.kube.builders import Builders
 from conformance.kube.cleanup import (
     NamespaceRegistry,
@@ -702,9 +703,22 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     failure = context.readiness_failure
     if failure is not None and not fails_on_readiness(req, failure):
         not_run(*driver_not_ready_reason(failure))
-    cannot_run = not_run_reason(req, context) or missing_selector_reason(item, context.profile)
-    if cannot_run:
-        not_run(*cannot_run)
+    # Then what keeps it from running here; each reason with what would make it run.
+    cannot_run = [
+        not_run_reason(req, context),
+        missing_selector_reason(item, context.profile),
+        missing_faults(req, context.profile),
+    ]
+    found = [r for r in cannot_run if r]
+    if found:
+        not_run("; ".join(r for r, _ in found), "; ".join(m for _, m in found if m))
+
+
+def missing_faults(req: Requirement, profile: Profile) -> tuple[str, str] | None:
+    """Fault kinds the requirement injects and the profile cannot: injecting a fault is the
+    harness's job, never a driver feature, so the requirement is not run (never N/A)."""
+    reason = missing_faults_reason(req.faults, profile)
+    return (reason, missing_faults_remedy(req.faults, profile)) if reason else None
 
 
 def missing_selector_reason(item: pytest.Item, profile: Profile) -> tuple[str, str] | None:

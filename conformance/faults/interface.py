@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from conformance.frozen import FrozenMap
+from conformance.outcome import HarnessError
 
 TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 
@@ -39,8 +40,9 @@ class FaultNotSupported(Exception):
     """This injector cannot produce that kind of fault."""
 
 
-class FaultError(Exception):
-    """A fault that was asked for could not be injected or undone (a harness-side error)."""
+class FaultError(HarnessError):
+    """A fault that was asked for could not be injected or undone (a harness-side error:
+    the test ends an error, not a failure)."""
 
 
 class FaultCommandError(FaultError):

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind, typed_skip_properties
+from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
 from conformance.report.catalog import RequirementInfo, catalog_for
 from conformance.report.facts import RunFacts, get_run_facts
-from conformance.report.outcomes import PROP_REQUIREMENT
+from conformance.report.outcomes import PROP_REQUIREMENT, TestOutcome, TestRecord
 
 ALLURE_RESULTS = "allure-results"
 LABEL_OUTCOME = PROP_OUTCOME  # the typed outcome's label, named like the user property
@@ -124,14 +124,15 @@ def _start_allure_listener(config: pytest.Config, results_dir: Path) -> None:
     config.add_cleanup(cleanup_factory(file_logger))
 
 
-_PHASES_KEY = pytest.StashKey[dict[str, str]]()  # when -> passed|failed|skipped|<SkipKind>
+_RECORD_KEY = pytest.StashKey[TestRecord]()  # the test's phases, typed as the summary types them
 _LABELLED_KEY = pytest.StashKey[bool]()
 
 
 class AllureOutcomes:
     """Gives each Allure result its typed outcome: the `dra_outcome` label, and for a skip a
     message that starts with the outcome's prefix (Allure's categories tell the two skips apart
-    by it). Runs where the test runs, so on xdist workers too."""
+    by it). Runs where the test runs, so on xdist workers too. The outcome is the summary's
+    (`TestRecord`), from the typed report properties the collector stamps."""
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: after allure-pytest's wrapper
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -140,32 +141,23 @@ class AllureOutcomes:
             # a setup hook that ran before the collector's (and skipped or failed) left the
             # result without its requirement labels
             apply_dynamic_labels(item, catalog_for(item.config)[0], get_run_facts(item.config))
-        phases = item.stash.setdefault(_PHASES_KEY, {})
-        phases[report.when] = report.outcome
+        record = item.stash.setdefault(_RECORD_KEY, TestRecord(nodeid=item.nodeid))
+        record.add_report(report)
         if report.skipped:
-            kind = skip_kind(call, report)
-            phases[report.when] = kind
+            kind = (
+                SkipKind.NOT_APPLICABLE
+                if record.outcome is TestOutcome.NOT_APPLICABLE
+                else SkipKind.NOT_RUN
+            )
             _set_allure_message(item.config, skip_message(kind, call, report))
         if report.when == "teardown":
             import allure
 
-            outcome = typed_outcome(phases)
+            outcome = str(record.outcome)
             allure.dynamic.label(LABEL_OUTCOME, outcome)
             if outcome in (SkipKind.NOT_APPLICABLE, SkipKind.NOT_RUN):
                 allure.dynamic.tag(outcome)  # the tree's Tags filter shows one kind of skip
         return report
-
-
-def skip_kind(call: pytest.CallInfo[None], report: pytest.TestReport) -> SkipKind:
-    """Not applicable only for the harness's NotApplicable (never by the reason's text)."""
-    if hasattr(report, "wasxfail"):
-        return SkipKind.NOT_RUN
-    typed = dict(typed_skip_properties(call.excinfo.value if call.excinfo else None))
-    if not typed:  # the kind the plugin recorded on the report, if any
-        typed = {str(e[0]): str(e[1]) for e in report.user_properties if len(e) == 2}
-    if typed.get(PROP_OUTCOME) == SkipKind.NOT_APPLICABLE:
-        return SkipKind.NOT_APPLICABLE
-    return SkipKind.NOT_RUN
 
 
 def skip_message(kind: SkipKind, call: pytest.CallInfo[None], report: pytest.TestReport) -> str:
@@ -178,18 +170,6 @@ def skip_message(kind: SkipKind, call: pytest.CallInfo[None], report: pytest.Tes
         text = str(getattr(exc, "msg", None) or exc or "")
     prefix = MESSAGE_PREFIX[kind]
     return text if text.startswith(prefix) else prefix + text
-
-
-def typed_outcome(phases: Mapping[str, str]) -> str:
-    """passed, failed, error, not-applicable or not-run, from the phases' outcomes."""
-    if phases.get("call") == "failed":
-        return "failed"
-    if "failed" in (phases.get("setup"), phases.get("teardown")):
-        return "error"
-    for when in ("setup", "call"):
-        if phases.get(when) in (SkipKind.NOT_APPLICABLE, SkipKind.NOT_RUN):
-            return str(phases[when])
-    return "passed" if phases.get("call") == "passed" else "error"
 
 
 def _set_allure_message(config: pytest.Config, message: str) -> None:

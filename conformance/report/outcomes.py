@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from conformance.outcome import ERROR as HARNESS_ERROR
 from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, PROP_REMEDY, SkipKind
 from conformance.report.redact import redact_text
 
@@ -44,6 +45,7 @@ class TestRecord:
     reasons: dict[str, str] = field(default_factory=dict)  # when -> reason text
     skip_kinds: dict[str, str] = field(default_factory=dict)  # when -> SkipKind of a typed skip
     remedies: dict[str, str] = field(default_factory=dict)  # when -> what would make it run
+    harness_error: bool = False  # the call failed with a HarnessError: an error, not a failure
     properties: list[tuple[str, Any]] = field(default_factory=list)
     wasxfail: bool = False
     duration_s: float = 0.0
@@ -63,11 +65,14 @@ class TestRecord:
         ]
         if report.outcome != "passed":
             self.reasons[report.when] = report_reason(report)
+        typed = dict(p for p in properties if p[0] in _TYPED_PROPERTIES)
         if report.outcome == "skipped":
-            typed = dict(p for p in properties if p[0] in _TYPED_PROPERTIES)
             if PROP_OUTCOME in typed and not hasattr(report, "wasxfail"):
                 self.skip_kinds[report.when] = str(typed[PROP_OUTCOME])
                 self.remedies[report.when] = str(typed.get(PROP_REMEDY, ""))
+        elif report.outcome == "failed" and report.when == "call":
+            # a HarnessError (conformance/outcome.py): the harness failed, not the driver
+            self.harness_error = typed.get(PROP_OUTCOME) == HARNESS_ERROR
         # An item's user_properties only grow, and every phase report carries all of them so
         # far: the latest report has the complete list (recording twice is not doubling).
         properties = [p for p in properties if p[0] not in _TYPED_PROPERTIES]
@@ -102,7 +107,7 @@ class TestRecord:
             return TestOutcome.ERROR
         call = self.phases.get("call")
         if call == "failed":
-            return TestOutcome.FAILED
+            return TestOutcome.ERROR if self.harness_error else TestOutcome.FAILED
         if self.phases.get("setup") == "failed" or self.phases.get("teardown") == "failed":
             return TestOutcome.ERROR
         skipped = self._skipped_phase()

@@ -17,29 +17,14 @@ from conformance.context import RunContext
 from conformance.faults import (
     DeviceTaintRuleInjector,
     ProfileFaults,
-    missing_faults_reason,
-    missing_faults_remedy,
 )
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import restart_pod_on_node, wait_driver_ready
-from conformance.outcome import not_run
-from conformance.plugin import REQUIREMENT_KEY
 
 
 def _taint_rule_version(context: RunContext) -> str | None:
     group_version = context.device_taint_rule_api_version()
     return group_version.split("/", 1)[1] if group_version else None
-
-
-@pytest.fixture(autouse=True)
-def _fault_gate(request: pytest.FixtureRequest, dra_context: RunContext) -> None:
-    """A requirement whose fault kinds (gates.faults) the profile cannot inject is not run:
-    fault injection is the harness's job, not a driver feature. Runs before any lease."""
-    requirement = request.node.stash.get(REQUIREMENT_KEY, None)
-    kinds = requirement.faults if requirement is not None else ()
-    reason = missing_faults_reason(kinds, dra_context.profile)
-    if reason:
-        not_run(reason, missing_faults_remedy(kinds, dra_context.profile))
 
 
 @pytest.fixture
