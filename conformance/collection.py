@@ -152,6 +152,17 @@ def parse_node_exclusive(
     return NodeExclusive(kind, at_least), []
 
 
+def lease_rank(item: ItemView) -> int:
+    """Run order: cluster-wide exclusive tests first (they run alone, so early rather than as
+    a lone tail), then node-exclusive ones (long: drains, restarts, settle windows), then the
+    rest, which fill the gaps. Stable within a rank."""
+    if parse_devices(item)[1]:
+        return 0
+    if item.marks("node_exclusive"):
+        return 1
+    return 2
+
+
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:
     names: list[str] = []
     problems: list[str] = []

@@ -33,6 +33,7 @@ from conformance.collection import (
     Selection,
     check_collection,
     is_scenario,
+    lease_rank,
     parse_capabilities,
     parse_devices,
     parse_node_exclusive,
@@ -559,7 +560,14 @@ def _view(item: pytest.Item) -> ItemView:
     return ItemView(item.nodeid, Path(item.path), marks)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Same order on every xdist worker (the controller schedules by index), so: a stable sort.
+    items.sort(key=lambda item: lease_rank(_view(item)))
+    _select_requirements(config, items)
+
+
+def _select_requirements(config: pytest.Config, items: list[pytest.Item]) -> None:
     wanted = set(config.getoption("dra_requirements", None) or [])
     if not wanted:
         return

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.collection import ItemView, NodeExclusive, parse_node_exclusive
+from conformance.collection import ItemView, NodeExclusive, lease_rank, parse_node_exclusive
 from conformance.context import ClusterInfo, RunContext
 from conformance.devices import PublishedDevice
 from conformance.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
@@ -353,3 +353,11 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
     plain = broker.acquire("t", [DeviceNeed("default")], timeout=1)
     with pytest.raises(PlacementError, match="needs a node lease"):
         pick_node(context, lease=plain)
+
+
+def test_cluster_exclusive_then_node_exclusive_tests_run_first() -> None:
+    plain = _item(("devices", ("big",), {}))
+    node = _item(("node_exclusive", (), {}), ("devices", ("small",), {}))
+    cluster = _item(("devices", ("big",), {"exclusive": True}))
+    order = sorted([plain, node, plain, cluster], key=lease_rank)
+    assert order == [cluster, node, plain, plain]
