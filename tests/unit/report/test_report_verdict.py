@@ -230,3 +230,16 @@ def test_a_selection_without_a_must_is_judged_on_what_it_selected(outcome, verdi
     records = [record("s", "S", **OUTCOMES[outcome])]
     decided = decide_verdict(requirement_results(catalog, records, scope=["S"]))
     assert (decided.verdict, decided.basis) == (verdict, "selected")
+
+
+def test_a_harness_error_in_the_call_is_an_error_not_a_failure() -> None:
+    class Report:
+        nodeid, when, outcome, duration = "t", "call", "failed", 0.1
+        longrepr = "E   FaultCommandError: fault withdraw: command ['x'] failed"
+        user_properties = [("requirement", "R"), (PROP_OUTCOME, "error")]
+
+    rec = TestRecord(nodeid="t", phases={"setup": "passed"})
+    rec.add_report(Report())  # type: ignore[arg-type]
+    assert rec.outcome is TestOutcome.ERROR
+    assert rec.reason.startswith("call error: ")
+    assert requirement_status([rec])[0] is RequirementStatus.ERROR
