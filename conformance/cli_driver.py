@@ -130,8 +130,13 @@ def _profile_check(args: argparse.Namespace) -> int:
         f"profile {args.file}: valid ({profile.driver}, "
         f"{len(profile.device_kinds)} device kinds, {len(profile.capabilities)} capabilities)"
     )
+    from conformance.faults.check import fault_method_problems
+
+    fault_problems = fault_method_problems(profile.faults)  # what this host can run
+    for problem in fault_problems:
+        print(f"  error: {problem}")
     if args.offline:
-        return 0
+        return 1 if fault_problems else 0
     from conformance import driver_install
     from conformance.profile_check import check_profile_live
 
@@ -145,7 +150,7 @@ def _profile_check(args: argparse.Namespace) -> int:
         f"live check against {kubeconfig}: {len(errors)} error(s), "
         f"{len(problems) - len(errors)} warning(s)/note(s)"
     )
-    return 1 if errors else 0
+    return 1 if errors or fault_problems else 0
 
 
 def add_run_command(sub: argparse._SubParsersAction) -> None:

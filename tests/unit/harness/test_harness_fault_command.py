@@ -306,3 +306,25 @@ def test_profile_check_of_fault_methods() -> None:
         "faults.unhealthy.entryPoint 'no_such_vendor_module:Faults': cannot import module "
         "'no_such_vendor_module': No module named 'no_such_vendor_module'",
     ]
+
+
+def test_profile_check_command_reports_fault_methods_this_host_cannot_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    from conformance.cli import main
+    from conformance.profile import SUITE_ROOT
+
+    document = yaml.safe_load((SUITE_ROOT / "drivers/fake/profile.yaml").read_text())
+    document["install"]["manifests"] = [str(SUITE_ROOT / "drivers/fake/deploy")]
+    document["faults"]["withdraw"] = {"method": "command", "command": ["no-such-tool"]}
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(yaml.safe_dump(document))
+    assert main(["profile", "check", str(profile), "--offline"]) == 1
+    assert "faults.withdraw.command[0]: 'no-such-tool' is not an executable" in (
+        capsys.readouterr().out
+    )
+    assert (
+        main(["profile", "check", str(SUITE_ROOT / "drivers/fake/profile.yaml"), "--offline"]) == 0
+    )
