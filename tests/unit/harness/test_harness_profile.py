@@ -344,7 +344,7 @@ BAD: list[tuple[str, Any, str]] = [
         mutate(
             "install", {"method": "manifests", "manifests": ["."], "image": {"builder": "fake"}}
         ),
-        'install.image.builder: expected one of fake-driver, got "fake" '
+        'install.image.builder: expected one of fake-driver, k8s-test-driver, got "fake" '
         "(did you mean 'fake-driver'?)",
     ),
     (
