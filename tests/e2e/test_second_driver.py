@@ -1,0 +1,133 @@
+"""A second driver nobody here wrote, certified with a profile only (issue 10, item 6): the
+Kubernetes e2e DRA test driver (k8s.io/kubernetes v1.37.2 test/e2e/dra/test-driver), built
+offline, installed from docs/examples/k8s-test-driver/ and run through the whole suite with
+-n 4. Every requirement's outcome is asserted, with a stable part of each non-passed reason.
+
+It runs on the e2e cluster in place of the fake driver (cheaper than a second cluster on a
+2-core CI machine: about a minute less), and puts the fake driver back afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import driver_install
+from conformance.cluster import kind
+from conformance.profile import SUITE_ROOT, Profile, load_profile
+from conformance.progress import Progress
+
+PROFILE = "docs/examples/k8s-test-driver/profile.yaml"
+
+PASSED = "passed"
+# Requirement -> (outcome, a stable part of its reason) for every requirement that does not
+# pass. Everything not listed here must pass.
+# Its devices carry no attributes and no capacity, so the profile has no selectors, no
+# matchAttributes and no capacity; its faults are in-process switches, so only taints can be
+# injected; it has no admin-access marker and reports no device health.
+NO_SELECTOR_A = "needs device kind selector:kind-a (the profile's selector number 1)"
+NO_SELECTOR_B = "needs device kind selector:kind-b (the profile's selector number 2)"
+NOT_PASSED: dict[str, tuple[str, str]] = {
+    "DRA-ALLOC-001": ("not-run", NO_SELECTOR_A),
+    "DRA-ALLOC-002": ("not-run", "the profile names no capacity to compare on"),
+    "DRA-ALLOC-003": ("not-run", NO_SELECTOR_B),
+    "DRA-ALLOC-005": ("not-run", NO_SELECTOR_B),
+    "DRA-ALLOC-006": ("not-run", "the profile lists no matchAttributes to constrain on"),
+    "DRA-ALLOC-008": ("not-run", NO_SELECTOR_A),
+    "DRA-ALLOC-011": ("not-run", NO_SELECTOR_A),
+    "DRA-ALLOC-013": ("not-applicable", "does not declare capability admin-access"),
+    "DRA-LOSS-003": ("not-run", "the profile has no fault method for withdraw"),
+    "DRA-LOSS-004": ("not-applicable", "does not declare capability health-reporting"),
+    "DRA-LOSS-005": ("not-run", "the profile has no fault method for fail-prepare"),
+}
+# MUSTs that did not run (withdraw, selectors, capacity) keep it from CONFORMANT.
+VERDICT = "INCOMPLETE"
+EXIT_CODE = 3
+
+
+def _run_suite(cluster: str, report: Path, run_id: str) -> subprocess.CompletedProcess:
+    cmd = [
+        sys.executable,
+        "-m",
+        "conformance.cli",
+        "run",
+        "--profile",
+        PROFILE,
+        "--name",
+        cluster,
+        "--report-dir",
+        str(report),
+        "--run-id",
+        run_id,
+        "-n",
+        "4",
+    ]
+    return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=2400)
+
+
+@pytest.fixture(scope="module")
+def test_driver_run(
+    request: pytest.FixtureRequest,
+    kind_cluster: kind.KindCluster,
+    fake_driver: Profile,
+    progress: Progress,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, Any]]:
+    """The fake driver swapped out for the test driver, the whole suite run, the fake driver
+    restored (and ready) afterwards for the rest of the tier."""
+    kubeconfig = str(kind_cluster.kubeconfig)
+    profile = load_profile(SUITE_ROOT / PROFILE)
+    report = tmp_path_factory.mktemp("second-driver") / "report"
+    start = time.monotonic()
+    driver_install.uninstall(fake_driver, kubeconfig, None, progress)
+    try:
+        result = _run_suite(kind_cluster.name, report, f"e2e-k8s-test-driver-{int(time.time())}")
+        wall_s = time.monotonic() - start
+        summary_file = report / "summary.json"
+        yield {
+            "result": result,
+            "output": result.stdout + result.stderr,
+            "summary": json.loads(summary_file.read_text()) if summary_file.is_file() else None,
+            "wall_s": wall_s,
+        }
+    finally:
+        restore_start = time.monotonic()
+        driver_install.uninstall(profile, kubeconfig, None, progress)
+        driver_install.install(
+            fake_driver, kubeconfig, None, driver_install.KindTarget(kind_cluster.name), progress
+        )
+        driver_install.wait_ready(fake_driver, kubeconfig, None, progress=progress)
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # a measurement for bench/suite.md, not an assertion
+            reporter.write_line(
+                f"\nsecond driver: swap + whole suite -n 4 {wall_s:.0f} s, "
+                f"restore fake driver {time.monotonic() - restore_start:.0f} s"
+            )
+
+
+def test_verdict_and_exit_code(test_driver_run: dict[str, Any]) -> None:
+    summary = test_driver_run["summary"]
+    assert summary is not None, test_driver_run["output"][-6000:]
+    assert summary["verdict"] == VERDICT, test_driver_run["output"][-6000:]
+    assert test_driver_run["result"].returncode == EXIT_CODE
+
+
+def test_every_requirement_has_its_expected_outcome(test_driver_run: dict[str, Any]) -> None:
+    summary = test_driver_run["summary"]
+    assert summary is not None, test_driver_run["output"][-6000:]
+    got = {r["id"]: r for r in summary["requirements"]}
+    unexpected = {}
+    for rid, requirement in sorted(got.items()):
+        status, reason_part = NOT_PASSED.get(rid, (PASSED, ""))
+        reason = requirement.get("reason") or ""
+        if requirement["status"] != status or reason_part not in reason:
+            unexpected[rid] = (requirement["status"], reason[:300], "expected", status, reason_part)
+    assert not unexpected, json.dumps(unexpected, indent=1)
+    assert set(NOT_PASSED) <= set(got), set(NOT_PASSED) - set(got)
