@@ -171,9 +171,7 @@ def test_missing_must_is_incomplete(fake_suite) -> None:
     assert missing["reason"].startswith("no test of it ran")
     assert summary["verdict"] == "INCOMPLETE"
     assert summary["exit_code"] == 3
-    assert [r.split(":")[0] for r in summary["verdict_reasons"]] == [
-        "DRA-CORE-003 (MUST) not run"
-    ]
+    assert [r.split(":")[0] for r in summary["verdict_reasons"]] == ["DRA-CORE-003 (MUST) not run"]
 
 
 def test_must_not_run_is_incomplete_and_erroring_is_non_conformant(fake_suite) -> None:
