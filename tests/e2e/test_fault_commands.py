@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_run import _run_cli
+from runs import run_cli
 
 from conformance.profile import SUITE_ROOT, Profile
 
@@ -40,7 +40,7 @@ def command_profile(tmp_path: Path, faults: dict[str, Any]) -> Path:
 
 def _run(cluster: Any, profile: Path, report: Path, *requirements: str, run_id: str) -> dict:
     selection = [arg for r in requirements for arg in ("--dra-requirement", r)]
-    result = _run_cli(
+    result = run_cli(
         cluster.name,
         report,
         "--dra-skip-install",

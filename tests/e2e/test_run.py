@@ -8,10 +8,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from allure_check import read_allure_html
+from runs import run_cli
 
 from conformance.kube.client import K8sClients
 from conformance.profile import SUITE_ROOT
@@ -19,32 +19,6 @@ from conformance.report.junit import parse_junit_counts
 from conformance.requirements import load_catalog
 
 RUN_LABEL = "dra-conformance.io/run"
-
-
-def _run_cli(
-    cluster: str,
-    report_dir: Path,
-    *extra: str,
-    run_id: str,
-    profile: str = "drivers/fake/profile.yaml",
-    timeout: float = 1800,
-) -> subprocess.CompletedProcess:
-    cmd = [
-        sys.executable,
-        "-m",
-        "conformance.cli",
-        "run",
-        "--profile",
-        profile,
-        "--name",
-        cluster,
-        "--report-dir",
-        str(report_dir),
-        "--run-id",
-        run_id,
-        *extra,
-    ]
-    return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def _run_namespaces(k8s: K8sClients, run_id: str) -> list[str]:
@@ -60,7 +34,7 @@ def whole_suite_run(request, kind_cluster, fake_driver, tmp_path_factory) -> dic
     comparison, measured by bench/suite_speed.py, not a test.)"""
     report = tmp_path_factory.mktemp("run-n4") / "report"
     start = time.monotonic()
-    result = _run_cli(kind_cluster.name, report, "-n", "4", run_id=f"e2e-all-{int(time.time())}")
+    result = run_cli(kind_cluster.name, report, "-n", "4", run_id=f"e2e-all-{int(time.time())}")
     wall = time.monotonic() - start
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:  # a figure for bench/suite.md, not an assertion
@@ -125,7 +99,7 @@ def test_existing_cluster_without_disruptive_opt_in_is_incomplete(
     assert len(must) >= 5  # the catalog has many; a smaller number means it was misread
     selection = [arg for r in disruptive for arg in ("--dra-requirement", r.id)]
     report = tmp_path / "report"
-    result = _run_cli(
+    result = run_cli(
         kind_cluster.name,
         report,
         "--cluster",
@@ -157,7 +131,7 @@ def test_a_selection_without_a_must_is_judged_on_what_it_selected(
 ):
     may = next(r for r in _catalog().requirements if r.id == "DRA-ALLOC-014")
     assert may.level != "MUST"
-    result = _run_cli(
+    result = run_cli(
         kind_cluster.name,
         tmp_path / "report",
         "--dra-requirement",
@@ -177,7 +151,7 @@ def test_broken_profile_exits_nonzero_with_clear_message(tmp_path):
     bad.write_text(
         "apiVersion: dra-conformance.io/v1alpha1\nkind: DriverProfile\ndriver: Not_A_Name\n"
     )
-    result = _run_cli("unused", tmp_path / "report", run_id="e2e-bad", profile=str(bad))
+    result = run_cli("unused", tmp_path / "report", run_id="e2e-bad", profile=str(bad))
     assert result.returncode == 2
     assert "driver: expected a driver name" in result.stderr
     assert "deviceClasses: required field is missing" in result.stderr

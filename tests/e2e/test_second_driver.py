@@ -10,14 +10,12 @@ It runs on the e2e cluster in place of the fake driver (cheaper than a second cl
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import run_cli
 
 from conformance import driver_install
 from conformance.cluster import kind
@@ -52,26 +50,6 @@ VERDICT = "INCOMPLETE"
 EXIT_CODE = 3
 
 
-def _run_suite(cluster: str, report: Path, run_id: str) -> subprocess.CompletedProcess:
-    cmd = [
-        sys.executable,
-        "-m",
-        "conformance.cli",
-        "run",
-        "--profile",
-        PROFILE,
-        "--name",
-        cluster,
-        "--report-dir",
-        str(report),
-        "--run-id",
-        run_id,
-        "-n",
-        "4",
-    ]
-    return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=2400)
-
-
 @pytest.fixture(scope="module")
 def test_driver_run(
     request: pytest.FixtureRequest,
@@ -88,7 +66,15 @@ def test_driver_run(
     start = time.monotonic()
     driver_install.uninstall(fake_driver, kubeconfig, None, progress)
     try:
-        result = _run_suite(kind_cluster.name, report, f"e2e-k8s-test-driver-{int(time.time())}")
+        result = run_cli(
+            kind_cluster.name,
+            report,
+            "-n",
+            "4",
+            run_id=f"e2e-k8s-test-driver-{int(time.time())}",
+            profile=PROFILE,
+            timeout=2400,
+        )
         wall_s = time.monotonic() - start
         summary_file = report / "summary.json"
         yield {
