@@ -60,3 +60,23 @@ def fake_driver(
 @pytest.fixture(scope="session")
 def k8s(kind_cluster: kind.KindCluster) -> K8sClients:
     return load_clients(str(kind_cluster.kubeconfig), None)
+
+
+# --- stage wall times in the CI log -----------------------------------------------------------
+
+_STAGE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Sum each e2e file's phases (the cluster's creation is in its first test's setup)."""
+    stage = report.nodeid.split("::")[0]
+    _STAGE_SECONDS[stage] = _STAGE_SECONDS.get(stage, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _STAGE_SECONDS:
+        return
+    terminalreporter.section("e2e stage wall times")
+    for stage, seconds in _STAGE_SECONDS.items():
+        terminalreporter.write_line(f"{seconds:8.0f} s  {stage}")
+    terminalreporter.write_line(f"{sum(_STAGE_SECONDS.values()):8.0f} s  e2e total")
