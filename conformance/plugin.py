@@ -370,6 +370,7 @@ def _run_facts(facts_type: Any, context: RunContext) -> Any:
         feature_gates=dict(context.feature_gates or {}),
         served_dra_apis=tuple(sorted(context.served_resources)),
         capabilities=tuple(sorted(context.profile.capabilities)),
+        fault_kinds=context.profile.faults.kinds,
         extra={
             "run_id": context.run_id,
             "workload_image": context.workload_image,

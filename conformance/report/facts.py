@@ -44,6 +44,7 @@ class RunFacts:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     served_dra_apis: tuple[str, ...] = ()  # e.g. ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
     capabilities: tuple[str, ...] = ()  # the profile's capability names
+    fault_kinds: tuple[str, ...] = ()  # the fault kinds the profile can inject
     extra: dict[str, Any] = field(default_factory=dict)
     setup_problem: str = ""  # what kept the run from testing the driver (e.g. never ready)
 
@@ -52,6 +53,7 @@ class RunFacts:
         data["nodes"] = [dict(n) for n in self.nodes]
         data["served_dra_apis"] = list(self.served_dra_apis)
         data["capabilities"] = list(self.capabilities)
+        data["fault_kinds"] = list(self.fault_kinds)
         return data
 
     @classmethod
@@ -62,7 +64,7 @@ class RunFacts:
             values["nodes"] = tuple(
                 n if isinstance(n, dict) else {"name": str(n)} for n in values["nodes"] or ()
             )
-        for name in ("served_dra_apis", "capabilities"):
+        for name in ("served_dra_apis", "capabilities", "fault_kinds"):
             if name in values:
                 values[name] = tuple(values[name] or ())
         if "feature_gates" in values:

@@ -161,6 +161,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append("")
     profile = driver.get("profile_path") or "unknown"
     out.append(f"- profile: `{profile}` ({driver.get('profile_digest') or 'no digest'})")
+    out.append(f"- capabilities: {', '.join(driver.get('capabilities') or []) or 'none'}")
+    out.append(f"- fault kinds: {', '.join(driver.get('fault_kinds') or []) or 'none'}")
     nodes = ", ".join(str(n.get("name")) for n in cluster.get("nodes", []) or [])
     out.append(f"- nodes: {nodes or 'unknown'}")
     apis = ", ".join(cluster.get("served_dra_apis", []) or [])

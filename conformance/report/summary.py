@@ -8,7 +8,8 @@ rendered from this document rather than from the inputs.
     run               id, started, finished (UTC ISO 8601), duration_s, pytest_args,
                       xdist_workers (0 = not distributed), exit_status (pytest's), report_dir,
                       python
-    driver            name, profile_path, profile_digest ("sha256:..."), capabilities[]
+    driver            name, profile_path, profile_digest ("sha256:..."), capabilities[],
+                      fault_kinds[] (what the profile can inject)
     cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
                       feature_gates {gate: bool}, served_dra_apis[]
     setup_problem     what kept the run from testing the driver (e.g. "the driver never
@@ -124,6 +125,7 @@ def build_summary(
             "profile_path": facts.profile_path or None,
             "profile_digest": facts.profile_digest or None,
             "capabilities": sorted(facts.capabilities),
+            "fault_kinds": list(facts.fault_kinds),
         },
         "cluster": {
             "provider": facts.cluster_provider or None,

@@ -62,6 +62,7 @@ def pytest_configure(config):
         feature_gates={{"DRADeviceTaintRules": True, "DRAPartitionableDevices": False}},
         served_dra_apis=("resource.k8s.io/v1",),
         capabilities=("health-reporting",),
+        fault_kinds=("taint", "withdraw"),
     ))
 
 

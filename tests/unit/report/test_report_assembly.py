@@ -56,6 +56,8 @@ def test_summary_of_a_serial_run(fake_suite) -> None:
         "test_fake_suite.py::test_publishes_slices_again",
     ]
     assert slices["duration_s"] >= 0
+    assert summary["driver"]["fault_kinds"] == ["taint", "withdraw"]
+    assert "- fault kinds: taint, withdraw" in (run.run_dir / "summary.md").read_text()
     na = run.requirement("DRA-LOSS-003")
     assert na["reason"] == "the driver profile does not declare capability withdraw-device"
     failed = run.requirement("DRA-ALLOC-005")
