@@ -49,7 +49,8 @@ def test_registers():
 
 @pytest.mark.requirement("DRA-CORE-002")
 def test_publishes_slices():
-    assert 1 == 2, "the slice lists no device"
+    devices: list[str] = []
+    assert devices, "the slice lists no device"
 
 
 @pytest.mark.requirement("DRA-LOSS-003")
