@@ -45,6 +45,14 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-LOSS-004": ("not-applicable", "does not declare capability health-reporting"),
     "DRA-LOSS-005": ("not-run", "the profile has no fault method for fail-prepare"),
 }
+# Requirement -> a stable part of the failure reason, for requirements the test driver breaks
+# only when a race goes one way; either passed or that failure is right. DRA-DEL-006 (SHOULD):
+# unlike the fake driver, the test driver prepares a device still prepared for a force-deleted
+# pod's claim, so the probe pod starts before the unprepare whenever the scheduler is faster
+# than the kubelet (seen on a quiet machine; other runs passed).
+RACES: dict[str, str] = {
+    "DRA-DEL-006": "to unprepare the force-deleted pod's claim: pod probe",
+}
 # MUSTs that did not run (withdraw, selectors, capacity) keep it from CONFORMANT.
 VERDICT = "INCOMPLETE"
 EXIT_CODE = 3
@@ -113,6 +121,8 @@ def test_every_requirement_has_its_expected_outcome(test_driver_run: dict[str, A
     for rid, requirement in sorted(got.items()):
         status, reason_part = NOT_PASSED.get(rid, (PASSED, ""))
         reason = requirement.get("reason") or ""
+        if rid in RACES and requirement["status"] == "failed":
+            status, reason_part = "failed", RACES[rid]
         if requirement["status"] != status or reason_part not in reason:
             unexpected[rid] = (requirement["status"], reason[:300], "expected", status, reason_part)
     assert not unexpected, json.dumps(unexpected, indent=1)
