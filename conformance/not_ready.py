@@ -27,7 +27,7 @@ def fails_on_readiness(req: Requirement, failure: ReadinessFailure) -> bool:
     return req.readiness is not None and req.readiness in failure.failed_parts
 
 
-def not_run_reason(failure: ReadinessFailure) -> tuple[str, str]:
+def driver_not_ready_reason(failure: ReadinessFailure) -> tuple[str, str]:
     """(reason, remedy) of a test that is not run because the driver never became ready."""
     return f"{NOT_READY}: {failure.brief()}", failure.remedy()
 
@@ -47,7 +47,7 @@ def run_without_driver(
     def setup() -> None:
         setup_hooks(item=item)
         if not fails_on_readiness(req, failure):  # the harness's hook has said so already
-            not_run(*not_run_reason(failure))
+            not_run(*driver_not_ready_reason(failure))
 
     if _report(item, "setup", setup).passed:
         reason = failure.reason_for(req.readiness or "")

@@ -66,11 +66,6 @@ class NotRun(_TypedSkip):
     kind = SkipKind.NOT_RUN
 
 
-# As pytest does for Skipped: a report then reads "NotRun: not run: ..." rather than carrying
-# this module's path.
-NotApplicable.__module__ = NotRun.__module__ = "builtins"
-
-
 def not_applicable(reason: str) -> NoReturn:
     raise NotApplicable(reason)
 

@@ -60,8 +60,11 @@ from conformance.lease import (
 )
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
 from conformance.node_marks import active_marks
-from conformance.not_ready import fails_on_readiness, run_without_driver
-from conformance.not_ready import not_run_reason as driver_not_ready_reason
+from conformance.not_ready import (
+    driver_not_ready_reason,
+    fails_on_readiness,
+    run_without_driver,
+)
 from conformance.outcome import not_applicable, not_run
 from conformance.placement import PlacementError, node_local_devices
 from conformance.profile import SELECTOR_ALIASES, Profile, ProfileError, load_profile

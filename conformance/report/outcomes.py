@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -16,7 +15,6 @@ from conformance.report.redact import redact_text
 
 MAX_REASON_CHARS = 500
 _TYPED_PROPERTIES = (PROP_OUTCOME, PROP_REMEDY)
-_SKIP_CLASS = re.compile(r"^(Skipped|NotApplicable|NotRun): ")  # how pytest shows skip messages
 
 # user_properties names (the plugin -> report contract, docs/CONTRACTS.md)
 PROP_REQUIREMENT = "requirement"
@@ -175,7 +173,7 @@ def report_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
         return _shorten("xfail: " + str(wasxfail).removeprefix("reason: "))
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return _shorten(_SKIP_CLASS.sub("", str(longrepr[2]), count=1))
+        return _shorten(str(longrepr[2]).removeprefix("Skipped: "))
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None and getattr(crash, "message", None):
         return _shorten(str(crash.message))
