@@ -13,9 +13,10 @@ bootstrap:
 conformance: bootstrap
 	$(VENV)/bin/dra-conformance run --profile $(PROFILE) -n 4
 
-## The project's own tests: unit tests, then end-to-end tests on a real kind cluster
+## The project's own tests: unit tests, then end-to-end tests on a real kind cluster; the
+## broken-driver checks run side by side on a second cluster (scripts/run_tests.py)
 test: bootstrap
-	$(VENV)/bin/python -m pytest tests $(PYTEST_ARGS)
+	$(VENV)/bin/python scripts/run_tests.py $(PYTEST_ARGS)
 
 lint: bootstrap
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

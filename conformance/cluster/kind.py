@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from conformance.cluster import docker_client, gobuild, host, kindconfig, nodeimage
+from conformance.cluster.buildlock import build_lock
 from conformance.cluster.versions import NodeVersions, cache_root
 from conformance.errors import ClusterError
 from conformance.progress import Progress
@@ -110,7 +111,10 @@ class KindCluster:
             "--retain",
         ]
         try:
-            with self.progress.stage(f"kind create cluster {self.name} ({image})"):
+            # One creation at a time on this host: two at once on 2 cores make kubeadm's
+            # control-plane checks time out (seen when the e2e tiers start side by side).
+            stage = f"kind create cluster {self.name} ({image})"
+            with self.progress.stage(stage), build_lock("kind-create"):
                 self._kind(*args, timeout=900)
             if self.options.offline:
                 self.apply_node_network_rbac()

@@ -29,10 +29,18 @@ from conformance.lease import DeviceLeaseBroker, cluster_lease_dir
 from conformance.profile import SUITE_ROOT, Profile
 
 SUBPROCESS_TIMEOUT_S = 900
-# A broken driver often leaves pods that cannot terminate (unprepare fails) until the check
-# switches the misbehaviour off; the subprocess need not wait out the default deletion
-# timeouts for them. Pods of the fake driver terminate in seconds when it works.
-BROKEN_RUN_TIMEOUTS = {"podDeleted": "45s", "namespaceDeleted": "20s", "eviction": "60s"}
+# A broken driver mostly fails by never getting somewhere (a pod that never runs, never
+# terminates, a slice never withdrawn): the check need not wait out the defaults, which are
+# sized for slow real drivers. The working fake driver gets a pod Running in ~1 s, allocates
+# in well under 1 s and withdraws a device in ~1 s, so these still leave it a wide margin.
+BROKEN_RUN_TIMEOUTS = {
+    "claimAllocated": "30s",
+    "podRunning": "40s",
+    "podDeleted": "30s",
+    "eviction": "40s",
+    "namespaceDeleted": "20s",
+    "slicesPublished": "60s",
+}
 
 
 def broken_run_profile(profile: Path, directory: Path) -> Path:
