@@ -16,17 +16,17 @@ from typing import Any, Literal
 
 from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.cel import attribute_name_problem, resolve_name
-from conformance.errors import ConformanceError
 from conformance.faults.spec import FaultsConfig, parse_faults
 from conformance.frozen import FrozenMap
 from conformance.opaque_config import OpaqueConfig, parse_opaque_config
 from conformance.schema import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
+    DocumentError,
     Problems,
     describe,
     join,
-    load_yaml,
+    read_document,
     suggest,
 )
 
@@ -69,18 +69,10 @@ InstallMethod = Literal["manifests", "helm", "preinstalled"]
 VerificationMethod = Literal["env", "file", "command"]
 
 
-class ProfileError(ConformanceError):
+class ProfileError(DocumentError):
     """The profile cannot be used; `problems` lists `field.path: message` lines."""
 
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        if len(problems) == 1:
-            text = f"profile {source}: {problems[0]}"
-        else:
-            lines = "\n".join(f"  {p}" for p in problems)
-            text = f"profile {source}: {len(problems)} problems\n{lines}"
-        super().__init__(text)
+    kind = "profile"
 
 
 @dataclass(frozen=True)
@@ -282,17 +274,8 @@ _VERIFICATION_VALUE_FORM = "pool/device, device, or attribute:<domain>/<name> (o
 
 def load_profile(path: str | Path) -> Profile:
     """Read and validate a profile; raises ProfileError naming every bad field."""
-    shown = str(path)
-    source = Path(path)
-    try:
-        text = source.read_text()
-    except OSError as exc:
-        raise ProfileError(shown, [f"cannot read the file: {exc.strerror or exc}"]) from None
-    try:
-        document = load_yaml(text)
-    except ValueError as exc:
-        raise ProfileError(shown, [str(exc)]) from None
-    return parse_profile(document, source=source, shown=shown)
+    document = read_document(path, ProfileError)
+    return parse_profile(document, source=Path(path), shown=str(path))
 
 
 def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> Profile:

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
-from conformance.errors import ConformanceError
 from conformance.faults.interface import FAULT_KINDS
 from conformance.frozen import FrozenMap
 from conformance.readiness_failure import READINESS_PARTS
-from conformance.schema import Problems, join, load_yaml, suggest
+from conformance.schema import DocumentError, Problems, join, read_document, suggest
 
 SCHEMA = 1
 SUITES = (
@@ -41,16 +40,10 @@ _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)$")
 _GATE_RE = re.compile(r"^[A-Z][A-Za-z0-9]+$")
 
 
-class CatalogError(ConformanceError):
-    def __init__(self, source: str, problems: list[str]) -> None:
-        self.source = source
-        self.problems = problems
-        if len(problems) == 1:
-            text = f"requirements catalog {source}: {problems[0]}"
-        else:
-            lines = "\n".join(f"  {p}" for p in problems)
-            text = f"requirements catalog {source}: {len(problems)} problems\n{lines}"
-        super().__init__(text)
+class CatalogError(DocumentError):
+    """The catalog cannot be used; `problems` lists `field.path: message` lines."""
+
+    kind = "requirements catalog"
 
 
 @dataclass(frozen=True)
@@ -88,16 +81,8 @@ class Catalog:
 
 
 def load_catalog(path: str | Path) -> Catalog:
-    shown = str(path)
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise CatalogError(shown, [f"cannot read the file: {exc.strerror or exc}"]) from None
-    try:
-        document = load_yaml(text)
-    except ValueError as exc:
-        raise CatalogError(shown, [str(exc)]) from None
-    return parse_catalog(document, source=Path(path), shown=shown)
+    document = read_document(path, CatalogError)
+    return parse_catalog(document, source=Path(path), shown=str(path))
 
 
 def parse_catalog(document: Any, *, source: Path, shown: str | None = None) -> Catalog:

@@ -9,9 +9,28 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import yaml
+
+from conformance.errors import ConformanceError
+
+
+class DocumentError(ConformanceError):
+    """A file cannot be used; `problems` lists `field.path: message` lines."""
+
+    kind: ClassVar[str] = "file"  # how the message names the file: "profile", ...
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        if len(problems) == 1:
+            text = f"{self.kind} {source}: {problems[0]}"
+        else:
+            lines = "\n".join(f"  {p}" for p in problems)
+            text = f"{self.kind} {source}: {len(problems)} problems\n{lines}"
+        super().__init__(text)
 
 
 class DuplicateKeyError(yaml.MarkedYAMLError):
@@ -50,6 +69,18 @@ def load_yaml(text: str) -> Any:
         raise ValueError(f"not valid YAML: {exc.problem}{where}") from None
     except yaml.YAMLError as exc:
         raise ValueError(f"not valid YAML: {exc}") from None
+
+
+def read_document(path: str | Path, error: type[DocumentError]) -> Any:
+    """The parsed YAML of `path`; raises `error` saying why it cannot be read or parsed."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise error(str(path), [f"cannot read the file: {exc.strerror or exc}"]) from None
+    try:
+        return load_yaml(text)
+    except ValueError as exc:
+        raise error(str(path), [str(exc)]) from None
 
 
 def describe(value: Any) -> str:
