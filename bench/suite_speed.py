@@ -1,94 +1,142 @@
-"""Serial vs parallel wall time of the scenario suites on the fake driver, measured in one go.
+"""Serial vs parallel wall time of the whole suite on the fake driver, and a flake check.
 
-    python bench/suite_speed.py [--name CLUSTER] [--workers 4] [--out bench/results/suite.json]
+    python bench/suite_speed.py --name CLUSTER [--workers 4] [--out FILE] [-- run args]
+    python bench/suite_speed.py --name CLUSTER --repeat 5 [--workers 4]
 
-Runs `dra-conformance run` twice against the same (already created) kind cluster, serially and
-with -n WORKERS, and prints a Markdown table: wall time, speed-up, per-requirement median and
-p95 duration, verdicts. The machine is noisy; compare the two numbers of one run, not runs of
-different days. Results are recorded in bench/suite.md.
+The first form runs `dra-conformance run` twice against the same (already created, driver
+installed) kind cluster, serially and then with -n WORKERS, back to back. The second runs
+REPEAT consecutive -n WORKERS runs. Both print a Markdown table: wall time, the ratio, per-test
+p50/p95 of the test body and of the time spent waiting for a device lease (apart, from
+summary.json's tests[].body_s and lease_wait_s), and whether every run gave the same
+per-requirement statuses (exit 1 if not). The machine is noisy: compare the runs of one
+invocation, not runs of different days. Results are recorded by hand in bench/suite.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_suite(cluster: str, workers: str, report: Path, extra: list[str]) -> dict:
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    index = q * (len(ordered) - 1)
+    low = int(index)
+    high = min(low + 1, len(ordered) - 1)
+    return round(ordered[low] + (ordered[high] - ordered[low]) * (index - low), 2)
+
+
+def run_suite(cluster: str, workers: str, report: Path, extra: list[str]) -> dict[str, Any]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "conformance.cli",
+        "run",
+        "--profile",
+        "drivers/fake/profile.yaml",
+        "--name",
+        cluster,
+        "--report-dir",
+        str(report),
+        "--dra-html-report",
+        "never",
+        *(["-n", workers] if workers != "0" else []),
+        *extra,
+    ]
+    print(f"[bench {time.strftime('%H:%M:%S')}] {' '.join(cmd[3:])}", flush=True)
     start = time.monotonic()
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance.cli",
-            "run",
-            "--profile",
-            "drivers/fake/profile.yaml",
-            "--name",
-            cluster,
-            "-n",
-            workers,
-            "--report-dir",
-            str(report),
-            "--dra-html-report",
-            "never",
-            *extra,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - start
-    summary = json.loads((report / "summary.json").read_text())
-    durations = [r["duration_s"] for r in summary["requirements"] if r.get("duration_s")]
+    summary_path = report / "summary.json"
+    if not summary_path.is_file():
+        sys.exit(f"run wrote no summary.json (exit {result.returncode}):\n{result.stdout[-3000:]}")
+    summary = json.loads(summary_path.read_text())
+    tests = summary["tests"]
+    bodies = [t["body_s"] for t in tests if t.get("body_s") is not None]
+    waits = [t["lease_wait_s"] for t in tests if t.get("lease_wait_s") is not None]
     return {
         "workers": workers,
         "exit_code": result.returncode,
         "wall_s": round(wall, 1),
+        "pytest_s": summary["run"]["duration_s"],
         "verdict": summary["verdict"],
-        "requirements_with_duration": len(durations),
-        "median_requirement_s": round(statistics.median(durations), 2) if durations else None,
-        "p95_requirement_s": round(sorted(durations)[int(0.95 * (len(durations) - 1))], 2)
-        if durations
-        else None,
+        "body_p50_s": percentile(bodies, 0.5),
+        "body_p95_s": percentile(bodies, 0.95),
+        "lease_wait_p50_s": percentile(waits, 0.5),
+        "lease_wait_p95_s": percentile(waits, 0.95),
+        "test_p50_s": percentile([t["duration_s"] for t in tests], 0.5),
         "statuses": {r["id"]: r["status"] for r in summary["requirements"]},
+        "report": str(report),
     }
+
+
+def table(runs: list[dict[str, Any]]) -> str:
+    lines = [
+        "| run | wall | body p50 / p95 | lease wait p50 / p95 | test p50 | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(runs, 1):
+        mode = "serial" if r["workers"] == "0" else f"-n {r['workers']}"
+        lines.append(
+            f"| {i}: {mode} | {r['wall_s']} s | {r['body_p50_s']} / {r['body_p95_s']} s "
+            f"| {r['lease_wait_p50_s']} / {r['lease_wait_p95_s']} s | {r['test_p50_s']} s "
+            f"| {r['verdict']} |"
+        )
+    return "\n".join(lines)
+
+
+def differing(runs: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Requirement -> its status in each run, for those whose status was not always the same."""
+    ids = sorted({i for r in runs for i in r["statuses"]})
+    out = {}
+    for rid in ids:
+        seen = [r["statuses"].get(rid, "absent") for r in runs]
+        if len(set(seen)) > 1:
+            out[rid] = seen
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--name", default="dra-conformance", help="kind cluster (must exist)")
+    parser.add_argument("--name", required=True, help="kind cluster with the fake driver")
     parser.add_argument("--workers", default="4")
+    parser.add_argument(
+        "--repeat", type=int, default=0, help="flake check: this many -n WORKERS runs instead"
+    )
     parser.add_argument("--out", default=None, help="write the raw results as JSON here")
     parser.add_argument("extra", nargs="*", help="passed on to `run` (e.g. scenarios/core)")
     args = parser.parse_args()
     base = ROOT / "reports" / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
-    serial = run_suite(args.name, "0", base / "serial", args.extra)
-    parallel = run_suite(args.name, args.workers, base / f"n{args.workers}", args.extra)
-    same = serial["statuses"] == parallel["statuses"]
-    print("| mode | wall | median / p95 per requirement | verdict |")
-    print("|---|---|---|---|")
-    for r in (serial, parallel):
-        mode = "serial" if r["workers"] == "0" else f"-n {r['workers']}"
-        print(
-            f"| {mode} | {r['wall_s']} s | {r['median_requirement_s']} s / "
-            f"{r['p95_requirement_s']} s | {r['verdict']} |"
-        )
-    print(
-        f"\nspeed-up: {serial['wall_s'] / parallel['wall_s']:.2f}x; "
-        f"same per-requirement statuses: {same}"
-    )
+    if args.repeat:
+        runs = [
+            run_suite(args.name, args.workers, base / f"repeat-{i}", args.extra)
+            for i in range(1, args.repeat + 1)
+        ]
+    else:
+        runs = [
+            run_suite(args.name, "0", base / "serial", args.extra),
+            run_suite(args.name, args.workers, base / f"n{args.workers}", args.extra),
+        ]
+    print(table(runs))
+    if not args.repeat:
+        print(f"\nserial / -n {args.workers}: {runs[0]['wall_s'] / runs[1]['wall_s']:.2f}x")
+    diff = differing(runs)
+    print(f"differing per-requirement statuses: {len(diff)}")
+    for rid, seen in diff.items():
+        print(f"  {rid}: {' / '.join(seen)}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps([serial, parallel], indent=1))
-    return 0 if same else 1
+        Path(args.out).write_text(json.dumps(runs, indent=1))
+    return 1 if diff else 0
 
 
 if __name__ == "__main__":

@@ -68,6 +68,7 @@ from conformance.not_ready import (
 from conformance.outcome import not_applicable, not_run
 from conformance.placement import PlacementError, node_local_devices
 from conformance.profile import SELECTOR_ALIASES, Profile, ProfileError, load_profile
+from conformance.report.outcomes import PROP_LEASE_WAIT
 from conformance.requirements import (
     Catalog,
     CatalogError,
@@ -812,6 +813,7 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
         )
     except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver
         not_run(exc.problem, exc.remedy)
+    request.node.user_properties.append((PROP_LEASE_WAIT, round(lease.waited_s, 3)))
     try:
         yield lease
     finally:

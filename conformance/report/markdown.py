@@ -145,6 +145,18 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             f"over {per_req['count']} requirements."
         )
         out.append("")
+    body, lease = performance.get("test_body_s"), performance.get("lease_wait_s")
+    if body:
+        waited = (
+            f"; waiting for a device lease p50 {_seconds(lease['p50'])}, "
+            f"p95 {_seconds(lease['p95'])}"
+            if lease
+            else ""
+        )
+        out.append(
+            f"Test body alone: p50 {_seconds(body['p50'])}, p95 {_seconds(body['p95'])}{waited}."
+        )
+        out.append("")
     if metrics:
         out.append("| figure | count | p50 | p95 | min | max |")
         out.append("|---|---|---|---|---|---|")

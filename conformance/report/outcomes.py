@@ -20,6 +20,7 @@ _TYPED_PROPERTIES = (PROP_OUTCOME, PROP_REMEDY)
 PROP_REQUIREMENT = "requirement"
 PROP_METRIC = "metric"
 PROP_INVENTORY = "inventory"
+PROP_LEASE_WAIT = "dra_lease_wait_s"  # seconds the test waited for its device lease
 
 
 class TestOutcome(StrEnum):
@@ -46,13 +47,16 @@ class TestRecord:
     harness_error: bool = False  # the call failed with a HarnessError: an error, not a failure
     properties: list[tuple[str, Any]] = field(default_factory=list)
     wasxfail: bool = False
-    duration_s: float = 0.0
+    duration_s: float = 0.0  # set-up + body + teardown
+    body_s: float | None = None  # the call phase alone (None: it never ran)
     worker: str = ""
     collect_error: bool = False
 
     def add_report(self, report: pytest.TestReport) -> None:
         self.phases[report.when] = report.outcome
         self.duration_s += float(getattr(report, "duration", 0.0) or 0.0)
+        if report.when == "call":
+            self.body_s = float(getattr(report, "duration", 0.0) or 0.0)
         self.worker = self.worker or str(getattr(report, "worker_id", "") or "")
         if hasattr(report, "wasxfail"):
             self.wasxfail = True
@@ -84,6 +88,12 @@ class TestRecord:
             if name == PROP_REQUIREMENT and str(value) not in ids:
                 ids.append(str(value))
         return ids
+
+    @property
+    def lease_wait_s(self) -> float | None:
+        """How long set-up waited for the device lease (None: the test leased nothing)."""
+        waits = [float(v) for n, v in self.properties if n == PROP_LEASE_WAIT]
+        return waits[-1] if waits else None
 
     @property
     def metrics(self) -> list[dict[str, Any]]:
@@ -160,6 +170,8 @@ class TestRecord:
             "nodeid": self.nodeid,
             "outcome": str(self.outcome),
             "duration_s": round(self.duration_s, 3),
+            "body_s": None if self.body_s is None else round(self.body_s, 3),
+            "lease_wait_s": None if self.lease_wait_s is None else round(self.lease_wait_s, 3),
             "reason": self.reason,
             "remedy": self.remedy,
             "worker": self.worker,

@@ -28,9 +28,12 @@ rendered from this document rather than from the inputs.
     requirements[]    {id, level, suite, statement, status (passed|failed|error|
                       not-applicable|not-run), duration_s, reason, remedy, tests[] (node ids)}
     tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
-                      duration_s, reason, remedy, worker, requirements[]}
+                      duration_s (set-up + body + teardown), body_s (the test body; null
+                      if it never ran), lease_wait_s (waiting for the device lease; null
+                      without one), reason, remedy, worker, requirements[]}
     performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
-                      requirement_duration_s {unit, count, p50, p95, min, max, mean} | null
+                      requirement_duration_s {unit, count, p50, p95, min, max, mean} | null,
+                      test_body_s, lease_wait_s: the same statistics over tests[] | null
     inventory         {key: JSON value} added by tests and the plugin (not judged)
     artifacts         summary_json, summary_md, junit_xml, allure_results, allure_report,
                       evidence (paths relative to the run dir; null when not produced)
@@ -151,6 +154,8 @@ def build_summary(
         "performance": {
             "metrics": aggregate_metrics(samples),
             "requirement_duration_s": _requirement_durations(results),
+            "test_body_s": _described(r.body_s for r in records),
+            "lease_wait_s": _described(r.lease_wait_s for r in records),
         },
         "inventory": merged_inventory,
         "artifacts": dict(artifacts or {}),
@@ -189,6 +194,11 @@ def _requirement_durations(results: Iterable[Any]) -> dict[str, Any] | None:
         and r.tests
     ]
     return {"unit": "s", **describe(ran)} if ran else None
+
+
+def _described(values: Iterable[float | None]) -> dict[str, Any] | None:
+    present = [v for v in values if v is not None]
+    return {"unit": "s", **describe(present)} if present else None
 
 
 def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> Path:
