@@ -1,8 +1,8 @@
 """The requirement facts the report needs (ID, suite, level, statement), from the catalog.
 
-The catalog itself (`scenarios/requirements.yaml`) is validated by `conformance/requirements.py`;
-this module only reads the four fields the report shows, so a report can be written even when
-the harness is not loaded (unit tests, a standalone run).
+The catalog (`scenarios/requirements.yaml`) is loaded and validated by
+`conformance/requirements.py` alone; the harness hands it over (`set_catalog`), and a run without
+the harness (unit tests, a standalone run) loads it through the same loader.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+
+from conformance.requirements import CatalogError, load_catalog
 
 CATALOG_KEY = pytest.StashKey[Mapping[str, "RequirementInfo"]]()
 CATALOG_ENV = "DRA_REQUIREMENTS_FILE"
 DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "scenarios" / "requirements.yaml"
-
-LEVELS = ("MUST", "SHOULD", "MAY")
 
 
 @dataclass(frozen=True)
@@ -42,25 +41,6 @@ class RequirementInfo:
             statement=" ".join(str(get("statement", "") or "").split()),
             disruptive=bool(get("disruptive", False)),
         )
-
-
-class CatalogError(Exception):
-    """The catalog file is missing or malformed; the message names the file."""
-
-
-def load_catalog(path: str | os.PathLike[str]) -> dict[str, RequirementInfo]:
-    """Read `requirements:` from a catalog file into {id: RequirementInfo}, in file order."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CatalogError(f"requirements catalog {path}: cannot read it ({exc})") from exc
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"requirements catalog {path}: not valid YAML ({exc})") from exc
-    entries = data.get("requirements") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise CatalogError(f"requirements catalog {path}: expected a top-level 'requirements' list")
-    return catalog_from(entries)
 
 
 def catalog_from(entries: Iterable[Any]) -> dict[str, RequirementInfo]:
@@ -95,7 +75,7 @@ def catalog_for(config: pytest.Config) -> tuple[dict[str, RequirementInfo], str 
     if stored is not None:
         return dict(stored), None
     try:
-        catalog = load_catalog(catalog_path(config))
+        catalog = catalog_from(load_catalog(catalog_path(config)).requirements)
     except CatalogError as exc:
         return {}, str(exc)
     config.stash[CATALOG_KEY] = catalog
