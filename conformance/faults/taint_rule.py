@@ -19,8 +19,8 @@ from conformance.faults.interface import (
     InjectorBase,
 )
 from conformance.faults.spec import FaultSpec
-
-RUN_LABEL = "dra-conformance.io/run"
+from conformance.kube.builders import Builders
+from conformance.naming import RUN_LABEL
 
 
 def _dns_part(text: str) -> str:
@@ -54,22 +54,16 @@ class DeviceTaintRuleInjector(InjectorBase):
     def rule_body(
         self, name: str, device: DeviceRef, key: str, value: str, effect: str
     ) -> dict[str, Any]:
-        taint = {"key": key, "effect": effect}
-        if value:
-            taint["value"] = value
-        return {
-            "apiVersion": f"{self.group}/{self.version}",
-            "kind": "DeviceTaintRule",
-            "metadata": {"name": name, "labels": {RUN_LABEL: self.run_id}},
-            "spec": {
-                "deviceSelector": {
-                    "driver": device.driver,
-                    "pool": device.pool,
-                    "device": device.device,
-                },
-                "taint": taint,
-            },
-        }
+        return Builders(self.run_id).device_taint_rule(
+            name,
+            driver=device.driver,
+            pool=device.pool,
+            device=device.device,
+            key=key,
+            value=value or None,
+            effect=effect,
+            api_version=f"{self.group}/{self.version}",
+        )
 
     def taint(
         self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"

@@ -11,11 +11,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.naming import RUN_LABEL, TEST_LABEL
 from conformance.opaque_config import OPAQUE_BEGIN, OPAQUE_END, OpaqueExpect
-from conformance.profile import Verification
+
+if TYPE_CHECKING:  # conformance.profile -> faults -> faults.taint_rule builds its rules here
+    from conformance.profile import Verification
 
 ENV_BEGIN, ENV_END = "=== ENV BEGIN", "=== ENV END"
 FILE_BEGIN, FILE_END = "=== FILE BEGIN", "=== FILE END"
