@@ -126,6 +126,19 @@ def build_parser(
     return parser
 
 
+def parse_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None = None
+) -> argparse.Namespace:
+    """Parse `argv`; for `run`, whatever it does not know, wherever it stands, goes to pytest
+    in the order given (`args.pytest_args`)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and getattr(args, "command", None) != "run":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if unknown:
+        args.pytest_args = [*args.pytest_args, *unknown]
+    return args
+
+
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     from conformance import cli_driver
 
@@ -141,12 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = _extra_commands()
     except ImportError:
         extra = []
-    parser = build_parser(extra)
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        if getattr(args, "command", None) != "run":
-            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-        args.pytest_args = [*unknown, *args.pytest_args]  # `run` passes them on to pytest
+    args = parse_args(build_parser(extra), argv)
     try:
         return args.func(args)
     except ConformanceError as exc:

@@ -156,6 +156,8 @@ def _profile_check(args: argparse.Namespace) -> int:
 def add_run_command(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser(
         "run",
+        # No abbreviations: pytest's `--co` must reach pytest, not become `--context`.
+        allow_abbrev=False,
         help="provision, install the driver, run the suites, write the report",
         description="Provision (kind) or use (existing) a cluster, install the driver if the "
         "profile says how, run the scenario suites with pytest, write "
@@ -163,8 +165,8 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         "applicable), 1 NON-CONFORMANT (a MUST failed or errored), 3 INCOMPLETE (a MUST did "
         "not run; the summary says what would make it run), 2 usage, set-up error or "
         "interrupted. "
-        "Arguments after the options go to pytest (e.g. -k, --dra-verdict-scope, "
-        "scenarios/core).",
+        "Every other argument goes to pytest, wherever it stands (e.g. -k EXPR, "
+        "--dra-requirement ID, --dra-verdict-scope, scenarios/core); after `--`, all do.",
     )
     run.add_argument("--profile", required=True, metavar="FILE")
     run.add_argument(
@@ -202,12 +204,9 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         help="keep the kind cluster afterwards (default yes)",
     )
     run.add_argument("--timeout-scale", type=float, default=1.0)
-    run.add_argument(
-        "pytest_args",
-        nargs=argparse.REMAINDER,
-        help="passed to pytest; paths select suites (default: all of scenarios/)",
-    )
-    run.set_defaults(func=_run)
+    # No positional: what `run` does not know is left over by parse_known_args, in its order,
+    # and cli.main hands it to pytest (paths select suites; default: all of scenarios/).
+    run.set_defaults(func=_run, pytest_args=[])
 
 
 def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) -> list[str]:
@@ -237,9 +236,9 @@ def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) ->
         str(args.timeout_scale),
     ]
     if args.kubeconfig:
-        argv += ["--kubeconfig", args.kubeconfig]
+        argv += ["--dra-kubeconfig", args.kubeconfig]
     if args.context:
-        argv += ["--context", args.context]
+        argv += ["--dra-context", args.context]
     if args.allow_disruptive:
         argv.append("--dra-allow-disruptive")
     if str(args.workers) not in ("0", ""):

@@ -64,10 +64,7 @@ def test_missing_tool_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def _run_args(*argv: str) -> argparse.Namespace:
-    parser = cli.build_parser([cli_driver.add_run_command])
-    args, unknown = parser.parse_known_args(["run", *argv])
-    args.pytest_args = [*unknown, *args.pytest_args]
-    return args
+    return cli.parse_args(cli.build_parser([cli_driver.add_run_command]), ["run", *argv])
 
 
 def test_run_passes_unknown_options_and_paths_to_pytest(tmp_path: Path) -> None:
