@@ -28,14 +28,16 @@ import pytest
 # user_properties names carried by a skipped phase's report (they survive xdist serialisation)
 PROP_OUTCOME = "dra_outcome"
 PROP_REMEDY = "dra_remedy"
-# What the skip message (shown by pytest, JUnit and Allure) starts with; for people and for
-# Allure's categories only: the harness decides by PROP_OUTCOME.
-MESSAGE_PREFIX = {"not-applicable": "not applicable: ", "not-run": "not run: "}
 
 
 class SkipKind(StrEnum):
     NOT_APPLICABLE = "not-applicable"
     NOT_RUN = "not-run"
+
+
+# What the skip message (shown by pytest, JUnit and Allure) starts with; for people and for
+# Allure's categories only: the harness decides by PROP_OUTCOME.
+MESSAGE_PREFIX = {SkipKind.NOT_APPLICABLE: "not applicable: ", SkipKind.NOT_RUN: "not run: "}
 
 
 class HarnessError(Exception):
