@@ -1,8 +1,10 @@
 """Collection rules for scenario tests: markers, requirement IDs, and MUST coverage.
 
 A scenario test is a test under the catalog's directory (`scenarios/`) or any test with a
-`requirement` marker. Each must carry exactly one `@pytest.mark.requirement("<ID>")` naming a
-catalog entry of the suite whose folder it lives in.
+`dra_requirement` marker. Each must carry exactly one `@pytest.mark.dra_requirement("<ID>")`
+naming a catalog entry of the suite whose folder it lives in. Our markers carry the `dra_` prefix
+so that another project's own `requirement` marker is never taken for ours; a scenario test that
+still uses an old, unprefixed name is refused with the new one (`renamed_marker_problems`).
 
 Coverage ("every MUST requirement has a test") can only be judged from a complete collection:
 - it is checked for every suite whose folder was collected whole: the command line names
@@ -20,13 +22,25 @@ at collection until every MUST requirement has a test.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from conformance.capabilities import CAPABILITIES
 from conformance.lease import ALL, DeviceNeed
 from conformance.requirements import SUITES, Catalog, Requirement
+
+REQUIREMENT_MARK = "dra_requirement"
+DEVICES_MARK = "dra_devices"
+NODE_EXCLUSIVE_MARK = "dra_node_exclusive"
+CAPABILITY_MARK = "dra_capability"
+# Old name -> new name: refused on scenario tests, so a suite cannot half-migrate silently.
+RENAMED_MARKS = {
+    "requirement": REQUIREMENT_MARK,
+    "devices": DEVICES_MARK,
+    "node_exclusive": NODE_EXCLUSIVE_MARK,
+    "capability": CAPABILITY_MARK,
+}
 
 
 @dataclass(frozen=True)
@@ -66,47 +80,61 @@ def suite_folder(path: Path, root: Path) -> str | None:
 
 
 def is_scenario(item: ItemView, root: Path) -> bool:
-    return is_under(item.path, root) or bool(item.marks("requirement"))
+    return is_under(item.path, root) or bool(item.marks(REQUIREMENT_MARK))
+
+
+def renamed_marker_problems(item: ItemView) -> list[str]:
+    """One line per old, unprefixed marker name the item uses, naming its replacement."""
+    used = dict.fromkeys(name for name, _, _ in item.markers if name in RENAMED_MARKS)
+    return [
+        f"{item.nodeid}: marker {old!r} was renamed: use @pytest.mark.{RENAMED_MARKS[old]}(...)"
+        for old in used
+    ]
+
+
+def with_new_marker_names(item: ItemView) -> ItemView:
+    markers = [(RENAMED_MARKS.get(name, name), args, kw) for name, args, kw in item.markers]
+    return replace(item, markers=markers)
 
 
 def parse_devices(
     item: ItemView, kinds: Iterable[str] | None = None
 ) -> tuple[list[DeviceNeed], bool, list[str]]:
-    """`devices(kind, count=1, exclusive=False)` marks -> (needs, exclusive, problems)."""
+    """`dra_devices(kind, count=1, exclusive=False)` marks -> (needs, exclusive, problems)."""
     needs: list[DeviceNeed] = []
     exclusive = False
     problems: list[str] = []
     known = list(kinds) if kinds is not None else None
-    for args, kwargs in item.marks("devices"):
-        form = "devices(kind, count=1, exclusive=False)"
+    for args, kwargs in item.marks(DEVICES_MARK):
+        form = f"{DEVICES_MARK}(kind, count=1, exclusive=False)"
         extra = set(kwargs) - {"kind", "count", "exclusive"}
         kind = args[0] if args else kwargs.get("kind")
         count = args[1] if len(args) > 1 else kwargs.get("count", 1)
         excl = args[2] if len(args) > 2 else kwargs.get("exclusive", False)
         if extra or len(args) > 3:
             problems.append(
-                f"{item.nodeid}: devices marker takes {form}, "
+                f"{item.nodeid}: {DEVICES_MARK} marker takes {form}, "
                 f"got args={args!r} kwargs={dict(kwargs)!r}"
             )
             continue
         if not isinstance(kind, str) or not kind:
-            problems.append(f"{item.nodeid}: devices marker needs a kind name first ({form})")
+            problems.append(f"{item.nodeid}: {DEVICES_MARK} marker needs a kind first ({form})")
             continue
         if known is not None and kind not in known:
             problems.append(
-                f"{item.nodeid}: devices({kind!r}): the profile has no such device "
+                f"{item.nodeid}: {DEVICES_MARK}({kind!r}): the profile has no such device "
                 f"kind; it names: {', '.join(known)}"
             )
             continue
         if count != ALL and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             problems.append(
-                f"{item.nodeid}: devices({kind!r}, count={count!r}): count must be "
+                f"{item.nodeid}: {DEVICES_MARK}({kind!r}, count={count!r}): count must be "
                 f"an integer >= 1 or 'all'"
             )
             continue
         if not isinstance(excl, bool):
             problems.append(
-                f"{item.nodeid}: devices({kind!r}, exclusive={excl!r}): "
+                f"{item.nodeid}: {DEVICES_MARK}({kind!r}, exclusive={excl!r}): "
                 "exclusive must be True or False"
             )
             continue
@@ -117,7 +145,7 @@ def parse_devices(
 
 @dataclass(frozen=True)
 class NodeExclusive:
-    """`node_exclusive(kind="default", at_least=1)`: the test leases one node whole, one that
+    """`dra_node_exclusive(kind="default", at_least=1)`: the test leases one node whole, one that
     holds at least `at_least` node-local devices of `kind`."""
 
     kind: str = "default"
@@ -127,26 +155,26 @@ class NodeExclusive:
 def parse_node_exclusive(
     item: ItemView, kinds: Iterable[str] | None = None
 ) -> tuple[NodeExclusive | None, list[str]]:
-    """The `node_exclusive` mark -> (what it asks, problems)."""
-    marks = item.marks("node_exclusive")
+    """The `dra_node_exclusive` mark -> (what it asks, problems)."""
+    marks = item.marks(NODE_EXCLUSIVE_MARK)
     if not marks:
         return None, []
-    form = 'node_exclusive(kind="default", at_least=1)'
+    form = f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1)'
     args, kwargs = marks[0]
     kind = args[0] if args else kwargs.get("kind", "default")
     at_least = args[1] if len(args) > 1 else kwargs.get("at_least", 1)
     known = list(kinds) if kinds is not None else None
     problem = None
     if len(marks) > 1:
-        problem = f"{len(marks)} node_exclusive markers; a test leases one node ({form})"
+        problem = f"{len(marks)} {NODE_EXCLUSIVE_MARK} markers; a test leases one node ({form})"
     elif len(args) > 2 or set(kwargs) - {"kind", "at_least"}:
-        problem = f"node_exclusive takes {form}, got args={args!r} kwargs={dict(kwargs)!r}"
+        problem = f"{NODE_EXCLUSIVE_MARK} takes {form}, got args={args!r} kwargs={dict(kwargs)!r}"
     elif not isinstance(kind, str) or (known is not None and kind not in known):
-        problem = f"node_exclusive({kind!r}): not a device kind of the profile"
+        problem = f"{NODE_EXCLUSIVE_MARK}({kind!r}): not a device kind of the profile"
     elif isinstance(at_least, bool) or not isinstance(at_least, int) or at_least < 1:
-        problem = f"node_exclusive(at_least={at_least!r}): must be an integer >= 1"
+        problem = f"{NODE_EXCLUSIVE_MARK}(at_least={at_least!r}): must be an integer >= 1"
     elif parse_devices(item, kinds)[1]:
-        problem = "node_exclusive and devices(..., exclusive=True): pick one scope"
+        problem = f"{NODE_EXCLUSIVE_MARK} and {DEVICES_MARK}(..., exclusive=True): pick one scope"
     if problem:
         return None, [f"{item.nodeid}: {problem}"]
     return NodeExclusive(kind, at_least), []
@@ -158,7 +186,7 @@ def lease_rank(item: ItemView) -> int:
     rest, which fill the gaps. Stable within a rank."""
     if parse_devices(item)[1]:
         return 0
-    if item.marks("node_exclusive"):
+    if item.marks(NODE_EXCLUSIVE_MARK):
         return 1
     return 2
 
@@ -166,13 +194,13 @@ def lease_rank(item: ItemView) -> int:
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:
     names: list[str] = []
     problems: list[str] = []
-    for args, _ in item.marks("capability"):
+    for args, _ in item.marks(CAPABILITY_MARK):
         for name in args:
             if name in CAPABILITIES:
                 names.append(name)
             else:
                 problems.append(
-                    f"{item.nodeid}: capability({name!r}) is not a known capability "
+                    f"{item.nodeid}: {CAPABILITY_MARK}({name!r}) is not a known capability "
                     f"(known: {', '.join(sorted(CAPABILITIES))})"
                 )
     return names, problems
@@ -181,24 +209,24 @@ def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:
 def _requirement_of(
     item: ItemView, catalog: Catalog, root: Path, problems: list[str]
 ) -> Requirement | None:
-    marks = item.marks("requirement")
+    marks = item.marks(REQUIREMENT_MARK)
     if not marks:
         problems.append(
-            f"{item.nodeid}: no requirement marker; add "
-            f'@pytest.mark.requirement("<ID>") with an ID from {catalog.source}'
+            f"{item.nodeid}: no {REQUIREMENT_MARK} marker; add "
+            f'@pytest.mark.{REQUIREMENT_MARK}("<ID>") with an ID from {catalog.source}'
         )
         return None
     if len(marks) > 1:
         ids = [a[0] if a else None for a, _ in marks]
         problems.append(
-            f"{item.nodeid}: {len(marks)} requirement markers {ids}; a test "
+            f"{item.nodeid}: {len(marks)} {REQUIREMENT_MARK} markers {ids}; a test "
             "verifies exactly one requirement (split it)"
         )
         return None
     args, kwargs = marks[0]
     if len(args) != 1 or kwargs or not isinstance(args[0], str):
         problems.append(
-            f"{item.nodeid}: requirement marker takes one ID string, "
+            f"{item.nodeid}: {REQUIREMENT_MARK} marker takes one ID string, "
             f"got args={args!r} kwargs={dict(kwargs)!r}"
         )
         return None
@@ -281,6 +309,10 @@ def check_collection(
     outcome = CollectionOutcome()
     kinds = list(kinds) if kinds is not None else None
     for item in items:
+        renamed = renamed_marker_problems(item)
+        if renamed:  # judge the rest as if renamed, so the rename is the one thing reported
+            outcome.problems += renamed
+            item = with_new_marker_names(item)
         req = _requirement_of(item, catalog, root, outcome.problems)
         if req is not None:
             outcome.requirements[item.nodeid] = req
@@ -298,6 +330,6 @@ def check_collection(
         outcome.problems.append(
             f"MUST requirement {r.id} (suite {r.suite}) has no test: add one "
             f"to {root.name}/{r.suite}/ marked "
-            f'@pytest.mark.requirement("{r.id}")'
+            f'@pytest.mark.{REQUIREMENT_MARK}("{r.id}")'
         )
     return outcome

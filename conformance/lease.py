@@ -1,7 +1,7 @@
 """Cross-process device lease: parallel tests never ask the cluster for more devices than it has.
 
 Devices are cluster-wide and scarce; xdist workers are separate processes. Each test declares
-what it needs (`@pytest.mark.devices(kind, count)`); before it starts, it takes a lease from a
+what it needs (`@pytest.mark.dra_devices(kind, count)`); before it starts, it takes a lease from a
 JSON state file in the run directory, guarded by an fcntl lock, so every worker of the run
 sees the same book.
 
@@ -11,7 +11,7 @@ the devices that leases of K *or of any kind overlapping K* may take must fit in
 device set is unknown (its CEL is beyond conformance.cel) overlaps everything and is therefore
 leased alone. An exclusive lease is granted only when nothing else is held, and blocks others.
 
-Node leases (`@pytest.mark.node_exclusive`): a test that disrupts one node (cordon, drain,
+Node leases (`@pytest.mark.dra_node_exclusive`): a test that disrupts one node (cordon, drain,
 driver restart, taints or withdrawal of that node's devices) leases a whole node from the
 candidates it can use, and learns which one it got (`DeviceLease.node`). It owns every device
 on that node. Its device needs (replacements on other nodes) count against the kind's devices
@@ -70,7 +70,7 @@ class DeviceLease:
     needs: tuple[DeviceNeed, ...]
     exclusive: bool
     waited_s: float
-    node: str | None = None  # the node leased whole (node_exclusive), pods go there
+    node: str | None = None  # the node leased whole (dra_node_exclusive), pods go there
     book: Path | None = None  # the lease book's directory (node marks live there too)
 
 

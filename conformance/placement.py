@@ -48,7 +48,7 @@ def pick_node(
     profile nodes together hold at least `others_at_least` of them (room for replacements).
     Fewest, so scenarios that taint or withdraw every device of the node stay cheap.
 
-    With a node lease (`@pytest.mark.node_exclusive`), the leased node, which must qualify:
+    With a node lease (`@pytest.mark.dra_node_exclusive`), the leased node, which must qualify:
     a test disrupts only the node it leased."""
     by_node = node_local_devices(context, kind)
     excluded = set(exclude)
@@ -56,7 +56,7 @@ def pick_node(
         if lease.node is None:
             raise PlacementError(
                 f"{lease.holder}: pick_node(lease=...) needs a node lease; "
-                "mark the test @pytest.mark.node_exclusive"
+                "mark the test @pytest.mark.dra_node_exclusive"
             )
         excluded |= set(by_node) - {lease.node}
     total = sum(len(v) for v in by_node.values())

@@ -1,10 +1,12 @@
 """The dra-conformance pytest plugin (entry point `pytest11: dra_conformance`).
 
-Inert for ordinary test sessions: it only registers its options and markers. It becomes
-active when `--dra-profile` is given (then it owns the cluster, the run context and the
-report) or when the session collects scenario tests (then it enforces the collection rules
-of conformance/collection.py, which need no cluster: `pytest --collect-only scenarios`
-validates the catalog offline).
+Inert for every other project: it only registers its `--dra-*` options and `dra_*` markers
+(prefixed, so another project's `requirement` marker or `--kubeconfig` option is never taken
+for ours). It becomes active when `--dra-profile` is given (`dra-conformance run` passes it):
+then it owns the cluster, the run context, the SIGTERM handler, the xdist hand-over and the
+report. Without a profile, only tests under the catalog's own folder (`scenarios/`) or marked
+`dra_requirement` are looked at, for the collection rules of conformance/collection.py, which
+need no cluster: `pytest --collect-only scenarios` validates the catalog offline.
 
 Process roles under xdist: the controller provisions the cluster, installs the driver, reads
 the run context and sweeps at the end; workers get the context through `workerinput` and
@@ -28,6 +30,10 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from conformance.collection import (
+    CAPABILITY_MARK,
+    DEVICES_MARK,
+    NODE_EXCLUSIVE_MARK,
+    REQUIREMENT_MARK,
     ItemView,
     NodeExclusive,
     Selection,
@@ -37,6 +43,7 @@ from conformance.collection import (
     parse_capabilities,
     parse_devices,
     parse_node_exclusive,
+    renamed_marker_problems,
 )
 from conformance.context import ClusterInfo, RunContext, build_run_context, read_cluster_facts
 from conformance.errors import ConformanceError
@@ -90,13 +97,16 @@ STARTED_KEY = pytest.StashKey[float]()
 _STATE_KEY = pytest.StashKey["_State"]()
 
 MARKERS = (
-    "requirement(id): the catalog requirement (scenarios/requirements.yaml) this test verifies",
-    "devices(kind, count=1, exclusive=False): devices of a profile device kind the test needs; "
-    "count may be 'all'; exclusive=True waits until no other test holds any device. Repeatable.",
-    'node_exclusive(kind="default", at_least=1): the test leases one node whole (one with at '
-    "least at_least node-local devices of kind); device_lease.node names it. devices() marks "
-    "then count what the test uses on other nodes.",
-    "capability(name, ...): profile capabilities the test needs beyond its requirement's gates",
+    f"{REQUIREMENT_MARK}(id): the catalog requirement (scenarios/requirements.yaml) this test "
+    "verifies",
+    f"{DEVICES_MARK}(kind, count=1, exclusive=False): devices of a profile device kind the test "
+    "needs; count may be 'all'; exclusive=True waits until no other test holds any device. "
+    "Repeatable.",
+    f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1): the test leases one node whole (one '
+    "with at least at_least node-local devices of kind); device_lease.node names it. "
+    f"{DEVICES_MARK}() marks then count what the test uses on other nodes.",
+    f"{CAPABILITY_MARK}(name, ...): profile capabilities the test needs beyond its "
+    "requirement's gates",
 )
 
 
@@ -134,7 +144,7 @@ def get_run_context(config: pytest.Config) -> RunContext | None:
 
 
 def _add(group: Any, *flags: str, **kwargs: Any) -> None:
-    # Another plugin (e.g. the report's standalone mode) may have defined it first.
+    # The report's standalone mode (conformance.report.standalone) may have defined it first.
     with contextlib.suppress(ValueError):
         group.addoption(*flags, **kwargs)
 
@@ -155,11 +165,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="dra_cluster",
         choices=("kind", "existing"),
         default="kind",
-        help="kind: create (or reuse) a kind cluster for the run; existing: use --kubeconfig",
+        help="kind: create (or reuse) a kind cluster for the run; existing: use --dra-kubeconfig",
     )
     _add(
         group,
-        "--kubeconfig",
         "--dra-kubeconfig",
         dest="dra_kubeconfig",
         metavar="PATH",
@@ -168,7 +177,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _add(
         group,
-        "--context",
         "--dra-context",
         dest="dra_kube_context",
         metavar="NAME",
@@ -452,8 +460,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         status = getattr(exc, "status", None)
         detail = f"HTTP {status} {exc.reason}" if status else str(exc)
         pytest.exit(
-            f"dra-conformance: could not read the cluster: {detail}\n  -> check --kubeconfig/"
-            "--context and that the account may list nodes, ResourceSlices and DeviceClasses",
+            f"dra-conformance: could not read the cluster: {detail}\n  -> check "
+            "--dra-kubeconfig/--dra-context and that the account may list nodes, "
+            "ResourceSlices and DeviceClasses",
             returncode=pytest.ExitCode.INTERNAL_ERROR,
         )
     config.stash[CONTEXT_KEY] = context
@@ -567,6 +576,8 @@ def _view(item: pytest.Item) -> ItemView:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _state(config).profile is None:
+        return  # inert: a run orders and selects, a collection check does neither
     # Same order on every xdist worker (the controller schedules by index), so: a stable sort.
     items.sort(key=lambda item: lease_rank(_view(item)))
     _select_requirements(config, items)
@@ -585,7 +596,7 @@ def _select_requirements(config: pytest.Config, items: list[pytest.Item]) -> Non
             )
     keep, drop = [], []
     for item in items:
-        marker = item.get_closest_marker("requirement")
+        marker = item.get_closest_marker(REQUIREMENT_MARK)
         (keep if marker and marker.args and marker.args[0] in wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
@@ -647,7 +658,14 @@ def _check_scenarios(session: pytest.Session) -> None:
     state = _state(config)
     root = _catalog_path(config).parent
     views = {item.nodeid: _view(item) for item in session.items}
-    scenarios = [i for i in session.items if is_scenario(views[i.nodeid], root)]
+    active = state.profile is not None
+    scenarios = [
+        i
+        for i in session.items
+        # A run refuses the old marker anywhere: such a test was meant as a scenario.
+        if is_scenario(views[i.nodeid], root)
+        or (active and renamed_marker_problems(views[i.nodeid]))
+    ]
     if not scenarios:
         return
     catalog = state.catalog or _load_catalog(config)
@@ -679,8 +697,10 @@ def _check_scenarios(session: pytest.Session) -> None:
     for item in scenarios:
         req = outcome.requirements[item.nodeid]
         item.stash[REQUIREMENT_KEY] = req
-        item.user_properties.append(("requirement", req.id))
-        leases = item.get_closest_marker("devices") or item.get_closest_marker("node_exclusive")
+        item.user_properties.append(("requirement", req.id))  # the report's key, not a marker
+        leases = item.get_closest_marker(DEVICES_MARK) or item.get_closest_marker(
+            NODE_EXCLUSIVE_MARK
+        )
         if leases and "device_lease" not in item.fixturenames:
             # Lease before anything else is set up; release after everything is torn down.
             item.fixturenames.insert(0, "device_lease")  # type: ignore[attr-defined]
@@ -696,11 +716,11 @@ def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    item.stash[STARTED_KEY] = time.time()
     req = item.stash.get(REQUIREMENT_KEY, None)
     context = get_run_context(item.config)
     if req is None or context is None:
         return
+    item.stash[STARTED_KEY] = time.time()
     # What the driver or cluster lacks decides first: such a requirement would not apply even
     # where it could run.
     reasons = [
@@ -793,8 +813,8 @@ def build(request: pytest.FixtureRequest, dra_context: RunContext) -> Builders:
 
 @pytest.fixture
 def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any:
-    """The devices this test declared with @pytest.mark.devices, and the node it leased whole
-    with @pytest.mark.node_exclusive (`.node`); None when it declared neither."""
+    """The devices this test declared with @pytest.mark.dra_devices, and the node it leased
+    whole with @pytest.mark.dra_node_exclusive (`.node`); None when it declared neither."""
     view = _view(request.node)
     needs, exclusive, _ = parse_devices(view, dra_context.profile.device_kinds)
     whole_node, _ = parse_node_exclusive(view, dra_context.profile.device_kinds)
@@ -823,7 +843,7 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
 def node_candidates(
     context: RunContext, whole_node: NodeExclusive, broker: DeviceLeaseBroker
 ) -> list[str]:
-    """The nodes a node_exclusive test can lease, best first: fewest devices (disrupting them
+    """The nodes a dra_node_exclusive test can lease, best first: fewest devices (disrupting them
     is cheapest), and nodes with a no-kubelet-restart mark last."""
     try:
         by_node = node_local_devices(context, whole_node.kind)

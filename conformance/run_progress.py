@@ -40,7 +40,7 @@ class RunProgress:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.total_tests = len(items)
         ids = {v for item in items for k, v in item.user_properties if k == "requirement"} or {
-            m.args[0] for item in items for m in item.iter_markers("requirement") if m.args
+            m.args[0] for item in items for m in item.iter_markers("dra_requirement") if m.args
         }
         self.requirements_total = len(ids)
 

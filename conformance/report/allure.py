@@ -189,7 +189,7 @@ def requirement_ids(item: pytest.Item) -> list[str]:
     """The item's requirement IDs: user_properties first (the contract), else its markers."""
     ids = [str(v) for k, v in item.user_properties if k == PROP_REQUIREMENT]
     if not ids:
-        ids = [str(a) for mark in item.iter_markers("requirement") for a in mark.args]
+        ids = [str(a) for mark in item.iter_markers("dra_requirement") for a in mark.args]
     return list(dict.fromkeys(ids))
 
 

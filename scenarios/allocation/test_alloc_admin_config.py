@@ -30,8 +30,8 @@ def admin_flags(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if "ADMIN_ACCESS" in k.upper()}
 
 
-@pytest.mark.requirement("DRA-ALLOC-013")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-ALLOC-013")
+@pytest.mark.dra_devices("default")
 def test_admin_access_claim_gets_a_device_in_use(workload: Workloads, k8s: K8sClients) -> None:
     k8s.core.patch_namespace(
         workload.namespace, {"metadata": {"labels": {ADMIN_NAMESPACE_LABEL: "true"}}}
@@ -67,8 +67,8 @@ def test_admin_access_claim_gets_a_device_in_use(workload: Workloads, k8s: K8sCl
     )
 
 
-@pytest.mark.requirement("DRA-ALLOC-014")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-ALLOC-014")
+@pytest.mark.dra_devices("default", count=2)
 def test_class_and_claim_config_reach_the_container(
     workload: Workloads, k8s: K8sClients, build: Builders, cluster_objects: ClusterObjects
 ) -> None:

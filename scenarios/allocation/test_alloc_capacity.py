@@ -19,8 +19,8 @@ from conformance.outcome import not_run
 from conformance.workloads import Workloads
 
 
-@pytest.mark.requirement("DRA-ALLOC-002")
-@pytest.mark.devices("default", exclusive=True)  # cluster: every biggest device (docstring)
+@pytest.mark.dra_requirement("DRA-ALLOC-002")
+@pytest.mark.dra_devices("default", exclusive=True)  # cluster: every biggest device (docstring)
 def test_capacity_selector_allocates_only_devices_with_enough(
     workload: Workloads, k8s: K8sClients
 ) -> None:

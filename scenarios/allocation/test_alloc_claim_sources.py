@@ -14,8 +14,8 @@ from conformance.workloads import Workloads
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 
 
-@pytest.mark.requirement("DRA-ALLOC-009")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-ALLOC-009")
+@pytest.mark.dra_devices("default", count=2)
 def test_template_yields_one_claim_per_pod_owned_by_it(
     workload: Workloads, k8s: K8sClients
 ) -> None:
@@ -68,8 +68,8 @@ def test_template_yields_one_claim_per_pod_owned_by_it(
     )
 
 
-@pytest.mark.requirement("DRA-ALLOC-010")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-ALLOC-010")
+@pytest.mark.dra_devices("default")
 def test_one_claim_shared_by_two_pods(workload: Workloads) -> None:
     workload.claim("shared")
     for name in ("a", "b"):

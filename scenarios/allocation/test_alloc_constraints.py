@@ -10,8 +10,8 @@ from conformance.outcome import not_run
 from conformance.workloads import Workloads
 
 
-@pytest.mark.requirement("DRA-ALLOC-006")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-ALLOC-006")
+@pytest.mark.dra_devices("default", count=2)
 def test_match_attribute_yields_devices_with_the_same_value(workload: Workloads) -> None:
     attributes = workload.profile.match_attributes
     if not attributes:  # nothing to constrain on: the suite cannot test it
@@ -42,8 +42,8 @@ def test_match_attribute_yields_devices_with_the_same_value(workload: Workloads)
         workload.wait_deallocated(name)
 
 
-@pytest.mark.requirement("DRA-ALLOC-007")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-ALLOC-007")
+@pytest.mark.dra_devices("default")
 def test_first_available_falls_back_to_the_second_subrequest(workload: Workloads) -> None:
     context = workload.context
     per_node = [len(d) for n, d in context.devices_by_node().items() if n is not None]

@@ -8,8 +8,8 @@ from conformance.kube.builders import container
 from conformance.workloads import Workloads
 
 
-@pytest.mark.requirement("DRA-ALLOC-012")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-ALLOC-012")
+@pytest.mark.dra_devices("default", count=2)
 def test_each_container_sees_only_its_requests_device(workload: Workloads) -> None:
     workload.claim(
         "claim", [workload.device_request(name="first"), workload.device_request(name="second")]

@@ -11,8 +11,8 @@ COUNT = 2
 KIND_B = "selector:kind-b"
 
 
-@pytest.mark.requirement("DRA-ALLOC-004")
-@pytest.mark.devices("default", count=COUNT)
+@pytest.mark.dra_requirement("DRA-ALLOC-004")
+@pytest.mark.dra_devices("default", count=COUNT)
 def test_count_allocates_distinct_devices_all_visible(workload: Workloads) -> None:
     workload.claim("claim", [workload.device_request(count=COUNT)])
     workload.run("pod", ["claim"], abort_on_prepare_failure=True)
@@ -23,8 +23,8 @@ def test_count_allocates_distinct_devices_all_visible(workload: Workloads) -> No
     workload.assert_sees_exactly("pod", results)
 
 
-@pytest.mark.requirement("DRA-ALLOC-005")
-@pytest.mark.devices(KIND_B, count="all")
+@pytest.mark.dra_requirement("DRA-ALLOC-005")
+@pytest.mark.dra_devices(KIND_B, count="all")
 def test_all_mode_allocates_every_matching_device_of_the_node(workload: Workloads) -> None:
     profile = workload.profile
     workload.claim("claim", [workload.device_request(KIND_B, all_devices=True)])

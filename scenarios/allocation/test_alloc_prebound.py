@@ -11,8 +11,8 @@ from conformance.placement import node_local_devices
 from conformance.workloads import PREPARE_FAILED, Workloads
 
 
-@pytest.mark.requirement("DRA-ALLOC-015")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-ALLOC-015")
+@pytest.mark.dra_devices("default")
 def test_prebound_pod_does_not_run_but_node_selector_pod_does(
     workload: Workloads, k8s: K8sClients
 ) -> None:

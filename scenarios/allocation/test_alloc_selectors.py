@@ -13,8 +13,8 @@ from conformance.workloads import Workloads, selector_verdict
 KIND_A, KIND_B = "selector:kind-a", "selector:kind-b"
 
 
-@pytest.mark.requirement("DRA-ALLOC-001")
-@pytest.mark.devices(KIND_A)
+@pytest.mark.dra_requirement("DRA-ALLOC-001")
+@pytest.mark.dra_devices(KIND_A)
 def test_selector_allocates_only_a_matching_device(workload: Workloads, k8s: K8sClients) -> None:
     workload.claim("claim", kind=KIND_A)
     pod = workload.run("pod", ["claim"], abort_on_prepare_failure=True)
@@ -37,9 +37,9 @@ def test_selector_allocates_only_a_matching_device(workload: Workloads, k8s: K8s
     workload.assert_sees_exactly("pod", results)
 
 
-@pytest.mark.requirement("DRA-ALLOC-003")
-@pytest.mark.devices(KIND_A)
-@pytest.mark.devices(KIND_B)
+@pytest.mark.dra_requirement("DRA-ALLOC-003")
+@pytest.mark.dra_devices(KIND_A)
+@pytest.mark.dra_devices(KIND_B)
 def test_two_kinds_get_two_different_devices_of_their_kinds(workload: Workloads) -> None:
     profile = workload.profile
     for kind, name in ((KIND_A, "a"), (KIND_B, "b")):

@@ -15,8 +15,8 @@ from conformance.workloads import Workloads, pod_ready
 KIND_A = "selector:kind-a"
 
 
-@pytest.mark.requirement("DRA-ALLOC-008")
-@pytest.mark.devices(KIND_A, count="all")
+@pytest.mark.dra_requirement("DRA-ALLOC-008")
+@pytest.mark.dra_devices(KIND_A, count="all")
 def test_unsatisfiable_claim_waits_unallocated_then_runs(
     workload: Workloads, k8s: K8sClients
 ) -> None:
@@ -58,8 +58,8 @@ def test_unsatisfiable_claim_waits_unallocated_then_runs(
     workload.assert_sees_exactly("waiter", results)
 
 
-@pytest.mark.requirement("DRA-ALLOC-011")
-@pytest.mark.devices(KIND_A, count="all")
+@pytest.mark.dra_requirement("DRA-ALLOC-011")
+@pytest.mark.dra_devices(KIND_A, count="all")
 def test_one_claim_more_than_devices_leaves_exactly_one_pod_pending(
     workload: Workloads,
 ) -> None:

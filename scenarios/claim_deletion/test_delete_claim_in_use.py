@@ -21,8 +21,8 @@ from conformance.kube.client import K8sClients
 from conformance.workloads import Workloads
 
 
-@pytest.mark.requirement("DRA-DEL-001")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-DEL-001")
+@pytest.mark.dra_devices("default")
 def test_claim_deleted_in_use_stays_until_its_pod_is_gone(
     workload: Workloads, k8s: K8sClients
 ) -> None:

@@ -36,8 +36,8 @@ def doomed(
         delete_namespace(k8s, registry, name, timeout=dra_context.timeout("namespaceDeleted"))
 
 
-@pytest.mark.requirement("DRA-DEL-005")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-DEL-005")
+@pytest.mark.dra_devices("default", count=2)
 def test_namespace_deletion_removes_claims_and_frees_devices(
     workload: Workloads, doomed: Workloads, k8s: K8sClients
 ) -> None:

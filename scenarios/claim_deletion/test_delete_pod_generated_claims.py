@@ -13,8 +13,8 @@ from conformance.workloads import Workloads
 POD_CLAIMS = ("first", "second")  # two entries from one template: two generated claims
 
 
-@pytest.mark.requirement("DRA-DEL-003")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-DEL-003")
+@pytest.mark.dra_devices("default", count=2)
 def test_pod_deletion_deletes_its_generated_claims(workload: Workloads) -> None:
     ns = workload.namespace
     workload.template("per-pod")

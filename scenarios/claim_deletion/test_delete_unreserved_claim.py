@@ -30,9 +30,9 @@ def _free_device(workload: Workloads) -> str:
     return free[0].id
 
 
-@pytest.mark.requirement("DRA-DEL-002")
+@pytest.mark.dra_requirement("DRA-DEL-002")
 # cluster: hand-written allocation (docstring)
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.dra_devices("default", count="all", exclusive=True)
 def test_deleting_unreserved_allocated_claim_frees_its_device(
     workload: Workloads, k8s: K8sClients
 ) -> None:

@@ -39,8 +39,8 @@ def _container_starts(pod: dict[str, Any] | None) -> dict[str, float]:
     return starts
 
 
-@pytest.mark.requirement("DRA-DEL-006")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-DEL-006")
+@pytest.mark.dra_devices("default")
 def test_force_deleted_pods_device_not_used_before_unprepare(
     workload: Workloads, k8s: K8sClients
 ) -> None:

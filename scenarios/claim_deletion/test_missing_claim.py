@@ -31,8 +31,8 @@ def _mentions_of_claim(workload: Workloads, pod: dict) -> list[str]:
     return [t for t in texts if CLAIM not in t]
 
 
-@pytest.mark.requirement("DRA-DEL-004")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-DEL-004")
+@pytest.mark.dra_devices("default")
 def test_pod_waits_for_missing_claim_then_runs(workload: Workloads) -> None:
     workload.pod("waiter", [CLAIM])
 

@@ -12,8 +12,8 @@ from conformance.kube.state import ConsumerRef
 from conformance.workloads import Workloads
 
 
-@pytest.mark.requirement("DRA-CORE-003")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-CORE-003")
+@pytest.mark.dra_devices("default")
 def test_claim_for_one_device_is_allocated_and_reserved(
     workload: Workloads, k8s: K8sClients
 ) -> None:
@@ -41,8 +41,8 @@ def test_claim_for_one_device_is_allocated_and_reserved(
     )
 
 
-@pytest.mark.requirement("DRA-CORE-004")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-CORE-004")
+@pytest.mark.dra_devices("default")
 def test_container_sees_exactly_its_device(workload: Workloads) -> None:
     workload.claim("claim")
     workload.run("pod", ["claim"], abort_on_prepare_failure=True)

@@ -9,8 +9,8 @@ import pytest
 from conformance.workloads import PREPARE_FAILED, Workloads, restart_count
 
 
-@pytest.mark.requirement("DRA-CORE-006")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-CORE-006")
+@pytest.mark.dra_devices("default")
 def test_container_restart_sees_the_same_device(workload: Workloads) -> None:
     workload.claim("claim")
     workload.run("pod", ["claim"], abort_on_prepare_failure=True)

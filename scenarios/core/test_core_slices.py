@@ -13,7 +13,7 @@ from conformance.kube.slices import list_slices
 from conformance.slice_checks import decided_slice_problems, slice_problems
 
 
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_published_slices_are_consistent_pools(dra_context: RunContext, k8s: K8sClients) -> None:
     profile = dra_context.profile
     minimum = profile.readiness.slices_per_node

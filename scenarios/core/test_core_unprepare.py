@@ -27,8 +27,8 @@ def same_node(workload: Workloads, used: AllocationResult, held: Collection[str]
     return device.node if free else None
 
 
-@pytest.mark.requirement("DRA-CORE-005")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-CORE-005")
+@pytest.mark.dra_devices("default", count=2)
 def test_deleted_pod_releases_its_device_for_reuse(
     workload: Workloads, request: pytest.FixtureRequest
 ) -> None:

@@ -22,8 +22,8 @@ def _cannot_start(pod) -> str | None:
     return None
 
 
-@pytest.mark.requirement("DRA-LOSS-006")
-@pytest.mark.node_exclusive  # restarts the driver's plugin pod of the node
+@pytest.mark.dra_requirement("DRA-LOSS-006")
+@pytest.mark.dra_node_exclusive  # restarts the driver's plugin pod of the node
 def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
     request, dra_context, k8s, workload, driver_restarts, device_lease
 ):

@@ -29,8 +29,8 @@ def _health(pod, container: str, name: str) -> list[str]:
     return [r.get("health") for r in entry.get("resources") or ()]
 
 
-@pytest.mark.requirement("DRA-LOSS-004")
-@pytest.mark.devices("default")
+@pytest.mark.dra_requirement("DRA-LOSS-004")
+@pytest.mark.dra_devices("default")
 def test_unhealthy_device_shows_in_allocated_resources_status(dra_context, k8s, workload, faults):
     driver = dra_context.profile.driver
     workload.claim("watched")

@@ -30,8 +30,8 @@ RULE_PROPAGATION_SECONDS = 1.0
 PRE_STOP_SECONDS = 3  # keeps the evicted pod's object readable after the taint manager acts
 
 
-@pytest.mark.requirement("DRA-LOSS-001")
-@pytest.mark.devices("default", count=2)
+@pytest.mark.dra_requirement("DRA-LOSS-001")
+@pytest.mark.dra_devices("default", count=2)
 def test_noexecute_taint_evicts_the_pod_and_its_replacement_uses_another_device(
     request, dra_context, k8s, workload, taint_rules
 ):
@@ -126,8 +126,8 @@ def _wait_unschedulable(workload, pod: str) -> dict:
     return cond
 
 
-@pytest.mark.requirement("DRA-LOSS-002")
-@pytest.mark.node_exclusive(at_least=2)  # taints every device of the node
+@pytest.mark.dra_requirement("DRA-LOSS-002")
+@pytest.mark.dra_node_exclusive(at_least=2)  # taints every device of the node
 def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
     dra_context, k8s, workload, taint_rules, device_lease
 ):
@@ -171,8 +171,8 @@ def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
     assert not disturbances(baseline, workload.read_pod("user"))
 
 
-@pytest.mark.requirement("DRA-LOSS-007")
-@pytest.mark.node_exclusive  # taints every device of the node
+@pytest.mark.dra_requirement("DRA-LOSS-007")
+@pytest.mark.dra_node_exclusive  # taints every device of the node
 def test_tolerated_taint_still_allocates_and_records_the_toleration(
     dra_context, workload, taint_rules, device_lease
 ):

@@ -27,8 +27,8 @@ def _wait_published(dra_context, k8s, node: str, present: set[str], absent: set[
     )
 
 
-@pytest.mark.requirement("DRA-LOSS-003")
-@pytest.mark.node_exclusive(at_least=2)  # withdraws every device of the node
+@pytest.mark.dra_requirement("DRA-LOSS-003")
+@pytest.mark.dra_node_exclusive(at_least=2)  # withdraws every device of the node
 def test_withdrawn_device_is_never_allocated_and_its_user_keeps_running(
     dra_context, k8s, workload, faults, device_lease
 ):

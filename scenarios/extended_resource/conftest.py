@@ -83,7 +83,7 @@ def stopped_plugins(dra_context: RunContext, k8s: K8sClients) -> Iterator[list[t
 def plugin_node(
     workload: Workloads, device_lease: Any, stopped_plugins: list[tuple[str, str]]
 ) -> Iterator[PluginNode]:
-    """The leased node (node_exclusive), with DRA devices of the extended-resource class,
+    """The leased node (dra_node_exclusive), with DRA devices of the extended-resource class,
     where a device plugin also advertises the resource. Afterwards the plugin stops and the
     fixture waits until the node no longer offers the resource from it (allocatable 0), so DRA
     serves it there again; it marks the node "no kubelet restart" for the kubelet's grace

@@ -26,8 +26,8 @@ def _allocated_claims_of(workload: Workloads, pod: dict[str, Any]) -> list[str]:
     return out
 
 
-@pytest.mark.requirement("DRA-EXT-003")
-@pytest.mark.devices(KIND, count="all")
+@pytest.mark.dra_requirement("DRA-EXT-003")
+@pytest.mark.dra_devices(KIND, count="all")
 def test_request_beyond_free_devices_stays_pending(workload: Workloads) -> None:
     extended = workload.profile.extended_resource
     per_node = devices_per_node(workload, KIND)

@@ -13,8 +13,8 @@ from conformance.workloads import Workloads
 KIND = "extended-resource"
 
 
-@pytest.mark.requirement("DRA-EXT-004")
-@pytest.mark.devices(KIND)
+@pytest.mark.dra_requirement("DRA-EXT-004")
+@pytest.mark.dra_devices(KIND)
 def test_special_claim_deleted_with_pod_and_device_freed(workload: Workloads) -> None:
     extended = workload.profile.extended_resource
     extended_pod(workload, "user", extended.name, 1)

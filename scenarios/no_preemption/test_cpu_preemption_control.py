@@ -20,9 +20,9 @@ from conformance.workloads import MAIN, Workloads
 SLIVER_M = 100  # CPU left free next to the victim: less than the preemptor needs
 
 
-@pytest.mark.requirement("DRA-PREEMPT-003")
+@pytest.mark.dra_requirement("DRA-PREEMPT-003")
 # cluster: any pod on the node could be the CPU victim
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.dra_devices("default", count="all", exclusive=True)
 def test_cpu_preemption_still_works(
     workload: Workloads, priorities: Priorities, held_pods: HeldPods
 ) -> None:

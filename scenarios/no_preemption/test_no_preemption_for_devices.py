@@ -20,9 +20,9 @@ from conformance.report import record_metric
 from conformance.workloads import Workloads
 
 
-@pytest.mark.requirement("DRA-PREEMPT-001")
+@pytest.mark.dra_requirement("DRA-PREEMPT-001")
 # cluster: a preempting scheduler could evict any test's pod
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.dra_devices("default", count="all", exclusive=True)
 def test_high_priority_pod_does_not_preempt_device_holder(
     workload: Workloads, priorities: Priorities
 ) -> None:
@@ -68,9 +68,9 @@ def test_high_priority_pod_does_not_preempt_device_holder(
     assert not preempted, f"the scheduler preempted pods for a DRA device: {preempted}"
 
 
-@pytest.mark.requirement("DRA-PREEMPT-002")
+@pytest.mark.dra_requirement("DRA-PREEMPT-002")
 # cluster: a preempting scheduler could evict any test's pod
-@pytest.mark.devices("default", count="all", exclusive=True)
+@pytest.mark.dra_devices("default", count="all", exclusive=True)
 def test_high_priority_pod_gets_device_when_holder_ends(
     request: pytest.FixtureRequest, workload: Workloads, priorities: Priorities
 ) -> None:

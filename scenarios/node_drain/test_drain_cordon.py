@@ -38,9 +38,9 @@ def _unschedulable(workload, pod: str) -> dict:
     return cond
 
 
-@pytest.mark.requirement("DRA-DRAIN-001")
-@pytest.mark.node_exclusive(at_least=2)  # cordons the node
-@pytest.mark.devices("default", count=1)  # pod drifter, on another node
+@pytest.mark.dra_requirement("DRA-DRAIN-001")
+@pytest.mark.dra_node_exclusive(at_least=2)  # cordons the node
+@pytest.mark.dra_devices("default", count=1)  # pod drifter, on another node
 def test_cordoned_node_gets_no_new_claims_and_keeps_running_pods(
     dra_context, k8s, workload, node_ops, device_lease
 ):
@@ -94,9 +94,9 @@ def test_cordoned_node_gets_no_new_claims_and_keeps_running_pods(
     assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]
 
 
-@pytest.mark.requirement("DRA-DRAIN-004")
-@pytest.mark.node_exclusive  # drains the node
-@pytest.mark.devices("default", count=1)  # the drained pod's replacement, on another node
+@pytest.mark.dra_requirement("DRA-DRAIN-004")
+@pytest.mark.dra_node_exclusive  # drains the node
+@pytest.mark.dra_devices("default", count=1)  # the drained pod's replacement, on another node
 def test_uncordoned_node_devices_are_allocatable_again(
     dra_context, k8s, workload, node_ops, device_lease
 ):

@@ -39,9 +39,9 @@ def _assert_replacements_elsewhere(dra_context, workload, old_uids, node: str, c
         workload.assert_sees_exactly(name, [got])
 
 
-@pytest.mark.requirement("DRA-DRAIN-002")
-@pytest.mark.node_exclusive(at_least=2)  # drains the node
-@pytest.mark.devices("default", count=2)  # the replacements, on other nodes
+@pytest.mark.dra_requirement("DRA-DRAIN-002")
+@pytest.mark.dra_node_exclusive(at_least=2)  # drains the node
+@pytest.mark.dra_devices("default", count=2)  # the replacements, on other nodes
 def test_drain_evicts_unprepares_and_replaces_pods_with_the_driver_last(
     dra_context, k8s, workload, node_ops, device_lease
 ):
@@ -89,9 +89,9 @@ def test_drain_evicts_unprepares_and_replaces_pods_with_the_driver_last(
     _assert_replacements_elsewhere(dra_context, workload, evicted, node, 2)
 
 
-@pytest.mark.requirement("DRA-DRAIN-003")
-@pytest.mark.node_exclusive(at_least=2)  # drains the node
-@pytest.mark.devices("default", count=2)  # the replacements, on other nodes
+@pytest.mark.dra_requirement("DRA-DRAIN-003")
+@pytest.mark.dra_node_exclusive(at_least=2)  # drains the node
+@pytest.mark.dra_devices("default", count=2)  # the replacements, on other nodes
 def test_drain_honours_a_pod_disruption_budget(dra_context, k8s, workload, node_ops, device_lease):
     node = pick_node(dra_context, at_least=2, others_at_least=2, lease=device_lease)
     pods = _deploy_on(workload, node, replicas=2)

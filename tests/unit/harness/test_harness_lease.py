@@ -302,20 +302,23 @@ def _item(*markers: tuple[str, tuple, dict]) -> ItemView:
 
 def test_node_exclusive_marker_is_parsed_with_its_defaults() -> None:
     assert parse_node_exclusive(_item()) == (None, [])
-    assert parse_node_exclusive(_item(("node_exclusive", (), {}))) == (NodeExclusive(), [])
-    got = parse_node_exclusive(_item(("node_exclusive", ("big",), {"at_least": 2})), SETS)
+    assert parse_node_exclusive(_item(("dra_node_exclusive", (), {}))) == (NodeExclusive(), [])
+    got = parse_node_exclusive(_item(("dra_node_exclusive", ("big",), {"at_least": 2})), SETS)
     assert got == (NodeExclusive("big", 2), [])
 
 
 @pytest.mark.parametrize(
     "markers,problem",
     [
-        ([("node_exclusive", ("huge",), {})], "node_exclusive('huge'): not a device kind"),
-        ([("node_exclusive", (), {"at_least": 0})], "at_least=0): must be an integer >= 1"),
-        ([("node_exclusive", (), {"nodes": 2})], "node_exclusive takes node_exclusive(kind="),
+        ([("dra_node_exclusive", ("huge",), {})], "dra_node_exclusive('huge'): not a device kind"),
+        ([("dra_node_exclusive", (), {"at_least": 0})], "at_least=0): must be an integer >= 1"),
         (
-            [("node_exclusive", (), {}), ("devices", ("big",), {"exclusive": True})],
-            "node_exclusive and devices(..., exclusive=True): pick one scope",
+            [("dra_node_exclusive", (), {"nodes": 2})],
+            "dra_node_exclusive takes dra_node_exclusive(kind=",
+        ),
+        (
+            [("dra_node_exclusive", (), {}), ("dra_devices", ("big",), {"exclusive": True})],
+            "dra_node_exclusive and dra_devices(..., exclusive=True): pick one scope",
         ),
     ],
 )
@@ -356,8 +359,8 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
 
 
 def test_cluster_exclusive_then_node_exclusive_tests_run_first() -> None:
-    plain = _item(("devices", ("big",), {}))
-    node = _item(("node_exclusive", (), {}), ("devices", ("small",), {}))
-    cluster = _item(("devices", ("big",), {"exclusive": True}))
+    plain = _item(("dra_devices", ("big",), {}))
+    node = _item(("dra_node_exclusive", (), {}), ("dra_devices", ("small",), {}))
+    cluster = _item(("dra_devices", ("big",), {"exclusive": True}))
     order = sorted([plain, node, plain, cluster], key=lease_rank)
     assert order == [cluster, node, plain, plain]

@@ -51,21 +51,21 @@ def ran(request, tmp_path_factory):
     (tmp_path_factory.getbasetemp().parent / "RAN").write_text(request.node.nodeid)
 """
 CORE = """
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers(dra_context, test_namespace):
     raise AssertionError("ran")
 
-@pytest.mark.requirement("DRA-CORE-002")
-@pytest.mark.devices("big")
+@pytest.mark.dra_requirement("DRA-CORE-002")
+@pytest.mark.dra_devices("big")
 def test_publishes(dra_context, device_lease):
     raise AssertionError("ran")
 
-@pytest.mark.requirement("DRA-CORE-003")
+@pytest.mark.dra_requirement("DRA-CORE-003")
 def test_allocates(dra_context, test_namespace):
     raise AssertionError("ran")
 """
 ALLOC = """
-@pytest.mark.requirement("DRA-ALLOC-001")
+@pytest.mark.dra_requirement("DRA-ALLOC-001")
 def test_selector(test_namespace):
     raise AssertionError("ran")
 """

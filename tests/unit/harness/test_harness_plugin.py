@@ -72,16 +72,16 @@ def write_tests(pytester: pytest.Pytester, folder: str, body: str) -> None:
 
 
 CORE_OK = """
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers():
     pass
 
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_publishes():
     pass
 """
 ALLOC_OK = """
-@pytest.mark.requirement("DRA-ALLOC-001")
+@pytest.mark.dra_requirement("DRA-ALLOC-001")
 def test_selector():
     pass
 """
@@ -115,7 +115,7 @@ def test_unknown_id_fails_collection(suite: pytest.Pytester) -> None:
         "core",
         CORE_OK
         + """
-@pytest.mark.requirement("DRA-CORE-01")
+@pytest.mark.dra_requirement("DRA-CORE-01")
 def test_typo():
     pass
 """,
@@ -138,20 +138,61 @@ def test_missing_and_duplicate_markers(suite: pytest.Pytester) -> None:
 def test_unmarked():
     pass
 
-@pytest.mark.requirement("DRA-CORE-001")
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_two():
     pass
 """,
     )
     err = usage_errors(run(suite, "--collect-only", "scenarios/core"))
     assert (
-        "scenarios/core/test_core.py::test_unmarked: no requirement marker; add "
-        '@pytest.mark.requirement("<ID>") with an ID from'
+        "scenarios/core/test_core.py::test_unmarked: no dra_requirement marker; add "
+        '@pytest.mark.dra_requirement("<ID>") with an ID from'
     ) in err
     assert (
-        "scenarios/core/test_core.py::test_two: 2 requirement markers ['DRA-CORE-002', "
+        "scenarios/core/test_core.py::test_two: 2 dra_requirement markers ['DRA-CORE-002', "
         "'DRA-CORE-001']; a test verifies exactly one requirement (split it)"
+    ) in err
+
+
+def test_an_old_marker_name_in_our_scenarios_fails_collection_with_the_new_name(
+    suite: pytest.Pytester,
+) -> None:
+    write_tests(
+        suite,
+        "core",
+        """
+@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.devices("default")
+def test_registers():
+    pass
+
+@pytest.mark.dra_requirement("DRA-CORE-002")
+def test_publishes():
+    pass
+""",
+    )
+    # Elsewhere, without a profile, a `requirement` marker is someone else's business.
+    suite.makepyfile(test_theirs="import pytest\n@pytest.mark.requirement('X')\ndef test_x(): pass")
+    err = usage_errors(run(suite, "--collect-only", "scenarios/core", "test_theirs.py"))
+    nodeid = "scenarios/core/test_core.py::test_registers"
+    problems = [line.strip() for line in err.splitlines() if line.startswith("  ")]
+    assert sorted(problems) == [  # one line each, and nothing else about that test
+        f"{nodeid}: marker 'devices' was renamed: use @pytest.mark.dra_devices(...)",
+        f"{nodeid}: marker 'requirement' was renamed: use @pytest.mark.dra_requirement(...)",
+    ]
+
+
+def test_a_run_refuses_an_old_marker_name_anywhere(suite: pytest.Pytester) -> None:
+    suite.makepyfile(
+        test_extra="import pytest\n@pytest.mark.requirement('DRA-CORE-003')\ndef test_x(): pass"
+    )
+    err = usage_errors(
+        run(suite, "--collect-only", "--dra-profile", "profile.yaml", "test_extra.py")
+    )
+    assert (
+        "test_extra.py::test_x: marker 'requirement' was renamed: use "
+        "@pytest.mark.dra_requirement(...)"
     ) in err
 
 
@@ -162,7 +203,7 @@ def test_must_without_test_fails_when_the_whole_catalog_is_collected(
     err = usage_errors(run(suite, "--collect-only", "scenarios"))
     assert (
         "MUST requirement DRA-ALLOC-001 (suite allocation) has no test: add one to "
-        'scenarios/allocation/ marked @pytest.mark.requirement("DRA-ALLOC-001")'
+        'scenarios/allocation/ marked @pytest.mark.dra_requirement("DRA-ALLOC-001")'
     ) in err
     assert "DRA-CORE-003" not in err  # SHOULD
     assert "DRA-DRAIN-001" not in err  # MAY
@@ -173,7 +214,7 @@ def test_suite_folder_checks_only_that_suite(suite: pytest.Pytester) -> None:
         suite,
         "core",
         """
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers():
     pass
 """,
@@ -219,9 +260,9 @@ def test_unknown_device_kind_with_a_profile(suite: pytest.Pytester) -> None:
         "core",
         CORE_OK
         + """
-@pytest.mark.requirement("DRA-CORE-003")
-@pytest.mark.devices("huge", 2)
-@pytest.mark.devices("big", 0)
+@pytest.mark.dra_requirement("DRA-CORE-003")
+@pytest.mark.dra_devices("huge", 2)
+@pytest.mark.dra_devices("big", 0)
 def test_needs():
     pass
 """,
@@ -230,12 +271,12 @@ def test_needs():
         run(suite, "--collect-only", "--dra-profile", "profile.yaml", "scenarios/core")
     )
     assert (
-        "scenarios/core/test_core.py::test_needs: devices('huge'): the profile has no such "
+        "scenarios/core/test_core.py::test_needs: dra_devices('huge'): the profile has no such "
         "device kind; it names: default, big"
     ) in err
     assert (
-        "scenarios/core/test_core.py::test_needs: devices('big', count=0): count must be an "
-        "integer >= 1 or 'all'"
+        "scenarios/core/test_core.py::test_needs: dra_devices('big', count=0): count must be "
+        "an integer >= 1 or 'all'"
     ) in err
 
 
@@ -259,7 +300,7 @@ def test_inert_for_ordinary_tests(suite: pytest.Pytester) -> None:
         test_plain="""
         import pytest
 
-        @pytest.mark.devices("anything")
+        @pytest.mark.dra_devices("anything")
         def test_plain():
             pass
     """
@@ -321,25 +362,25 @@ def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None
 
 
 STUBBED_TESTS = """
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers(dra_context):
     assert dra_context.git_version == "v1.37.2"
     assert dra_context.device_sets["big"] == {"w1/gpu-0"}
     assert dra_context.device_sets["default"] == {"w1/gpu-0", "w1/gpu-1"}
 
-@pytest.mark.requirement("DRA-CORE-002")
-@pytest.mark.devices("big")
+@pytest.mark.dra_requirement("DRA-CORE-002")
+@pytest.mark.dra_devices("big")
 def test_publishes(request):
     lease = request.getfixturevalue("device_lease")
     assert lease.needs[0].kind == "big"
 """
 STUBBED_ALLOC = """
-@pytest.mark.requirement("DRA-ALLOC-001")
+@pytest.mark.dra_requirement("DRA-ALLOC-001")
 def test_selector():
     pass
 """
 STUBBED_DRAIN = """
-@pytest.mark.requirement("DRA-DRAIN-001")
+@pytest.mark.dra_requirement("DRA-DRAIN-001")
 def test_cordon():
     pass
 """
@@ -412,7 +453,7 @@ def test_collection_problems_fail_an_xdist_run_with_the_message(suite: pytest.Py
         suite,
         "core",
         """
-@pytest.mark.requirement("DRA-CORE-01")
+@pytest.mark.dra_requirement("DRA-CORE-01")
 def test_typo():
     pass
 """,
@@ -431,13 +472,13 @@ def test_typo():
 # --- against the in-memory API server: namespaces, diagnostics, sweep ----------------------
 
 E2E_TESTS = """
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers(test_namespace, k8s, build, cluster_objects):
     labels = k8s.core.read_namespace(test_namespace).metadata.labels
     assert labels["dra-conformance.io/run"] == "run-1"
     cluster_objects.create(build.priority_class("prio-" + test_namespace, 10))
 
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_publishes(test_namespace, k8s, build):
     k8s.core.create_namespaced_pod(test_namespace, build.pod("p", test_namespace, image="w"))
     assert False, "boom"

@@ -68,7 +68,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        for mark in item.iter_markers("requirement"):
+        for mark in item.iter_markers("dra_requirement"):
             item.user_properties.append(("requirement", mark.args[0]))
 
 
@@ -85,7 +85,7 @@ from conformance.outcome import not_applicable
 from conformance.report import add_inventory, record_metric
 
 
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers(request):
     record_metric(request, "claim_allocated", 0.5)
     record_metric(request, "claim_allocated", 1.5, node="worker-1")
@@ -93,27 +93,27 @@ def test_registers(request):
     add_inventory(request, "devices", {"worker-1": ["gpu-0", "gpu-1"]})
 
 
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_publishes_slices(request):
     record_metric(request, "claim_allocated", 1.0)
 
 
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_publishes_slices_again():
     pass
 
 
-@pytest.mark.requirement("DRA-LOSS-003")
+@pytest.mark.dra_requirement("DRA-LOSS-003")
 def test_withdrawn_device():
     not_applicable("the driver profile does not declare capability withdraw-device")
 
 
-@pytest.mark.requirement("DRA-ALLOC-005")
+@pytest.mark.dra_requirement("DRA-ALLOC-005")
 def test_allocation_mode_all():
     assert 2 == 3, "expected every matching device"
 
 
-@pytest.mark.requirement("DRA-ALLOC-007")
+@pytest.mark.dra_requirement("DRA-ALLOC-007")
 def test_prioritized_list():
     pytest.skip("needs two nodes with different devices")
 

@@ -128,7 +128,7 @@ def pytest_sessionstart(session):  # registered after the report: its setup hook
 
 def test_a_skip_before_the_reports_setup_hook_keeps_the_labels(fake_suite, pytester) -> None:
     fake_suite.catalog.write_text(CATALOG)
-    fake_suite.write_tests(TESTS.split("@pytest.mark.requirement")[0] + LATE_TEST)
+    fake_suite.write_tests(TESTS.split("@pytest.mark.dra_requirement")[0] + LATE_TEST)
     pytester.makepyfile(late_skip=LATE_SKIP)
     run = fake_suite.run("-p", "late_skip")
     run.result.assert_outcomes(skipped=1)
@@ -139,7 +139,7 @@ def test_a_skip_before_the_reports_setup_hook_keeps_the_labels(fake_suite, pytes
     assert result["statusDetails"]["message"].startswith("not applicable: the cluster lacks")
 
 
-LATE_TEST = """@pytest.mark.requirement("DRA-ALLOC-007")
+LATE_TEST = """@pytest.mark.dra_requirement("DRA-ALLOC-007")
 def test_prioritized_list():
     pass
 """

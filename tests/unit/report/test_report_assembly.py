@@ -116,15 +116,15 @@ def test_failed_must_is_non_conformant(fake_suite) -> None:
         """
         import pytest
 
-        @pytest.mark.requirement("DRA-CORE-001")
+        @pytest.mark.dra_requirement("DRA-CORE-001")
         def test_registers():
             assert False, "no registration for gpu.example.com on worker-2"
 
-        @pytest.mark.requirement("DRA-CORE-002")
+        @pytest.mark.dra_requirement("DRA-CORE-002")
         def test_slices():
             pass
 
-        @pytest.mark.requirement("DRA-LOSS-003")
+        @pytest.mark.dra_requirement("DRA-LOSS-003")
         def test_withdraw():
             pass
         """
@@ -141,19 +141,19 @@ def test_failed_should_is_still_conformant(fake_suite) -> None:
         """
         import pytest
 
-        @pytest.mark.requirement("DRA-CORE-001")
+        @pytest.mark.dra_requirement("DRA-CORE-001")
         def test_registers():
             pass
 
-        @pytest.mark.requirement("DRA-CORE-002")
+        @pytest.mark.dra_requirement("DRA-CORE-002")
         def test_slices():
             pass
 
-        @pytest.mark.requirement("DRA-LOSS-003")
+        @pytest.mark.dra_requirement("DRA-LOSS-003")
         def test_withdraw():
             pass
 
-        @pytest.mark.requirement("DRA-ALLOC-005")
+        @pytest.mark.dra_requirement("DRA-ALLOC-005")
         def test_all_mode():
             assert False
         """
@@ -182,20 +182,20 @@ def test_must_not_run_is_incomplete_and_erroring_is_non_conformant(fake_suite) -
         import pytest
         from conformance.outcome import not_run
 
-        @pytest.mark.requirement("DRA-CORE-001")
+        @pytest.mark.dra_requirement("DRA-CORE-001")
         def test_registers():
             pytest.skip("kubelet log not readable")
 
-        @pytest.mark.requirement("DRA-CORE-002")
+        @pytest.mark.dra_requirement("DRA-CORE-002")
         def test_slices(broken_fixture):
             pass
 
-        @pytest.mark.requirement("DRA-LOSS-003")
+        @pytest.mark.dra_requirement("DRA-LOSS-003")
         def test_withdraw():
             # a bare skip whose text claims non-applicability is still "not run"
             pytest.skip("not applicable: no withdraw-device capability")
 
-        @pytest.mark.requirement("DRA-ALLOC-005")
+        @pytest.mark.dra_requirement("DRA-ALLOC-005")
         def test_all_mode():
             not_run("disruptive", "pass --allow-disruptive")
         """

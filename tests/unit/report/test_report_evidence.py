@@ -56,7 +56,7 @@ LEAKS = [
 TOKEN_TEST = f"""
 import pytest
 
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_prints_a_token():
     print("Authorization: Bearer {JWT}")
     assert False, "kubeconfig had token: s3cr3t-kubeconfig-token-value"

@@ -42,33 +42,33 @@ def prioritized_list():
     not_applicable("the driver profile does not declare capability prioritized-list")
 
 
-@pytest.mark.requirement("DRA-CORE-001")
+@pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers():
     pass
 
 
-@pytest.mark.requirement("DRA-CORE-002")
+@pytest.mark.dra_requirement("DRA-CORE-002")
 def test_publishes_slices():
     devices: list[str] = []
     assert devices, "the slice lists no device"
 
 
-@pytest.mark.requirement("DRA-LOSS-003")
+@pytest.mark.dra_requirement("DRA-LOSS-003")
 def test_withdrawn_device():
     not_run("the profile has no fault method for withdraw", "give the profile a withdraw method")
 
 
-@pytest.mark.requirement("DRA-ALLOC-005")
+@pytest.mark.dra_requirement("DRA-ALLOC-005")
 def test_allocation_mode_all():
     pytest.skip("not applicable: a plain skip is never not applicable")
 
 
-@pytest.mark.requirement("DRA-ALLOC-005")
+@pytest.mark.dra_requirement("DRA-ALLOC-005")
 def test_allocation_mode_all_setup_error(broken_fixture):
     pass
 
 
-@pytest.mark.requirement("DRA-ALLOC-007")
+@pytest.mark.dra_requirement("DRA-ALLOC-007")
 def test_prioritized_list(prioritized_list):
     pass
 """
