@@ -84,22 +84,6 @@ def assert_undisturbed(k8s: K8sClients, baselines: Sequence[PodBaseline]) -> Non
     assert not problems, "; ".join(problems)
 
 
-def ensure_undisturbed(
-    k8s: K8sClients, baselines: Sequence[PodBaseline], *, duration: float, while_: str
-) -> None:
-    """Assert on every poll for `duration` seconds that no pod of `baselines` is disturbed."""
-    ensure_for(
-        lambda: {b: state.read_pod(k8s, b.namespace, b.name) for b in baselines},
-        lambda pods: not any(disturbances(b, p) for b, p in pods.items()),
-        describe=f"pods {', '.join(b.name for b in baselines)} to keep running undisturbed "
-        f"while {while_}",
-        duration=duration,
-        show=lambda pods: {
-            b.name: disturbances(b, p) or state.pod_summary(p) for b, p in pods.items()
-        },
-    )
-
-
 def ensure_claim_waits_and_pod_undisturbed(
     k8s: K8sClients,
     namespace: str,

@@ -7,7 +7,7 @@ Drain, cordon, taint-a-node and driver-restart scenarios need devices published 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from conformance.context import RunContext
 from conformance.devices import PublishedDevice
@@ -76,8 +76,3 @@ def pick_node(
 
 def devices_on(context: RunContext, node: str, kind: str = "default") -> list[PublishedDevice]:
     return list(node_local_devices(context, kind).get(node, []))
-
-
-def published_on(devices: Iterable[PublishedDevice]) -> Mapping[str, str | None]:
-    """Device id (`<pool>/<device>`) -> the node it is published for."""
-    return {d.id: d.node for d in devices}

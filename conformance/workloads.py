@@ -477,11 +477,3 @@ class Workloads:
             for e in self.events(kind, name)
             if e.get("reason") == reason and e.get("type") == "Warning"
         ]
-
-
-def published_device(context: RunContext, result: AllocationResult) -> PublishedDevice | None:
-    """The published device an allocation result names (None: not in any slice read at the
-    start of the run)."""
-    if result.driver != context.profile.driver:
-        return None
-    return context.device(result.device_id)

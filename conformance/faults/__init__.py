@@ -32,12 +32,11 @@ from conformance.faults.registry import (
     missing_faults_remedy,
 )
 from conformance.faults.spec import ENTRY_POINT_GROUP, FaultsConfig, FaultSpec, parse_faults
-from conformance.faults.taint_rule import RUN_LABEL, DeviceTaintRuleInjector
+from conformance.faults.taint_rule import DeviceTaintRuleInjector
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FAULT_KINDS",
-    "RUN_LABEL",
     "TAINT_EFFECTS",
     "DeviceRef",
     "DeviceTaintRuleInjector",

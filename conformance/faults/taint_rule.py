@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -20,7 +19,6 @@ from conformance.faults.interface import (
 )
 from conformance.faults.spec import FaultSpec
 from conformance.kube.builders import Builders
-from conformance.naming import RUN_LABEL
 
 
 def _dns_part(text: str) -> str:
@@ -88,22 +86,9 @@ class DeviceTaintRuleInjector(InjectorBase):
                 raise
         self.created.pop(name, None)
 
-    def rule_names(self) -> Iterator[str]:
-        return iter(list(self.created))
-
     def restore(self) -> None:
         for name in list(self.created):
             self._delete(name)
-
-    def delete_run_rules(self) -> int:
-        """Delete every rule labelled with this run (e.g. left by a crashed worker)."""
-        listing = self.custom.list_cluster_custom_object(
-            self.group, self.version, self.plural, label_selector=f"{RUN_LABEL}={self.run_id}"
-        )
-        names = [item["metadata"]["name"] for item in listing.get("items", [])]
-        for name in names:
-            self._delete(name)
-        return len(names)
 
 
 def taint_rule_injector(spec: FaultSpec, context: FaultContext) -> DeviceTaintRuleInjector:

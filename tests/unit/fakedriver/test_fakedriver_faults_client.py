@@ -205,12 +205,6 @@ class FakeCustom:
             raise ApiException(status=404, reason="Not Found")
         del self.rules[name]
 
-    def list_cluster_custom_object(self, group, version, plural, label_selector=None):
-        key, _, value = label_selector.partition("=")
-        return {
-            "items": [r for r in self.rules.values() if r["metadata"]["labels"].get(key) == value]
-        }
-
 
 def test_device_taint_rule_injector():
     custom = FakeCustom()
@@ -245,13 +239,10 @@ def test_device_taint_rule_injector():
     assert {c[1:] for c in custom.calls} == {("resource.k8s.io", "v1", "devicetaintrules")}
 
 
-def test_device_taint_rules_of_a_crashed_run_are_found_by_label():
+def test_device_taint_rule_injector_uses_the_served_version():
     custom = FakeCustom()
-    DeviceTaintRuleInjector(custom, run_id="r1", api_version="v1beta2").taint(
-        DeviceRef("d", "p", "x"), "k"
-    )
+    injector = DeviceTaintRuleInjector(custom, run_id="r1", api_version="v1beta2")
+    injector.taint(DeviceRef("d", "p", "x"), "k")
     assert next(iter(custom.rules.values()))["apiVersion"] == "resource.k8s.io/v1beta2"
-    assert (
-        DeviceTaintRuleInjector(custom, run_id="r1", api_version="v1beta2").delete_run_rules() == 1
-    )
+    injector.restore()
     assert custom.rules == {}
