@@ -24,12 +24,6 @@ MAX_DOMAIN_LENGTH = 63  # resource.k8s.io/v1 DeviceMaxDomainLength
 MAX_IDENTIFIER_LENGTH = 32  # resource.k8s.io/v1 DeviceMaxIDLength
 
 
-def is_fully_qualified_name(name: str) -> bool:
-    """`<dns-subdomain>/<C identifier>`, the form matchAttribute constraints require."""
-    domain, sep, ident = name.partition("/")
-    return bool(sep) and _is_domain(domain) and _is_identifier(ident)
-
-
 def _is_domain(domain: str) -> bool:
     return len(domain) <= MAX_DOMAIN_LENGTH and bool(_DNS_SUBDOMAIN_RE.match(domain))
 

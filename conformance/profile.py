@@ -189,11 +189,6 @@ class Profile:
     def default_class(self) -> str:
         return self.device_classes[DEFAULT_KIND]
 
-    def has(self, capability: str) -> bool:
-        if capability not in CAPABILITIES:
-            raise KeyError(f"unknown capability {capability!r}")
-        return capability in self.capabilities
-
     @property
     def device_kinds(self) -> tuple[str, ...]:
         """Names a test may lease: `default`, each selector, `selector:kind-a|b` (the first and

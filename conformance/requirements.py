@@ -73,9 +73,6 @@ class Catalog:
     def by_id(self) -> Mapping[str, Requirement]:
         return FrozenMap({r.id: r for r in self.requirements})
 
-    def in_suite(self, suite: str) -> tuple[Requirement, ...]:
-        return tuple(r for r in self.requirements if r.suite == suite)
-
     def suggest_id(self, unknown: str) -> str | None:
         return suggest(unknown, [r.id for r in self.requirements])
 

@@ -77,11 +77,6 @@ def duplicate_device_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def pool_problems(slices: Iterable[Mapping[str, Any]]) -> list[str]:
-    slices = list(slices)
-    return [*pool_count_problems(slices), *duplicate_device_problems(slices)]
-
-
 def name_problems(slices: Iterable[Mapping[str, Any]], driver: str) -> list[str]:
     """Every attribute and capacity name of every device (of each pool's highest generation,
     the only one consumers read) is a valid resource.k8s.io/v1 QualifiedName: `<name>` (in

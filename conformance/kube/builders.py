@@ -158,13 +158,6 @@ def match_attribute(attribute: str, requests: Sequence[str] = ()) -> dict[str, A
     return body
 
 
-def distinct_attribute(attribute: str, requests: Sequence[str] = ()) -> dict[str, Any]:
-    body: dict[str, Any] = {"distinctAttribute": attribute}
-    if requests:
-        body["requests"] = list(requests)
-    return body
-
-
 def opaque_config(
     driver: str, parameters: Mapping[str, Any], requests: Sequence[str] = ()
 ) -> dict[str, Any]:

@@ -76,10 +76,7 @@ def test_resource_claim_with_every_request_form() -> None:
                 [b.subrequest("big", D, selectors=["true"]), b.subrequest("small", D, count=2)],
             ),
         ],
-        constraints=[
-            b.match_attribute(f"{D}/pcieRoot", ["one", "two"]),
-            b.distinct_attribute(f"{D}/uuid"),
-        ],
+        constraints=[b.match_attribute(f"{D}/pcieRoot", ["one", "two"])],
         config=[b.opaque_config(D, {"k": "v"}, ["one"])],
     )
     parsed = assert_valid(k8s.ResourceV1ResourceClaim, body)

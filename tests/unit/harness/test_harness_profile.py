@@ -86,7 +86,7 @@ def test_good_profile_has_defaults(tmp_path: Path) -> None:
         profile.selectors["kind-b"].device_class,
         profile.selectors["kind-b"].expression,
     )
-    assert not profile.has("health-reporting")
+    assert "health-reporting" not in profile.capabilities
 
 
 def test_profile_is_frozen(tmp_path: Path) -> None:

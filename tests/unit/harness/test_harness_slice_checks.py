@@ -6,9 +6,10 @@ from typing import Any
 
 from conformance.slice_checks import (
     decided_slice_problems,
+    duplicate_device_problems,
     name_problems,
     node_coverage_problems,
-    pool_problems,
+    pool_count_problems,
     slice_problems,
     slice_problems_by_check,
 )
@@ -54,20 +55,20 @@ def test_a_good_pool_has_no_problems() -> None:
 
 def test_slice_count_must_match_the_newest_generation() -> None:
     slices = [sl("a", "w1", [dev("g0")], count=2)]
-    assert pool_problems(slices) == [
+    assert pool_count_problems(slices) == [
         "pool w1 generation 1: resourceSliceCount is 2, but 1 slice(s) carry that generation: a"
     ]
     disagree = [sl("a", "w1", [dev("g0")], count=2), sl("b", "w1", [dev("g1")], count=3)]
-    assert "disagree on resourceSliceCount ([2, 3])" in pool_problems(disagree)[0]
+    assert "disagree on resourceSliceCount ([2, 3])" in pool_count_problems(disagree)[0]
 
 
 def test_duplicate_device_names_across_slices_of_a_pool() -> None:
     slices = [sl("a", "w1", [dev("g0")], count=2), sl("b", "w1", [dev("g0")], count=2)]
-    assert pool_problems(slices) == [
+    assert duplicate_device_problems(slices) == [
         "pool w1 generation 1: device name(s) published more than once: g0 (2x)"
     ]
     # The same name in two pools is fine.
-    assert pool_problems([sl("a", "w1", [dev("g0")]), sl("b", "w2", [dev("g0")])]) == []
+    assert duplicate_device_problems([sl("a", "w1", [dev("g0")]), sl("b", "w2", [dev("g0")])]) == []
 
 
 def test_unqualified_attribute_and_capacity_names_are_valid() -> None:
