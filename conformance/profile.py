@@ -65,7 +65,6 @@ SUITE_ROOT = Path(__file__).resolve().parent.parent
 # Builders the suite ships (conformance.cluster.images): they work with no registry at all.
 IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/cluster/images.py BUILDERS
 
-InstallMethod = Literal["manifests", "helm", "preinstalled"]
 VerificationMethod = Literal["env", "file", "command"]
 
 

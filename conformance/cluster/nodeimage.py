@@ -21,7 +21,6 @@ from conformance.errors import BuildError
 from conformance.progress import Progress
 
 NODE_REPOSITORY = "localhost/dra-conformance/node"
-COMPONENTS_REPOSITORY = "localhost/dra-conformance/k8s-components"
 ASSETS = ("node-setup.sh", "dra-cni.sh", "dra-cni.service")
 KIND_SCRIPT_DIRS = ("usr/local/bin/", "kind/bin/")
 

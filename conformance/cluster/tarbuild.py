@@ -57,7 +57,7 @@ class TarBuilder:
         with open(source, "rb") as f:
             self._tar.addfile(info, f)
 
-    def add_tree(self, dest: str, source: Path, dir_mode: int = 0o755) -> None:
+    def add_tree(self, dest: str, source: Path) -> None:
         """Copy a directory tree; scripts keep their exec bit, other files become 0644."""
         for path in sorted(source.rglob("*")):
             rel = f"{dest.rstrip('/')}/{path.relative_to(source)}"
