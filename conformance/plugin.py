@@ -576,11 +576,10 @@ def _view(item: pytest.Item) -> ItemView:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _state(config).profile is None:
-        return  # inert: a run orders and selects, a collection check does neither
-    # Same order on every xdist worker (the controller schedules by index), so: a stable sort.
-    items.sort(key=lambda item: lease_rank(_view(item)))
-    _select_requirements(config, items)
+    if _state(config).profile is not None:  # inert otherwise: only a run needs lease order
+        # Same order on every xdist worker (the controller schedules by index): a stable sort.
+        items.sort(key=lambda item: lease_rank(_view(item)))
+    _select_requirements(config, items)  # only when --dra-requirement asks for it
 
 
 def _select_requirements(config: pytest.Config, items: list[pytest.Item]) -> None:

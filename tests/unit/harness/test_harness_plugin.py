@@ -295,6 +295,32 @@ def test_scenarios_need_a_profile_to_run(suite: pytest.Pytester) -> None:
     ) in err
 
 
+@pytest.mark.parametrize(
+    "profile,order", [((), ["a", "b"]), (("--dra-profile", "profile.yaml"), ["b", "a"])]
+)
+def test_only_a_run_reorders_tests_by_lease(
+    suite: pytest.Pytester, profile: tuple[str, ...], order: list[str]
+) -> None:
+    write_tests(
+        suite,
+        "core",
+        """
+@pytest.mark.dra_requirement("DRA-CORE-001")
+def test_a():
+    pass
+
+@pytest.mark.dra_requirement("DRA-CORE-002")
+@pytest.mark.dra_devices("default", exclusive=True)
+def test_b():
+    pass
+""",
+    )
+    result = run(suite, "--collect-only", "-q", *profile, "scenarios/core")
+    assert result.ret == 0, result.stderr.str()
+    names = [line.rsplit("::", 1)[1] for line in result.stdout.lines if "::test_" in line]
+    assert names == [f"test_{n}" for n in order]
+
+
 def test_inert_for_ordinary_tests(suite: pytest.Pytester) -> None:
     suite.makepyfile(
         test_plain="""
