@@ -11,11 +11,10 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from conformance.requirements import CatalogError, load_catalog
+from conformance.requirements import CatalogError, Requirement, load_catalog
 
 CATALOG_KEY = pytest.StashKey[Mapping[str, "RequirementInfo"]]()
 CATALOG_ENV = "DRA_REQUIREMENTS_FILE"
@@ -30,31 +29,18 @@ class RequirementInfo:
     statement: str
     disruptive: bool = False
 
-    @classmethod
-    def from_any(cls, entry: Any) -> RequirementInfo:
-        """From a catalog dict or any object with the same attributes (the harness's model)."""
-        get = entry.get if isinstance(entry, Mapping) else lambda k, d=None: getattr(entry, k, d)
-        return cls(
-            id=str(get("id")),
-            suite=str(get("suite", "") or ""),
-            level=str(get("level", "") or "").upper(),
-            statement=" ".join(str(get("statement", "") or "").split()),
-            disruptive=bool(get("disruptive", False)),
-        )
+
+def catalog_from(requirements: Iterable[Requirement]) -> dict[str, RequirementInfo]:
+    """{id: RequirementInfo} in catalog order, from conformance.requirements' loaded catalog."""
+    return {
+        r.id: RequirementInfo(r.id, r.suite, r.level, r.statement, r.disruptive)
+        for r in requirements
+    }
 
 
-def catalog_from(entries: Iterable[Any]) -> dict[str, RequirementInfo]:
-    catalog: dict[str, RequirementInfo] = {}
-    for entry in entries:
-        info = RequirementInfo.from_any(entry)
-        catalog[info.id] = info
-    return catalog
-
-
-def set_catalog(config: pytest.Config, entries: Iterable[Any] | Mapping[str, Any]) -> None:
-    """Give the report the catalog the harness already loaded (dicts or requirement objects)."""
-    values = entries.values() if isinstance(entries, Mapping) else entries
-    config.stash[CATALOG_KEY] = catalog_from(values)
+def set_catalog(config: pytest.Config, requirements: Iterable[Requirement]) -> None:
+    """Give the report the catalog the harness already loaded."""
+    config.stash[CATALOG_KEY] = catalog_from(requirements)
 
 
 def catalog_path(config: pytest.Config | None = None) -> Path:
