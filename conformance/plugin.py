@@ -34,6 +34,7 @@ from conformance.collection import (
     DEVICES_MARK,
     NODE_EXCLUSIVE_MARK,
     REQUIREMENT_MARK,
+    RUN_EARLY_MARK,
     ItemView,
     NodeExclusive,
     Selection,
@@ -54,6 +55,7 @@ from conformance.kube.cleanup import (
     create_test_namespace,
     delete_namespace,
     delete_registered,
+    release_namespace,
     sweep_run,
 )
 from conformance.kube.client import K8sClients, load_clients
@@ -107,6 +109,8 @@ MARKERS = (
     f"{DEVICES_MARK}() marks then count what the test uses on other nodes.",
     f"{CAPABILITY_MARK}(name, ...): profile capabilities the test needs beyond its "
     "requirement's gates",
+    f"{RUN_EARLY_MARK}(why): start this test before all others: it starts a clock (such as "
+    "a kubelet grace period) that the run waits out before it ends",
 )
 
 
@@ -888,13 +892,16 @@ def test_namespace(
     build: Builders,
     device_lease: Any,
 ) -> Any:
-    """A namespace of this test only; deleted (and waited for) after it."""
+    """A namespace of this test only; deleted after it (waited for until its pods and claims
+    are gone)."""
     registry = NamespaceRegistry(dra_context.harness_dir / "namespaces")
     name = namespace_name(dra_context.run_id, request.node.nodeid)
     create_test_namespace(k8s, build, registry, name, request.node.nodeid)
     request.node.stash[NAMESPACE_KEY] = name
     yield name
-    problem = delete_namespace(k8s, registry, name, timeout=dra_context.timeout("namespaceDeleted"))
+    # The lease ends once the devices are free; the namespace deletes in the background and
+    # the end-of-run sweep waits for it.
+    problem = release_namespace(k8s, name, timeout=dra_context.timeout("namespaceDeleted"))
     if problem:
         warnings.warn(DRAHarnessWarning(f"{problem}\n(the end-of-run sweep retries)"), stacklevel=1)
 

@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube import objects, state
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
-from conformance.kube.waits import WaitTimeout, wait_for_deleted
+from conformance.kube.waits import WaitTimeout, wait_for_deleted, wait_until
 from conformance.naming import CORDONED_BY_LABEL, RUN_LABEL
 
 log = logging.getLogger("conformance.cleanup")
@@ -93,6 +93,46 @@ def delete_namespace(
         return str(exc)
     if registry is not None:
         registry.remove(name)
+    return None
+
+
+def namespace_holdings(k8s: K8sClients, name: str) -> list[str]:
+    """What in the namespace may still hold a device: its pods and its ResourceClaims."""
+    pods = [f"pod/{p.metadata.name}" for p in k8s.core.list_namespaced_pod(name).items]
+    claims = [
+        f"resourceclaim/{c.metadata.name}"
+        for c in k8s.resource.list_namespaced_resource_claim(name).items
+    ]
+    return pods + claims
+
+
+def release_namespace(k8s: K8sClients, name: str, *, timeout: float) -> str | None:
+    """Delete the namespace and wait only until nothing in it can hold a device: no pod (the
+    kubelet deletes a pod's object only after it unprepared the pod's claims) and no
+    ResourceClaim (the claim controller deallocates before it drops a claim's finalizer).
+    The namespace itself finishes deleting in the background; it stays in the registry so
+    the end-of-run sweep waits for it. None when released, else what was left."""
+    # Pods and claims first, directly: the namespace controller would get to them only after
+    # walking every resource type of the cluster (seconds on a kind cluster).
+    for delete in (
+        k8s.core.delete_collection_namespaced_pod,
+        k8s.resource.delete_collection_namespaced_resource_claim,
+    ):
+        try:
+            delete(name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+    objects.delete(k8s, "Namespace", name)
+    try:
+        wait_until(
+            lambda: namespace_holdings(k8s, name),
+            lambda left: not left,
+            describe=f"the pods and claims of namespace {name} to be gone",
+            timeout=timeout,
+        )
+    except WaitTimeout as exc:
+        return str(exc)
     return None
 
 
