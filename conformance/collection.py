@@ -34,6 +34,7 @@ REQUIREMENT_MARK = "dra_requirement"
 DEVICES_MARK = "dra_devices"
 NODE_EXCLUSIVE_MARK = "dra_node_exclusive"
 CAPABILITY_MARK = "dra_capability"
+RUN_EARLY_MARK = "dra_run_early"
 # Old name -> new name: refused on scenario tests, so a suite cannot half-migrate silently.
 RENAMED_MARKS = {
     "requirement": REQUIREMENT_MARK,
@@ -181,14 +182,18 @@ def parse_node_exclusive(
 
 
 def lease_rank(item: ItemView) -> int:
-    """Run order: cluster-wide exclusive tests first (they run alone, so early rather than as
-    a lone tail), then node-exclusive ones (long: drains, restarts, settle windows), then the
-    rest, which fill the gaps. Stable within a rank."""
-    if parse_devices(item)[1]:
+    """Run order: tests marked dra_run_early first (they start a clock, such as a kubelet
+    grace period, that the run must wait out before it ends), then cluster-wide exclusive
+    tests (they run alone, so early rather than as a lone tail), then node-exclusive ones
+    (long: drains, restarts, settle windows), then the rest, which fill the gaps. Stable
+    within a rank."""
+    if item.marks(RUN_EARLY_MARK):
         return 0
-    if item.marks(NODE_EXCLUSIVE_MARK):
+    if parse_devices(item)[1]:
         return 1
-    return 2
+    if item.marks(NODE_EXCLUSIVE_MARK):
+        return 2
+    return 3
 
 
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:

@@ -1,8 +1,9 @@
 """DRA-ALLOC-002: a capacity comparison allocates only devices with enough capacity, and a
 claim stays unallocated while no free device has enough.
 
-The threshold N is the largest capacity the driver publishes, so exactly the biggest devices
-qualify. Holding all of them needs every such device of the cluster: the lease is exclusive.
+The test leases one node whole and pins its pods there. The threshold N is the largest
+capacity the driver publishes on that node, so exactly the node's biggest devices qualify,
+and its pods hold all of them.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from kubernetes.utils import parse_quantity
 from conformance.cel import capacity_at_least
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
+from conformance.lease import DeviceLease
 from conformance.outcome import not_run
 from conformance.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-ALLOC-002")
-@pytest.mark.dra_devices("default", exclusive=True)  # cluster: every biggest device (docstring)
+@pytest.mark.dra_node_exclusive  # every biggest device of the node (docstring)
 def test_capacity_selector_allocates_only_devices_with_enough(
-    workload: Workloads, k8s: K8sClients
+    workload: Workloads, k8s: K8sClients, device_lease: DeviceLease
 ) -> None:
+    node = device_lease.node
     capacity = workload.profile.capacity
     if not capacity:  # nothing to compare on: the suite cannot test it, the driver did no wrong
         not_run(
@@ -35,9 +38,9 @@ def test_capacity_selector_allocates_only_devices_with_enough(
     sizes: dict[str, Decimal] = {
         i: parse_quantity(d.capacity[capacity])
         for i, d in live.items()
-        if capacity in d.capacity and (kind_ids is None or i in kind_ids)
+        if capacity in d.capacity and d.node == node and (kind_ids is None or i in kind_ids)
     }
-    assert sizes, f"no published device of the default class has capacity {capacity}"
+    assert sizes, f"no device of the default class on {node} has capacity {capacity}"
     top = max(sizes.values())
     threshold = next(live[i].capacity[capacity] for i, size in sizes.items() if size == top)
     biggest = sorted(i for i, size in sizes.items() if size >= top)
@@ -48,7 +51,7 @@ def test_capacity_selector_allocates_only_devices_with_enough(
     holders = [f"enough-{i}" for i in range(len(biggest))]
     for name in holders:
         workload.claim(name, [capacity_request()])
-        workload.pod(name, [name])
+        workload.pod(name, [name], node=node)
     got: dict[str, str] = {}
     for name in holders:
         workload.wait_running(name, abort_on_prepare_failure=True)
@@ -61,19 +64,19 @@ def test_capacity_selector_allocates_only_devices_with_enough(
             f"claim {name} asked for {capacity} >= {threshold} and got {device_id} with {have}"
         )
     assert sorted(got.values()) == biggest, (
-        f"the {len(biggest)} claims should hold exactly the devices with {capacity} >= "
-        f"{threshold} {biggest}, got {got}"
+        f"the {len(biggest)} claims should hold exactly the devices of {node} with "
+        f"{capacity} >= {threshold} {biggest}, got {got}"
     )
 
     # Every device with enough capacity is taken: one more such claim must wait.
     workload.claim("waiting", [capacity_request()])
-    workload.pod("waiting", ["waiting"])
+    workload.pod("waiting", ["waiting"], node=node)
     waits.wait_for_pod_scheduled_false(
         k8s, workload.namespace, "waiting", timeout=workload.timeout("claimAllocated")
     )
     claim = workload.read_claim("waiting")
     assert not state.is_allocated(claim), (
-        f"no free device has {capacity} >= {threshold}, yet: {state.claim_summary(claim)}"
+        f"no free device of {node} has {capacity} >= {threshold}, yet: {state.claim_summary(claim)}"
     )
 
     workload.delete_pod(holders[0], wait=False)

@@ -3,9 +3,9 @@
 v1.37 deallocates a claim as soon as its last consumer goes, so an allocated claim without
 consumers is one allocated outside the scheduler, through the status subresource (as a
 control-plane allocator or an administrator does). The test allocates a free device that
-way; it holds an exclusive lease, so no other test's pod can be allocated that device in the
-meantime (the scheduler tracks allocated devices as a set, and a device written into two
-claims would confuse it).
+way; it leases the device's node whole, so no other test's pod can be allocated that device
+in the meantime (the scheduler tracks allocated devices as a set, and a device written into
+two claims would confuse it).
 """
 
 from __future__ import annotations
@@ -16,28 +16,29 @@ from deletion_checks import DELETE_PROTECTION, uid
 from conformance.device_reuse import ReuseProbe, all_claims, holders
 from conformance.kube import objects, state, waits
 from conformance.kube.client import K8sClients
+from conformance.lease import DeviceLease
 from conformance.workloads import Workloads
 
 
-def _free_device(workload: Workloads) -> str:
-    """A device of the default kind that no claim in the cluster holds."""
+def _free_device(workload: Workloads, node: str | None) -> str:
+    """A device of the default kind on `node` (the leased one) that no claim holds."""
+    assert node is not None, "the test needs a node lease (@pytest.mark.dra_node_exclusive)"
     devices = workload.context.devices_of_kind("default")
     assert devices, "the devices of the default class are unknown or none are published"
     claims = all_claims(workload.k8s)
     driver = workload.profile.driver
-    free = [d for d in devices if d.node and not holders(claims, driver, d.id)]
-    assert free, f"every node-local device of {workload.profile.default_class} is allocated"
+    free = [d for d in devices if d.node == node and not holders(claims, driver, d.id)]
+    assert free, f"every device of {workload.profile.default_class} on {node} is allocated"
     return free[0].id
 
 
 @pytest.mark.dra_requirement("DRA-DEL-002")
-# cluster: hand-written allocation (docstring)
-@pytest.mark.dra_devices("default", count="all", exclusive=True)
+@pytest.mark.dra_node_exclusive  # hand-written allocation of a device of the node (docstring)
 def test_deleting_unreserved_allocated_claim_frees_its_device(
-    workload: Workloads, k8s: K8sClients
+    workload: Workloads, k8s: K8sClients, device_lease: DeviceLease
 ) -> None:
     ns = workload.namespace
-    device = workload.context.device(_free_device(workload))
+    device = workload.context.device(_free_device(workload, device_lease.node))
     request = "dev"
     workload.claim("unreserved", [workload.device_request("default", name=request)])
     k8s.resource.patch_namespaced_resource_claim(

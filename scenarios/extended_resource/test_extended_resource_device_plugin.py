@@ -37,6 +37,7 @@ def _claims_of(workload: Workloads, pod: dict[str, Any]) -> list[str]:
 
 @pytest.mark.dra_requirement("DRA-EXT-006")
 @pytest.mark.dra_node_exclusive(KIND)  # a device plugin serves the resource on the node
+@pytest.mark.dra_run_early("the kubelet keeps a stopped device plugin's resource 5 minutes")
 @pytest.mark.dra_devices(KIND, count=1)  # pod dra-user, on another node
 def test_device_plugin_and_dra_serve_the_same_resource(
     workload: Workloads, plugin_node: PluginNode

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.context import RunContext
+from conformance.devices import PublishedDevice
 from conformance.kube import objects, state, waits
 from conformance.workloads import Workloads
 
@@ -18,21 +19,28 @@ class Priorities:
     high: str
 
 
-def contended_kind(context: RunContext) -> str:
-    """The device kind with the fewest devices (fewest pods to fill it): one of the profile's
-    selector kinds, whose devices are disjoint and independent; `default` without any."""
+def contended_devices(context: RunContext, node: str) -> tuple[str, list[PublishedDevice]]:
+    """The device kind with the fewest devices on `node` (fewest pods to fill it), and those
+    devices: one of the profile's selector kinds, whose devices are disjoint and independent;
+    `default` without any."""
     sized = [
-        (len(devices), kind)
+        (len(devices), kind, devices)
         for kind in context.profile.selectors
-        if (devices := context.devices_of_kind(kind))
+        if (devices := _on_node(context, kind, node))
     ]
     if sized:
-        return min(sized)[1]
-    assert context.devices_of_kind("default"), (
-        "the devices of the default class cannot be worked out from the published slices, "
-        "so the test cannot tell how many pods hold them all"
+        _, kind, devices = min(sized, key=lambda s: (s[0], s[1]))
+        return kind, devices
+    devices = _on_node(context, "default", node)
+    assert devices, (
+        f"no device of the default class on node {node} can be worked out from the published "
+        "slices, so the test cannot tell how many pods hold them all"
     )
-    return "default"
+    return "default", devices
+
+
+def _on_node(context: RunContext, kind: str, node: str) -> list[PublishedDevice]:
+    return [d for d in context.devices_of_kind(kind) or () if d.node == node]
 
 
 @dataclass(frozen=True)
@@ -43,31 +51,33 @@ class Contention:
     high_created: float  # time.monotonic() when the high-priority pod was created
 
 
-def establish_contention(workload: Workloads, priorities: Priorities) -> Contention:
-    """Every device of one kind held by a running low-priority pod, and a high-priority pod
-    for one device of that kind that the scheduler has found unschedulable. (A plain
-    function, not a fixture: a driver that breaks this setup fails the test, not errors it.)"""
-    context = workload.context
-    kind = contended_kind(context)
-    devices = context.devices_of_kind(kind) or ()
+def establish_contention(
+    workload: Workloads, priorities: Priorities, node: str | None
+) -> Contention:
+    """Every device of one kind on `node` held by a running low-priority pod, and a
+    high-priority pod for one device of that kind that the scheduler has found unschedulable;
+    every pod is pinned to `node` (the test's node lease). (A plain function, not a fixture:
+    a driver that breaks this setup fails the test, not errors it.)"""
+    assert node is not None, "the test needs a node lease (@pytest.mark.dra_node_exclusive)"
+    kind, devices = contended_devices(workload.context, node)
     holders: dict[str, str] = {}
     for i in range(len(devices)):
         name = f"low-{i}"
         workload.claim(name, kind=kind)
-        workload.pod(name, [name], priority_class_name=priorities.low)
+        workload.pod(name, [name], node=node, priority_class_name=priorities.low)
     for name in [f"low-{i}" for i in range(len(devices))]:
         workload.wait_running(name)
         results = workload.results(name)
         assert len(results) == 1, f"claim {name} should hold one device, has {results}"
         holders[name] = results[0].device_id
     assert sorted(holders.values()) == sorted(d.id for d in devices), (
-        f"the low-priority pods should hold every {kind} device {sorted(d.id for d in devices)}, "
-        f"hold {sorted(holders.values())}"
+        f"the low-priority pods should hold every {kind} device of {node} "
+        f"{sorted(d.id for d in devices)}, hold {sorted(holders.values())}"
     )
 
     workload.claim("high", kind=kind)
     started = time.monotonic()
-    workload.pod("high", ["high"], priority_class_name=priorities.high)
+    workload.pod("high", ["high"], node=node, priority_class_name=priorities.high)
     waits.wait_for_pod_scheduled_false(
         workload.k8s, workload.namespace, "high", timeout=workload.timeout("claimAllocated")
     )

@@ -15,20 +15,19 @@ from preemption_checks import HeldPods, Priorities, disruption_target, free_cpu
 
 from conformance.kube import state, waits
 from conformance.kube.builders import container
+from conformance.lease import DeviceLease
 from conformance.workloads import MAIN, Workloads
 
 SLIVER_M = 100  # CPU left free next to the victim: less than the preemptor needs
 
 
 @pytest.mark.dra_requirement("DRA-PREEMPT-003")
-# cluster: any pod on the node could be the CPU victim
-@pytest.mark.dra_devices("default", count="all", exclusive=True)
+@pytest.mark.dra_node_exclusive  # any pod of the node could be the CPU victim
 def test_cpu_preemption_still_works(
-    workload: Workloads, priorities: Priorities, held_pods: HeldPods
+    workload: Workloads, priorities: Priorities, held_pods: HeldPods, device_lease: DeviceLease
 ) -> None:
-    node, free = max(
-        ((n, free_cpu(workload, n)) for n in workload.context.nodes), key=lambda x: x[1]
-    )
+    node = device_lease.node
+    free = free_cpu(workload, node)
     assert free >= 3 * SLIVER_M, (
         f"node {node} has only {free}m CPU unrequested; the control needs at least "
         f"{3 * SLIVER_M}m to size a victim and a preemptor"

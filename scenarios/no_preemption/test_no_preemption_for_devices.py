@@ -1,5 +1,8 @@
 """DRA-PREEMPT-001 and -002: the scheduler of v1.35-v1.37 does not preempt pods to free DRA
-devices (KEP-5690 proposes it for later); a high-priority pod waits for the device."""
+devices (KEP-5690 proposes it for later); a high-priority pod waits for the device.
+
+Each test leases one node whole and pins every pod to it: a scheduler that did preempt could
+then only evict pods of that node, which are this test's own."""
 
 from __future__ import annotations
 
@@ -16,17 +19,17 @@ from preemption_checks import (
 )
 
 from conformance.kube import state, waits
+from conformance.lease import DeviceLease
 from conformance.report import record_metric
 from conformance.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-PREEMPT-001")
-# cluster: a preempting scheduler could evict any test's pod
-@pytest.mark.dra_devices("default", count="all", exclusive=True)
+@pytest.mark.dra_node_exclusive  # preemption, if any, evicts pods of the (pinned) node
 def test_high_priority_pod_does_not_preempt_device_holder(
-    workload: Workloads, priorities: Priorities
+    workload: Workloads, priorities: Priorities, device_lease: DeviceLease
 ) -> None:
-    contention = establish_contention(workload, priorities)
+    contention = establish_contention(workload, priorities, device_lease.node)
 
     def observe() -> dict[str, Any]:
         return {
@@ -69,12 +72,14 @@ def test_high_priority_pod_does_not_preempt_device_holder(
 
 
 @pytest.mark.dra_requirement("DRA-PREEMPT-002")
-# cluster: a preempting scheduler could evict any test's pod
-@pytest.mark.dra_devices("default", count="all", exclusive=True)
+@pytest.mark.dra_node_exclusive  # preemption, if any, evicts pods of the (pinned) node
 def test_high_priority_pod_gets_device_when_holder_ends(
-    request: pytest.FixtureRequest, workload: Workloads, priorities: Priorities
+    request: pytest.FixtureRequest,
+    workload: Workloads,
+    priorities: Priorities,
+    device_lease: DeviceLease,
 ) -> None:
-    contention = establish_contention(workload, priorities)
+    contention = establish_contention(workload, priorities, device_lease.node)
     ending, device = sorted(contention.holders.items())[0]
     released = time.monotonic()
     end_pod(workload, ending)

@@ -1,0 +1,81 @@
+"""Where the wall time of one run went: each test's body on its xdist worker, over time.
+
+    python bench/timeline.py REPORT_DIR
+
+Reads REPORT_DIR/summary.json (worker, lease wait, body and total per test) and
+REPORT_DIR/allure-results (when each body started and stopped) and prints, per worker, one
+line per test: body start and end in seconds since the first body started, the lease wait
+before it, and the gap since the previous test of that worker ended (its set-up and the
+previous teardown). The tail of a run and the tests that queue behind a lease show up here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def load(report_dir: Path) -> list[dict[str, Any]]:
+    summary = json.loads((report_dir / "summary.json").read_text())
+    by_nodeid = {t["nodeid"]: t for t in summary["tests"]}
+    rows = []
+    for path in (report_dir / "allure-results").glob("*-result.json"):
+        result = json.loads(path.read_text())
+        labels = {label["name"]: label["value"] for label in result.get("labels", [])}
+        test = next(
+            (t for n, t in by_nodeid.items() if n.endswith("::" + result["name"])),
+            None,
+        )
+        if test is None or "start" not in result:
+            continue
+        rows.append(
+            {
+                "worker": test.get("worker") or labels.get("thread", "?"),
+                "start": result["start"] / 1000,
+                "stop": result["stop"] / 1000,
+                "lease_wait_s": test.get("lease_wait_s"),
+                "requirement": ",".join(test.get("requirements") or []),
+                "name": result["name"],
+            }
+        )
+    return rows
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no test bodies found"
+    t0 = min(r["start"] for r in rows)
+    lines = ["worker  start    end  lease   gap  requirement      test"]
+    for worker in sorted({r["worker"] for r in rows}):
+        previous_end = t0
+        for r in sorted((r for r in rows if r["worker"] == worker), key=lambda r: r["start"]):
+            start, end = r["start"] - t0, r["stop"] - t0
+            lease = r["lease_wait_s"]
+            lines.append(
+                f"{worker:6} {start:6.0f} {end:6.0f} "
+                f"{'-' if lease is None else f'{lease:.0f}':>5} {start - previous_end:5.0f}  "
+                f"{r['requirement']:16} {r['name'][:60]}"
+            )
+            previous_end = end
+    last = max(r["stop"] for r in rows) - t0
+    body = sum(r["stop"] - r["start"] for r in rows)
+    lines.append(f"last body ends at {last:.0f} s; bodies add up to {body:.0f} s")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    report_dir = Path(sys.argv[1])
+    if not (report_dir / "summary.json").is_file():
+        print(f"{report_dir}: no summary.json; pass a run's report directory", file=sys.stderr)
+        return 2
+    print(render(load(report_dir)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
