@@ -31,7 +31,8 @@ def stamp(message: str) -> None:
 
 
 def pytest_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", *args]
+    # the slowest tests in the CI log, beside the e2e stage wall times
+    return [sys.executable, "-m", "pytest", "--durations=10", *args]
 
 
 def delete_cluster(name: str) -> None:
