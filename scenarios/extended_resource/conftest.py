@@ -18,6 +18,7 @@ from conformance.kube.builders import container
 from conformance.kube.client import K8sClients
 from conformance.node_marks import mark_no_kubelet_restart
 from conformance.outcome import not_run
+from conformance.report import add_inventory
 from conformance.workloads import MAIN, Workloads
 
 # The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).
@@ -69,12 +70,19 @@ def _allocatable(workload: Workloads, node: str, resource: str) -> str | None:
 
 @pytest.fixture(scope="session")
 def stopped_plugins(dra_context: RunContext, k8s: K8sClients) -> Iterator[list[tuple[str, str]]]:
-    """(node, resource) of device plugins stopped by this worker: before the worker ends, it
-    waits until each node's kubelet has dropped the resource, so the run leaves the nodes
-    clean (a kubelet restart after the run cannot bring stale allocations back). Tests run
-    meanwhile: only kubelet restarts wait, for the node's mark in the lease book."""
+    """(node, resource) of device plugins stopped by this worker. Tests run meanwhile: only
+    kubelet restarts wait, for the node's mark in the lease book.
+
+    On a kind cluster of the harness (`--dra-cluster kind`) every kubelet restart is the
+    harness's own, and each waits for that mark, which outlives the run in the cluster's lease
+    book: the run need not wait out the grace period (the summary's inventory says until when
+    a kubelet restart is unsafe). On any other cluster someone else may restart a kubelet
+    right after the run, so the worker waits before it ends until each node's kubelet has
+    dropped the resource, and leaves the nodes clean."""
     stopped: list[tuple[str, str]] = []
     yield stopped
+    if dra_context.cluster.provider == "kind":
+        return
     for node, resource in stopped:
         _wait_until_kubelet_forgot_the_plugin(dra_context, k8s, node, resource)
 
@@ -121,12 +129,18 @@ def plugin_node(
         stopped_at = time.time()
         plugin.stop()
         # Before anything else: even if the wait below fails, the node is marked.
+        unsafe_until = stopped_at + KUBELET_PLUGIN_GRACE_SECONDS + GRACE_SLACK_SECONDS
         mark_no_kubelet_restart(
             device_lease.book,
             node,
-            stopped_at + KUBELET_PLUGIN_GRACE_SECONDS + GRACE_SLACK_SECONDS,
+            unsafe_until,
             f"DRA-EXT-006 stopped a device plugin of {resource}; until the kubelet's grace "
             "period is over, a restarted kubelet reloads its stale allocations",
+        )
+        add_inventory(
+            workload.request,
+            "kubelet_restart_unsafe_until",
+            {node: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(unsafe_until))},
         )
         stopped_plugins.append((node, resource))
         waits.wait_until(
