@@ -293,6 +293,19 @@ def test_node_marks_last_until_they_expire(tmp_path: Path) -> None:
     assert no_kubelet_restart(tmp_path, "w1") is None and active_marks(tmp_path) == []
 
 
+def test_a_node_marked_meanwhile_goes_to_a_waiting_node_lease_last(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    # asked for w1 first, but w1 got a "no kubelet restart" mark after the request
+    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 60, "device plugin grace period")
+    lease = broker.acquire("restarts a kubelet", [], nodes=["w1", "w2"], timeout=1)
+    assert lease.node == "w2"
+    broker.release(lease)
+    # when only the marked node is free, it is still granted (the test then waits for the mark)
+    other = broker.acquire("on w2", [], nodes=["w2"], timeout=1)
+    assert broker.acquire("restarts a kubelet", [], nodes=["w1", "w2"], timeout=1).node == "w1"
+    broker.release(other)
+
+
 # --- declaring a node lease, and placing a test on it -----------------------------------------
 
 
