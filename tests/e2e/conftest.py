@@ -1,7 +1,8 @@
 """End-to-end tier: one real kind cluster per session (created or reused), never skipped.
 
 `DRA_CONFORMANCE_E2E_CLUSTER` names another kind cluster (a developer's) to run against; the
-tier's last file deletes the cluster, so run a subset (e.g. tests/e2e/broken) against yours.
+tier's last test (test_cluster_down.py) deletes the cluster, so run a subset (e.g.
+tests/e2e/broken) against yours.
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ def fake_driver(
 @pytest.fixture(scope="session")
 def k8s(kind_cluster: kind.KindCluster) -> K8sClients:
     return load_clients(str(kind_cluster.kubeconfig), None)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `e2e_last` (the cluster's deletion) run after every other test of the
+    session, whatever the file names and the selection."""
+    last = [item for item in items if item.get_closest_marker("e2e_last")]
+    if last:
+        items[:] = [item for item in items if item not in last] + last
 
 
 # --- stage wall times in the CI log -----------------------------------------------------------

@@ -1,11 +1,15 @@
-"""Runs last in the e2e tier: `cluster down` removes the nodes and the kubeconfig."""
+"""Runs last in the session (marker `e2e_last`, ordered by tests/e2e/conftest.py): `cluster down`
+removes the nodes and the kubeconfig."""
 
 import subprocess
 import sys
 
+import pytest
+
 from conformance.cluster import docker_client
 
 
+@pytest.mark.e2e_last
 def test_cluster_down_removes_nodes(kind_cluster):
     nodes = kind_cluster.nodes()
     subprocess.run(
