@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
-from conformance.node_marks import MARKS_FILE
+from conformance.node_marks import marked_nodes_unlocked
 
 log = logging.getLogger("conformance.lease")
 
@@ -230,22 +230,12 @@ class DeviceLeaseBroker:
         # Nodes marked "no kubelet restart" last, decided now rather than when the test asked:
         # a mark set meanwhile (DRA-EXT-006) must not hand its node to a test that would
         # then wait out the mark while holding the node (DRA-DRAIN-005).
-        marked = self._marked_nodes()
+        marked = marked_nodes_unlocked(self.state_dir)
         candidates = sorted(me.get("candidates") or [], key=lambda n: n in marked)
         for node in candidates or [None]:
             if self._fits([*held, dict(me, node=node)]):
                 return node
         return False
-
-    def _marked_nodes(self) -> set[str]:
-        """Nodes with a live "no kubelet restart" mark (conformance.node_marks), read without
-        its lock: the file is replaced whole, and the caller holds the book's lock already."""
-        try:
-            marks = json.loads((self.state_dir / MARKS_FILE).read_text())
-        except (FileNotFoundError, ValueError):
-            return set()
-        now = time.time()
-        return {node for node, mark in marks.items() if mark.get("until", 0) > now}
 
     def _validate_nodes(self, needs: Sequence[DeviceNeed], candidates: Sequence[str]) -> None:
         unknown = [n for n in candidates if n not in self.nodes]

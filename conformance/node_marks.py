@@ -42,8 +42,7 @@ def _locked_marks(book: Path) -> Iterator[dict[str, Any]]:
             except (FileNotFoundError, ValueError):
                 marks = {}
             before = json.dumps(marks, sort_keys=True)
-            now = time.time()
-            marks = {n: m for n, m in marks.items() if m["until"] > now}  # expired: gone
+            marks = _live(marks)  # expired: gone
             yield marks
             if json.dumps(marks, sort_keys=True) != before:
                 tmp = path.with_suffix(f".tmp.{os.getpid()}")
@@ -51,6 +50,20 @@ def _locked_marks(book: Path) -> Iterator[dict[str, Any]]:
                 os.replace(tmp, path)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _live(marks: dict[str, Any]) -> dict[str, Any]:
+    now = time.time()
+    return {node: mark for node, mark in marks.items() if mark.get("until", 0) > now}
+
+
+def marked_nodes_unlocked(book: Path) -> set[str]:
+    """Nodes with a live mark, read without the book's lock, for a caller that holds it
+    already (the lease broker): the file is only ever replaced whole."""
+    try:
+        return set(_live(json.loads((book / MARKS_FILE).read_text())))
+    except (FileNotFoundError, ValueError):
+        return set()
 
 
 def mark_no_kubelet_restart(book: Path, node: str, until: float, why: str) -> None:

@@ -68,7 +68,6 @@ from conformance.lease import (
     pid_alive,
 )
 from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
-from conformance.node_marks import active_marks
 from conformance.not_ready import (
     driver_not_ready_reason,
     fails_on_readiness,
@@ -825,7 +824,7 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
         yield None
         return
     broker = _broker(request.config, dra_context)
-    nodes = None if whole_node is None else node_candidates(dra_context, whole_node, broker)
+    nodes = None if whole_node is None else node_candidates(dra_context, whole_node)
     try:
         lease: DeviceLease = broker.acquire(
             request.node.nodeid,
@@ -843,16 +842,13 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
         broker.release(lease)
 
 
-def node_candidates(
-    context: RunContext, whole_node: NodeExclusive, broker: DeviceLeaseBroker
-) -> list[str]:
+def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]:
     """The nodes a dra_node_exclusive test can lease, best first: fewest devices (disrupting them
-    is cheapest), and nodes with a no-kubelet-restart mark last."""
+    is cheapest). The broker puts nodes with a no-kubelet-restart mark last when it grants."""
     try:
         by_node = node_local_devices(context, whole_node.kind)
     except PlacementError as exc:
         not_run(str(exc), "write the profile's selector as == comparisons")
-    marked = {m.node for m in active_marks(broker.state_dir)}
     fit = [n for n, devices in by_node.items() if len(devices) >= whole_node.at_least]
     if not fit:
         not_run(
@@ -861,7 +857,7 @@ def node_candidates(
             + ", ".join(f"{n}={len(d)}" for n, d in sorted(by_node.items())),
             "add devices (or nodes) to the cluster",
         )
-    return sorted(fit, key=lambda n: (n in marked, len(by_node[n]), n))
+    return sorted(fit, key=lambda n: (len(by_node[n]), n))
 
 
 def lease_dir(config: pytest.Config, context: RunContext) -> Path:

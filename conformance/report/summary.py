@@ -187,13 +187,8 @@ def count_requirements(results: Iterable[Any]) -> dict[str, Any]:
 
 
 def _requirement_durations(results: Iterable[Any]) -> dict[str, Any] | None:
-    ran = [
-        r.duration_s
-        for r in results
-        if r.status in (RequirementStatus.PASSED, RequirementStatus.FAILED, RequirementStatus.ERROR)
-        and r.tests
-    ]
-    return {"unit": "s", **describe(ran)} if ran else None
+    ran = (RequirementStatus.PASSED, RequirementStatus.FAILED, RequirementStatus.ERROR)
+    return _described(r.duration_s for r in results if r.status in ran and r.tests)
 
 
 def _described(values: Iterable[float | None]) -> dict[str, Any] | None:
