@@ -1,8 +1,8 @@
 """Fixtures shared by the scenario suites (the harness's own fixtures come from
-conformance/plugin.py: dra_context, k8s, build, test_namespace, device_lease, cluster_objects).
+conformance/plugin/fixtures.py: dra_context, k8s, build, test_namespace, device_lease, cluster_objects).
 
 `workload` is the usual entry point: claims and pods in the test's namespace, waits, and what
-a container sees through the profile's verification (conformance/workloads.py).
+a container sees through the profile's verification (conformance/scenario_api/workloads.py).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from conformance.context import RunContext
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
-from conformance.workloads import Workloads
+from conformance.run.context import RunContext
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.fixture
@@ -31,5 +31,5 @@ def workload(
 
 @pytest.fixture
 def profile(dra_context: RunContext) -> Any:
-    """The driver profile of the run (conformance.profile.Profile)."""
+    """The driver profile of the run (conformance.model.profile.Profile)."""
     return dra_context.profile

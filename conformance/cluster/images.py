@@ -192,7 +192,7 @@ def _build_k8s_test_driver_image(progress: Progress) -> str:
 
 
 # The suite's own image builders, by the name a profile gives in `install.image.builder`
-# (conformance/profile.py IMAGE_BUILDERS lists the same names).
+# (conformance/model/profile.py IMAGE_BUILDERS lists the same names).
 BUILDERS: dict[str, Callable[[Progress], str]] = {
     "fake-driver": build_driver_image,
     "k8s-test-driver": _build_k8s_test_driver_image,

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from conformance.frozen import FrozenMap
-from conformance.outcome import HarnessError
+from conformance.model.frozen import FrozenMap
+from conformance.model.outcome import HarnessError
 
 TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 
@@ -71,7 +71,7 @@ class DeviceRef:
 
     @classmethod
     def of(cls, driver: str, device: Any) -> DeviceRef:
-        """From a published device (conformance.devices.PublishedDevice)."""
+        """From a published device (conformance.model.devices.PublishedDevice)."""
         return cls(driver, device.pool, device.name, device.node)
 
 

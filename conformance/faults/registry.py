@@ -16,12 +16,12 @@ from conformance.faults.interface import (
     InjectorBase,
 )
 from conformance.faults.spec import FaultsConfig, FaultSpec
-from conformance.frozen import FrozenMap
+from conformance.model.frozen import FrozenMap
 
 if TYPE_CHECKING:
-    from conformance.context import RunContext
     from conformance.kube.client import K8sClients
-    from conformance.profile import Profile
+    from conformance.model.profile import Profile
+    from conformance.run.context import RunContext
 
 
 def _command(spec: FaultSpec, context: FaultContext) -> FaultInjector:

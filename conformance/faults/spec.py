@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from conformance.faults.interface import FAULT_KINDS, FaultKind
-from conformance.frozen import FrozenMap
-from conformance.schema import Problems, describe, join
+from conformance.model.frozen import FrozenMap
+from conformance.model.schema import Problems, describe, join
 
 METHODS = ("device-taint-rule", "command", "exec", "python")
 FaultMethod = Literal["device-taint-rule", "command", "exec", "python"]
@@ -151,8 +151,8 @@ def _spec(p: Problems, path: str, kind: FaultKind, raw: Any) -> FaultSpec | None
         return FaultSpec(kind, method)
     timeout = DEFAULT_TIMEOUT
     if "timeout" in section:
-        # Imported here: conformance.profile imports this module.
-        from conformance.profile import parse_duration
+        # Imported here: conformance.model.profile imports this module.
+        from conformance.model.profile import parse_duration
 
         seconds = parse_duration(section["timeout"])
         if seconds is None or seconds <= 0:

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from conformance.naming import RUN_LABEL, TEST_LABEL
-from conformance.opaque_config import OPAQUE_BEGIN, OPAQUE_END, OpaqueExpect
+from conformance.model.naming import RUN_LABEL, TEST_LABEL
+from conformance.model.opaque_config import OPAQUE_BEGIN, OPAQUE_END, OpaqueExpect
 
-if TYPE_CHECKING:  # conformance.profile -> faults -> faults.taint_rule builds its rules here
-    from conformance.profile import Verification
+if TYPE_CHECKING:  # conformance.model.profile -> faults -> faults.taint_rule builds its rules here
+    from conformance.model.profile import Verification
 
 ENV_BEGIN, ENV_END = "=== ENV BEGIN", "=== ENV END"
 FILE_BEGIN, FILE_END = "=== FILE BEGIN", "=== FILE END"

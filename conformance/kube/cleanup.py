@@ -24,7 +24,7 @@ from conformance.kube import objects, state
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import WaitTimeout, wait_for_deleted, wait_until
-from conformance.naming import CORDONED_BY_LABEL, RUN_LABEL
+from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
 
 log = logging.getLogger("conformance.cleanup")
 

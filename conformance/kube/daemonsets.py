@@ -96,10 +96,10 @@ def restart_pod_on_node(
 
 def wait_driver_ready(k8s: K8sClients, profile: Any, *, timeout: float) -> None:
     """The profile's readiness: DaemonSet rolled out and ready, every node with its slices."""
-    from conformance import driver_install
+    from conformance.install import installer
 
     wait_until(
-        lambda: driver_install.readiness_state(k8s, profile),
+        lambda: installer.readiness_state(k8s, profile),
         lambda s: s.ready,
         describe=f"driver {profile.driver} to be ready (profile readiness)",
         timeout=timeout,

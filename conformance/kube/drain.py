@@ -29,7 +29,7 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import render_state
-from conformance.naming import CORDONED_BY_LABEL
+from conformance.model.naming import CORDONED_BY_LABEL
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 EVICTION_RETRY_SECONDS = 1.0  # kubectl waits 5 s; a test wants to see the budget open sooner

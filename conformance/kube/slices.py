@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.devices import PublishedDevice, published_devices
 from conformance.kube.client import K8sClients
+from conformance.model.devices import PublishedDevice, published_devices
 
 
 def list_slices(k8s: K8sClients, driver: str, node: str | None = None) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
+from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
 from conformance.report.catalog import RequirementInfo, catalog_for
 from conformance.report.facts import RunFacts, get_run_facts
 from conformance.report.outcomes import PROP_REQUIREMENT, TestOutcome, TestRecord

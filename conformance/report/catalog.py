@@ -1,8 +1,8 @@
 """The requirement facts the report needs (ID, suite, level, statement), from the catalog.
 
 The catalog (`scenarios/requirements.yaml`) is loaded and validated by
-`conformance/requirements.py` alone; the harness hands it over (`set_catalog`), and a run without
-the harness (unit tests, a standalone run) loads it through the same loader.
+`conformance/model/requirements.py` alone; the harness hands it over (`set_catalog`), and a run
+without the harness (unit tests, a standalone run) loads it through the same loader.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.requirements import CatalogError, Requirement, load_catalog
+from conformance.model.requirements import CatalogError, Requirement, load_catalog
 
 CATALOG_KEY = pytest.StashKey[Mapping[str, "RequirementInfo"]]()
 CATALOG_ENV = "DRA_REQUIREMENTS_FILE"
@@ -31,7 +31,7 @@ class RequirementInfo:
 
 
 def catalog_from(requirements: Iterable[Requirement]) -> dict[str, RequirementInfo]:
-    """{id: RequirementInfo} in catalog order, from conformance.requirements' loaded catalog."""
+    """{id: RequirementInfo} in catalog order, from the loaded catalog (model.requirements)."""
     return {
         r.id: RequirementInfo(r.id, r.suite, r.level, r.statement, r.disruptive)
         for r in requirements

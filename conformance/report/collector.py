@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conformance.outcome import typed_skip_properties
+from conformance.model.outcome import typed_skip_properties
 from conformance.report import allure as allure_files
 from conformance.report.allure_html import (
     ALLURE_REPORT,

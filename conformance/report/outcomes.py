@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from conformance.outcome import ERROR as HARNESS_ERROR
-from conformance.outcome import MESSAGE_PREFIX, PROP_OUTCOME, PROP_REMEDY, SkipKind
+from conformance.model.outcome import ERROR as HARNESS_ERROR
+from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, PROP_REMEDY, SkipKind
 from conformance.report.redact import redact_text
 
 MAX_REASON_CHARS = 500
@@ -29,8 +29,8 @@ class TestOutcome(StrEnum):
     PASSED = "passed"
     FAILED = "failed"  # the test body failed (an assertion: a product defect)
     ERROR = "error"  # setup or teardown failed, or the test did not complete
-    NOT_APPLICABLE = "not-applicable"  # conformance.outcome.NotApplicable: a missing feature
-    NOT_RUN = "not-run"  # any other skip (conformance.outcome.NotRun, pytest.skip, xfail)
+    NOT_APPLICABLE = "not-applicable"  # conformance.model.outcome.NotApplicable: a missing feature
+    NOT_RUN = "not-run"  # any other skip (conformance.model.outcome.NotRun, pytest.skip, xfail)
 
 
 @dataclass
@@ -73,7 +73,7 @@ class TestRecord:
                 self.skip_kinds[report.when] = str(typed[PROP_OUTCOME])
                 self.remedies[report.when] = str(typed.get(PROP_REMEDY, ""))
         elif report.outcome == "failed" and report.when == "call":
-            # a HarnessError (conformance/outcome.py): the harness failed, not the driver
+            # a HarnessError (conformance/model/outcome.py): the harness failed, not the driver
             self.harness_error = typed.get(PROP_OUTCOME) == HARNESS_ERROR
         # An item's user_properties only grow, and every phase report carries all of them so
         # far: the latest report has the complete list (recording twice is not doubling).

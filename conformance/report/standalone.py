@@ -1,6 +1,6 @@
 """Use the report without the conformance plugin: `pytest -p conformance.report.standalone`.
 
-It stands in for the parts of `conformance/plugin.py` the report relies on: the report options,
+It stands in for the parts of `conformance/plugin/` the report relies on: the report options,
 the `dra_requirement(ID)` marker copied into `item.user_properties`, and the collector itself.
 """
 

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 
 import pytest
 
-from conformance.devices import class_expressions
 from conformance.kube import state
 from conformance.kube.builders import Builders, container, opaque_config, request
 from conformance.kube.client import K8sClients
 from conformance.kube.objects import ClusterObjects
-from conformance.opaque_config import expectation_problems, last_opaque_block, shown_text
-from conformance.workloads import Workloads, describing_selector, look_alikes
+from conformance.model.devices import class_expressions
+from conformance.model.opaque_config import expectation_problems, last_opaque_block, shown_text
+from conformance.scenario_api.workloads import Workloads, describing_selector, look_alikes
 
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 TRUE_VALUES = ("true", "1", "yes")

@@ -13,12 +13,12 @@ from decimal import Decimal
 import pytest
 from kubernetes.utils import parse_quantity
 
-from conformance.cel import capacity_at_least
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
-from conformance.lease import DeviceLease
-from conformance.outcome import not_run
-from conformance.workloads import Workloads
+from conformance.model.cel import capacity_at_least
+from conformance.model.outcome import not_run
+from conformance.run.lease import DeviceLease
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-ALLOC-002")

@@ -9,7 +9,7 @@ from conformance.kube import state
 from conformance.kube.builders import PodClaim
 from conformance.kube.client import K8sClients
 from conformance.kube.state import ConsumerRef
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 

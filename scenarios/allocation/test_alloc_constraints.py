@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.kube.builders import first_available, match_attribute, subrequest
-from conformance.outcome import not_run
-from conformance.workloads import Workloads
+from conformance.model.outcome import not_run
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-ALLOC-006")

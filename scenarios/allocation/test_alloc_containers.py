@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.kube.builders import container
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-ALLOC-012")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.workloads import Workloads, selector_verdict
+from conformance.scenario_api.workloads import Workloads, selector_verdict
 
 COUNT = 2
 KIND_B = "selector:kind-b"

@@ -7,8 +7,8 @@ import pytest
 
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
-from conformance.placement import node_local_devices
-from conformance.workloads import PREPARE_FAILED, Workloads
+from conformance.scenario_api.placement import node_local_devices
+from conformance.scenario_api.workloads import PREPARE_FAILED, Workloads
 
 
 @pytest.mark.dra_requirement("DRA-ALLOC-015")

@@ -7,8 +7,8 @@ import pytest
 
 from conformance.kube import state
 from conformance.kube.client import K8sClients
-from conformance.node_selection import node_matches
-from conformance.workloads import Workloads, selector_verdict
+from conformance.model.node_selection import node_matches
+from conformance.scenario_api.workloads import Workloads, selector_verdict
 
 KIND_A, KIND_B = "selector:kind-a", "selector:kind-b"
 

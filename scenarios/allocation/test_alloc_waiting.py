@@ -9,8 +9,8 @@ import pytest
 
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
-from conformance.placement import node_local_devices
-from conformance.workloads import Workloads, pod_ready
+from conformance.scenario_api.placement import node_local_devices
+from conformance.scenario_api.workloads import Workloads, pod_ready
 
 KIND_A = "selector:kind-a"
 

@@ -9,7 +9,7 @@ from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.kube.kubelet import dra_grpc_calls, kubelet_metrics
 from conformance.kube.state import AllocationResult
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"

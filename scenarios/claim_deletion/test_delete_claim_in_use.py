@@ -15,10 +15,10 @@ from deletion_checks import (
     uid,
 )
 
-from conformance.device_reuse import ReuseProbe
 from conformance.kube import objects, state, waits
 from conformance.kube.client import K8sClients
-from conformance.workloads import Workloads
+from conformance.scenario_api.device_reuse import ReuseProbe
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-DEL-001")

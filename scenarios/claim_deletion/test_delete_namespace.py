@@ -7,14 +7,14 @@ from collections.abc import Iterator
 import pytest
 from deletion_checks import single_result, uid
 
-from conformance.context import RunContext
-from conformance.device_reuse import ReuseProbe
 from conformance.kube import state, waits
 from conformance.kube.builders import Builders, PodClaim
 from conformance.kube.cleanup import NamespaceRegistry, create_test_namespace, delete_namespace
 from conformance.kube.client import K8sClients
-from conformance.naming import namespace_name
-from conformance.workloads import Workloads
+from conformance.model.naming import namespace_name
+from conformance.run.context import RunContext
+from conformance.scenario_api.device_reuse import ReuseProbe
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.fixture

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from deletion_checks import POD_CLAIM_NAME_ANNOTATION, assert_reserved_for, single_result, uid
 
-from conformance.device_reuse import ReuseProbe
 from conformance.kube import waits
 from conformance.kube.builders import PodClaim
-from conformance.workloads import Workloads
+from conformance.scenario_api.device_reuse import ReuseProbe
+from conformance.scenario_api.workloads import Workloads
 
 POD_CLAIMS = ("first", "second")  # two entries from one template: two generated claims
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import pytest
 from deletion_checks import DELETE_PROTECTION, uid
 
-from conformance.device_reuse import ReuseProbe, all_claims, holders
 from conformance.kube import objects, state, waits
 from conformance.kube.client import K8sClients
-from conformance.lease import DeviceLease
-from conformance.workloads import Workloads
+from conformance.run.lease import DeviceLease
+from conformance.scenario_api.device_reuse import ReuseProbe, all_claims, holders
+from conformance.scenario_api.workloads import Workloads
 
 
 def _free_device(workload: Workloads, node: str | None) -> str:

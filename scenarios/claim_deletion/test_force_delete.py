@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from deletion_checks import kubelet_unprepare_calls, single_result, uid
 
-from conformance.device_reuse import ReuseProbe
 from conformance.kube import waits
 from conformance.kube.client import K8sClients
-from conformance.workloads import Workloads
+from conformance.scenario_api.device_reuse import ReuseProbe
+from conformance.scenario_api.workloads import Workloads
 
 
 def _container_starts(pod: dict[str, Any] | None) -> dict[str, float]:

@@ -11,7 +11,7 @@ import pytest
 from deletion_checks import assert_reserved_for, not_scheduled, single_result
 
 from conformance.kube import state, waits
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 CLAIM = "arrives-later"
 

@@ -9,7 +9,7 @@ from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.kube.slices import current_devices
 from conformance.kube.state import ConsumerRef
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-CORE-003")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.workloads import PREPARE_FAILED, Workloads, restart_count
+from conformance.scenario_api.workloads import PREPARE_FAILED, Workloads, restart_count
 
 
 @pytest.mark.dra_requirement("DRA-CORE-006")

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from conformance.context import RunContext
 from conformance.kube.client import K8sClients
-from conformance.workloads import Workloads
+from conformance.run.context import RunContext
+from conformance.scenario_api.workloads import Workloads
 
 
 def registration_error_events(k8s: K8sClients, driver: str) -> list[dict[str, Any]]:

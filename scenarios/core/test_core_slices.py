@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.context import RunContext
 from conformance.kube import waits
 from conformance.kube.client import K8sClients
 from conformance.kube.slices import list_slices
-from conformance.slice_checks import decided_slice_problems, slice_problems
+from conformance.run.context import RunContext
+from conformance.scenario_api.slice_checks import decided_slice_problems, slice_problems
 
 
 @pytest.mark.dra_requirement("DRA-CORE-002")

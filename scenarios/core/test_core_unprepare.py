@@ -10,10 +10,10 @@ from collections.abc import Collection
 
 import pytest
 
-from conformance.device_reuse import ReuseProbe
 from conformance.kube.state import AllocationResult
 from conformance.report import record_metric
-from conformance.workloads import Workloads
+from conformance.scenario_api.device_reuse import ReuseProbe
+from conformance.scenario_api.workloads import Workloads
 
 
 def same_node(workload: Workloads, used: AllocationResult, held: Collection[str]) -> str | None:

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from kubernetes import client as k8s_client
 
-from conformance.context import RunContext
 from conformance.faults import (
     DeviceTaintRuleInjector,
     ProfileFaults,
 )
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import restart_pod_on_node, wait_driver_ready
+from conformance.run.context import RunContext
 
 
 def _taint_rule_version(context: RunContext) -> str | None:

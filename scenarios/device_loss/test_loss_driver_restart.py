@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from conformance.disruption import PodBaseline, assert_undisturbed
 from conformance.kube import podexec, slices, state, waits
 from conformance.report import record_metric
+from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
 
 CANNOT_START = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError")
 

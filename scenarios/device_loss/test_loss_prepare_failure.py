@@ -13,7 +13,7 @@ import pytest
 
 from conformance.faults import FaultKind
 from conformance.kube import state, waits
-from conformance.placement import pick_node
+from conformance.scenario_api.placement import pick_node
 
 REASON = "FailedPrepareDynamicResources"
 NUDGE = "dra-conformance.io/sync-attempt"

@@ -8,18 +8,18 @@ import time
 
 import pytest
 
-from conformance import deployments
-from conformance.disruption import (
+from conformance.faults import DeviceRef
+from conformance.kube import state, waits
+from conformance.kube.builders import toleration
+from conformance.report import record_metric
+from conformance.scenario_api import deployments
+from conformance.scenario_api.disruption import (
     DISRUPTION_TARGET,
     PodBaseline,
     disturbances,
     ensure_claim_waits_and_pod_undisturbed,
 )
-from conformance.faults import DeviceRef
-from conformance.kube import state, waits
-from conformance.kube.builders import toleration
-from conformance.placement import devices_on, pick_node
-from conformance.report import record_metric
+from conformance.scenario_api.placement import devices_on, pick_node
 
 TAINT_KEY = "dra-conformance.io/device-loss"
 EVICTION_REASON = "DeletionByDeviceTaintManager"

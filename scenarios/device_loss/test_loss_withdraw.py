@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.disruption import (
+from conformance.faults import DeviceRef, FaultKind
+from conformance.kube import slices, state, waits
+from conformance.scenario_api.disruption import (
     PodBaseline,
     disturbances,
     ensure_claim_waits_and_pod_undisturbed,
 )
-from conformance.faults import DeviceRef, FaultKind
-from conformance.kube import slices, state, waits
-from conformance.placement import devices_on, pick_node
+from conformance.scenario_api.placement import devices_on, pick_node
 
 
 def _wait_published(dra_context, k8s, node: str, present: set[str], absent: set[str]) -> None:

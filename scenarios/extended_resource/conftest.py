@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from extended_checks import PLUGIN_DEVICES, PluginNode, devices_per_node
 
-from conformance.context import RunContext
-from conformance.deviceplugin import DevicePlugin, kind_node_plugin_dir
 from conformance.kube import objects, waits
 from conformance.kube.builders import container
 from conformance.kube.client import K8sClients
-from conformance.node_marks import mark_no_kubelet_restart
-from conformance.outcome import not_run
+from conformance.model.outcome import not_run
 from conformance.report import add_inventory
-from conformance.workloads import MAIN, Workloads
+from conformance.run.context import RunContext
+from conformance.run.node_marks import mark_no_kubelet_restart
+from conformance.scenario_api.deviceplugin import DevicePlugin, kind_node_plugin_dir
+from conformance.scenario_api.workloads import MAIN, Workloads
 
 # The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).
 KUBELET_PLUGIN_GRACE_SECONDS = 300.0

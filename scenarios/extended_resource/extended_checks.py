@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.deviceplugin import DevicePlugin
 from conformance.kube import state
 from conformance.kube.builders import container
 from conformance.kube.state import AllocationResult
-from conformance.workloads import MAIN, Workloads
+from conformance.scenario_api.deviceplugin import DevicePlugin
+from conformance.scenario_api.workloads import MAIN, Workloads
 
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
@@ -111,7 +111,7 @@ def devices_per_node(workload: Workloads, kind: str) -> dict[str, list[str]]:
     devices = workload.context.devices_of_kind(kind)
     assert devices is not None, (
         f"the devices of kind {kind} cannot be worked out locally from the profile's CEL "
-        "selectors (see conformance/cel.py), so the test cannot size its request"
+        "selectors (see conformance/model/cel.py), so the test cannot size its request"
     )
     out: dict[str, list[str]] = {}
     for d in devices:

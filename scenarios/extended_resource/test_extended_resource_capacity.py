@@ -9,7 +9,7 @@ import pytest
 from extended_checks import devices_per_node, extended_pod, special_claim
 
 from conformance.kube import state, waits
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 KIND = "extended-resource"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from extended_checks import IMPLICIT_PREFIX, extended_pod, special_claim
 
-from conformance.workloads import Workloads
+from conformance.scenario_api.workloads import Workloads
 
 
 def _run_and_check(workload: Workloads, resource: str, device_class: str, quantity: int) -> None:

@@ -19,9 +19,9 @@ from extended_checks import (
     special_claim,
 )
 
-from conformance.deviceplugin import env_name
 from conformance.kube import state, waits
-from conformance.workloads import MAIN, Workloads
+from conformance.scenario_api.deviceplugin import env_name
+from conformance.scenario_api.workloads import MAIN, Workloads
 
 KIND = "extended-resource"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from extended_checks import extended_pod, special_claim
 
-from conformance.device_reuse import ReuseProbe
 from conformance.kube import waits
-from conformance.workloads import Workloads
+from conformance.scenario_api.device_reuse import ReuseProbe
+from conformance.scenario_api.workloads import Workloads
 
 KIND = "extended-resource"
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 from preemption_checks import HeldPods, Priorities
 
-from conformance.context import RunContext
 from conformance.kube.builders import Builders
 from conformance.kube.objects import ClusterObjects
-from conformance.workloads import Workloads
+from conformance.run.context import RunContext
+from conformance.scenario_api.workloads import Workloads
 
 LOW_PRIORITY = 1000
 HIGH_PRIORITY = 1_000_000

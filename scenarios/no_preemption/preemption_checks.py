@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.context import RunContext
-from conformance.devices import PublishedDevice
 from conformance.kube import objects, state, waits
-from conformance.workloads import Workloads
+from conformance.model.devices import PublishedDevice
+from conformance.run.context import RunContext
+from conformance.scenario_api.workloads import Workloads
 
 
 @dataclass(frozen=True)

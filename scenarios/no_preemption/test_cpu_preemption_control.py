@@ -15,8 +15,8 @@ from preemption_checks import HeldPods, Priorities, disruption_target, free_cpu
 
 from conformance.kube import state, waits
 from conformance.kube.builders import container
-from conformance.lease import DeviceLease
-from conformance.workloads import MAIN, Workloads
+from conformance.run.lease import DeviceLease
+from conformance.scenario_api.workloads import MAIN, Workloads
 
 SLIVER_M = 100  # CPU left free next to the victim: less than the preemptor needs
 

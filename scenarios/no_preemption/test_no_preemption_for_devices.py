@@ -19,9 +19,9 @@ from preemption_checks import (
 )
 
 from conformance.kube import state, waits
-from conformance.lease import DeviceLease
 from conformance.report import record_metric
-from conformance.workloads import Workloads
+from conformance.run.lease import DeviceLease
+from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-PREEMPT-001")

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from conformance.context import RunContext
 from conformance.kube import drain, nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
-from conformance.outcome import not_run
+from conformance.model.outcome import not_run
+from conformance.run.context import RunContext
 
 
 class NodeOps:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import deployments
-from conformance.disruption import PodBaseline, disturbances
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import PodClaim
-from conformance.placement import devices_on, pick_node
-from conformance.workloads import HOSTNAME_LABEL
+from conformance.scenario_api import deployments
+from conformance.scenario_api.disruption import PodBaseline, disturbances
+from conformance.scenario_api.placement import devices_on, pick_node
+from conformance.scenario_api.workloads import HOSTNAME_LABEL
 
 
 def _assert_node_local(dra_context, workload, pod_name: str, claim: str, not_node: str) -> None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance import deployments
-from conformance.disruption import PodBaseline, disturbances
 from conformance.kube import objects, state, waits
 from conformance.kube.daemonsets import wait_ready_pod_on_node
-from conformance.placement import devices_on, pick_node
+from conformance.scenario_api import deployments
+from conformance.scenario_api.disruption import PodBaseline, disturbances
+from conformance.scenario_api.placement import devices_on, pick_node
 
 
 def _deploy_on(workload, node: str, replicas: int) -> list[dict]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from conformance.kube import slices, waits
-from conformance.node_marks import wait_until_kubelet_restart_allowed
-from conformance.outcome import not_run
-from conformance.placement import pick_node
+from conformance.model.outcome import not_run
+from conformance.run.node_marks import wait_until_kubelet_restart_allowed
+from conformance.scenario_api.placement import pick_node
 
 # The longest mark known: DRA-EXT-006's device-plugin grace period (5 min and slack).
 LONGEST_MARK_SECONDS = 360.0

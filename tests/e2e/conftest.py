@@ -11,10 +11,10 @@ import os
 
 import pytest
 
-from conformance import driver_install
 from conformance.cluster import images, kind
+from conformance.install import installer
 from conformance.kube.client import K8sClients, load_clients
-from conformance.profile import SUITE_ROOT, Profile, load_profile
+from conformance.model.profile import SUITE_ROOT, Profile, load_profile
 from conformance.progress import Progress
 
 CLUSTER = os.environ.get("DRA_CONFORMANCE_E2E_CLUSTER", "dra-conformance-e2e")
@@ -51,10 +51,10 @@ def fake_driver(
 ) -> Profile:
     """The bundled fake driver installed on the e2e cluster and ready."""
     kubeconfig = str(kind_cluster.kubeconfig)
-    driver_install.install(
-        fake_profile, kubeconfig, None, driver_install.KindTarget(kind_cluster.name), progress
+    installer.install(
+        fake_profile, kubeconfig, None, installer.KindTarget(kind_cluster.name), progress
     )
-    driver_install.wait_ready(fake_profile, kubeconfig, None, progress=progress)
+    installer.wait_ready(fake_profile, kubeconfig, None, progress=progress)
     return fake_profile
 
 

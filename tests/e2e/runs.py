@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.profile import SUITE_ROOT
+from conformance.model.profile import SUITE_ROOT
 
 
 def run_cli(

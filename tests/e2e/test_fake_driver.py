@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from fakedriver.faultcontrol import FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
-from conformance import driver_install
+from conformance.install import installer
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import Builders, PodClaim, request
 from conformance.kube.client import K8sClients
-from conformance.profile import Profile
+from conformance.model.profile import Profile
 
 DRIVER = "fake.dra-conformance.io"
 ACCEL_CLASS = f"accelerator.{DRIVER}"
@@ -185,7 +185,7 @@ def test_plugin_restart_keeps_workload_and_new_claims_work(
     assert len(plugin_pods) == 1
     k8s.core.delete_namespaced_pod(plugin_pods[0].metadata.name, FAKE_DRIVER_NAMESPACE)
     time.sleep(2)
-    driver_install.wait_ready(fake_driver, str(kind_cluster.kubeconfig), None, timeout=180)
+    installer.wait_ready(fake_driver, str(kind_cluster.kubeconfig), None, timeout=180)
     running = state.read_pod(k8s, ns, "before")
     assert state.pod_phase(running) == "Running"
     restarts = [c.get("restartCount", 0) for c in running["status"]["containerStatuses"]]

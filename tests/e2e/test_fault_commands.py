@@ -15,7 +15,7 @@ import pytest
 import yaml
 from runs import run_cli
 
-from conformance.profile import SUITE_ROOT, Profile
+from conformance.model.profile import SUITE_ROOT, Profile
 
 WITHDRAW = "DRA-LOSS-003"
 UNHEALTHY = "DRA-LOSS-004"
@@ -146,10 +146,10 @@ def test_a_profile_without_a_withdraw_method_does_not_run_it(
 def test_exec_method_runs_in_the_driver_pod_of_the_node(k8s, fake_driver: Profile, tmp_path):
     """ExecInjector on the real API server: the command runs in the kubelet-plugin pod of the
     fault's node, its undo too, and a failing or missing command is a FaultCommandError."""
-    from conformance.driver_install import selected_nodes
     from conformance.faults import DeviceRef, FaultCommandError, FaultContext, FaultKind
     from conformance.faults.exec import ExecInjector
     from conformance.faults.spec import FaultSpec
+    from conformance.install.installer import selected_nodes
     from conformance.kube.daemonsets import daemonset_pods_on_node
     from conformance.kube.podexec import exec_in_container
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import driver_install
 from conformance.cluster import kind
+from conformance.install import installer
 from conformance.kube.client import K8sClients
-from conformance.profile import SUITE_ROOT, HelmInstall, Profile, load_profile
+from conformance.model.profile import SUITE_ROOT, HelmInstall, Profile, load_profile
 from conformance.progress import Progress
 
 HELM_PROFILE = SUITE_ROOT / "drivers/fake/profile-helm.yaml"
@@ -37,17 +37,17 @@ def helm_driver(
 ) -> Iterator[Profile]:
     """The manifest-installed fake driver replaced by its Helm release; put back afterwards."""
     kubeconfig = str(kind_cluster.kubeconfig)
-    target = driver_install.KindTarget(kind_cluster.name)
+    target = installer.KindTarget(kind_cluster.name)
     profile = load_profile(HELM_PROFILE)
-    driver_install.uninstall(fake_driver, kubeconfig, progress=progress)
+    installer.uninstall(fake_driver, kubeconfig, progress=progress)
     try:
-        driver_install.install(profile, kubeconfig, None, target, progress)
-        driver_install.wait_ready(profile, kubeconfig, progress=progress)
+        installer.install(profile, kubeconfig, None, target, progress)
+        installer.wait_ready(profile, kubeconfig, progress=progress)
         yield profile
     finally:
-        driver_install.uninstall(profile, kubeconfig, progress=progress)
-        driver_install.install(fake_driver, kubeconfig, None, target, progress)
-        driver_install.wait_ready(fake_driver, kubeconfig, progress=progress)
+        installer.uninstall(profile, kubeconfig, progress=progress)
+        installer.install(fake_driver, kubeconfig, None, target, progress)
+        installer.wait_ready(fake_driver, kubeconfig, progress=progress)
 
 
 def test_helm_installed_driver_passes_a_requirement(

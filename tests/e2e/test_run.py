@@ -14,9 +14,9 @@ from allure_check import read_allure_html
 from runs import run_cli
 
 from conformance.kube.client import K8sClients
-from conformance.profile import SUITE_ROOT
+from conformance.model.profile import SUITE_ROOT
+from conformance.model.requirements import load_catalog
 from conformance.report.junit import parse_junit_counts
-from conformance.requirements import load_catalog
 
 RUN_LABEL = "dra-conformance.io/run"
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from runs import run_cli
 
-from conformance import driver_install
 from conformance.cluster import kind
-from conformance.profile import SUITE_ROOT, Profile, load_profile
+from conformance.install import installer
+from conformance.model.profile import SUITE_ROOT, Profile, load_profile
 from conformance.progress import Progress
 
 PROFILE = "docs/examples/k8s-test-driver/profile.yaml"
@@ -72,7 +72,7 @@ def test_driver_run(
     profile = load_profile(SUITE_ROOT / PROFILE)
     report = tmp_path_factory.mktemp("second-driver") / "report"
     start = time.monotonic()
-    driver_install.uninstall(fake_driver, kubeconfig, None, progress)
+    installer.uninstall(fake_driver, kubeconfig, None, progress)
     try:
         result = run_cli(
             kind_cluster.name,
@@ -93,11 +93,11 @@ def test_driver_run(
         }
     finally:
         restore_start = time.monotonic()
-        driver_install.uninstall(profile, kubeconfig, None, progress)
-        driver_install.install(
-            fake_driver, kubeconfig, None, driver_install.KindTarget(kind_cluster.name), progress
+        installer.uninstall(profile, kubeconfig, None, progress)
+        installer.install(
+            fake_driver, kubeconfig, None, installer.KindTarget(kind_cluster.name), progress
         )
-        driver_install.wait_ready(fake_driver, kubeconfig, None, progress=progress)
+        installer.wait_ready(fake_driver, kubeconfig, None, progress=progress)
         reporter = request.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:  # a measurement for bench/suite.md, not an assertion
             reporter.write_line(

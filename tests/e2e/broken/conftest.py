@@ -23,10 +23,10 @@ import pytest
 import yaml
 from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
 
-from conformance.driver_install import selected_nodes
+from conformance.install.installer import selected_nodes
 from conformance.kube.client import K8sClients
-from conformance.lease import DeviceLeaseBroker, cluster_lease_dir
-from conformance.profile import SUITE_ROOT, Profile
+from conformance.model.profile import SUITE_ROOT, Profile
+from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
 
 SUBPROCESS_TIMEOUT_S = 900
 # A broken driver mostly fails by never getting somewhere (a pod that never runs, never

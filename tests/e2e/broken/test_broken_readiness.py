@@ -24,10 +24,10 @@ import pytest
 import yaml
 from fakedriver.faultcontrol import FakeDriverControl
 
-from conformance import driver_install
+from conformance.install import installer
 from conformance.kube.client import K8sClients
-from conformance.lease import DeviceLeaseBroker, cluster_lease_dir
-from conformance.profile import SUITE_ROOT, Profile
+from conformance.model.profile import SUITE_ROOT, Profile
+from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -97,7 +97,7 @@ def test_a_driver_whose_slices_are_rejected_still_gets_a_report(
     fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, tmp_path: Path
 ) -> None:
     control = FakeDriverControl(k8s.core)
-    node = driver_install.selected_nodes(k8s, fake_driver)[0]
+    node = installer.selected_nodes(k8s, fake_driver)[0]
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
     lease = broker.acquire("broken-driver-check readiness", [], exclusive=True, timeout=1800)
     started = time.monotonic()
@@ -119,7 +119,7 @@ def test_a_driver_whose_slices_are_rejected_still_gets_a_report(
         try:
             control.set_misbehaviour("invalid-slice", False, node)
             control.wait_applied(node, timeout=60)
-            healthy = driver_install.wait_ready(
+            healthy = installer.wait_ready(
                 fake_driver, str(kind_cluster.kubeconfig), None, timeout=120
             )
         finally:

@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 
 from conformance.cluster import images, testdriver
-from conformance.driver_install import manifest_files, render_manifests
-from conformance.profile import IMAGE_BUILDERS, load_profile
+from conformance.install.installer import manifest_files, render_manifests
+from conformance.model.profile import IMAGE_BUILDERS, load_profile
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs/examples/k8s-test-driver"
 

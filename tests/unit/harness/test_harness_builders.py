@@ -15,8 +15,8 @@ from kubernetes import client as k8s
 
 from conformance.kube import builders as b
 from conformance.kube.builders import Builders, PodClaim, workload_command
-from conformance.naming import RUN_LABEL, TEST_LABEL
-from conformance.profile import Verification
+from conformance.model.naming import RUN_LABEL, TEST_LABEL
+from conformance.model.profile import Verification
 
 B = Builders("run-1", "tests_x.py__test_y", Verification("env", "pool/device", None, "^DRA_"))
 D = "gpu.example.com"

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from harness_fakeapi import device_class, resource_slice, slice_device
 
-from conformance.cel import (
+from conformance.model.cel import (
     attribute_name_problem,
     attribute_ref,
     capacity_at_least,
@@ -16,8 +16,8 @@ from conformance.cel import (
     parse_simple_selector,
     resolve_name,
 )
-from conformance.devices import kind_device_sets, matching_devices, published_devices
-from conformance.profile import SUITE_ROOT, load_profile
+from conformance.model.devices import kind_device_sets, matching_devices, published_devices
+from conformance.model.profile import SUITE_ROOT, load_profile
 
 D = "fake.dra-conformance.io"
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli, cli_driver
+from conformance.cli import app, driver_commands
 
 
 def _run(*argv: str) -> tuple[argparse.Namespace, list[str]]:
-    args = cli.parse_args(cli.build_parser([cli_driver.add_run_command]), ["run", *argv])
-    return args, cli_driver.pytest_arguments(args, "r1", Path("/reports/r1"))
+    args = app.parse_args(app.build_parser([driver_commands.add_run_command]), ["run", *argv])
+    return args, driver_commands.pytest_arguments(args, "r1", Path("/reports/r1"))
 
 
 def test_own_options_after_pytest_options_are_still_recognised() -> None:
@@ -54,5 +54,5 @@ def test_the_cluster_target_reaches_the_plugin_as_dra_options() -> None:
 
 def test_other_commands_still_refuse_unknown_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        cli.parse_args(cli.build_parser(), ["cluster", "status", "--dra-requirement", "X"])
+        app.parse_args(app.build_parser(), ["cluster", "status", "--dra-requirement", "X"])
     assert "unrecognized arguments: --dra-requirement X" in capsys.readouterr().err

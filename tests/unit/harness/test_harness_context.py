@@ -9,7 +9,10 @@ import pytest
 import yaml
 from harness_fakeapi import FakeAPI, device_class, node, resource_slice, slice_device
 
-from conformance.context import (
+from conformance.install.profile_check import Problem, check_profile_live
+from conformance.kube.client import K8sClients
+from conformance.model.profile import load_profile
+from conformance.run.context import (
     ClusterInfo,
     RunContext,
     build_run_context,
@@ -17,9 +20,6 @@ from conformance.context import (
     parse_version,
     read_cluster_facts,
 )
-from conformance.kube.client import K8sClients
-from conformance.profile import load_profile
-from conformance.profile_check import Problem, check_profile_live
 
 D = "gpu.example.com"
 RG = "resource.k8s.io/v1"

@@ -1,9 +1,9 @@
-"""Pure parts of conformance.device_reuse and conformance.kube.kubelet."""
+"""Pure parts of conformance.scenario_api.device_reuse and conformance.kube.kubelet."""
 
 from __future__ import annotations
 
-from conformance.device_reuse import holders
 from conformance.kube.kubelet import dra_grpc_calls
+from conformance.scenario_api.device_reuse import holders
 
 DRIVER = "gpu.example.com"
 

@@ -1,4 +1,4 @@
-"""conformance.deviceplugin against a stand-in kubelet over real unix sockets."""
+"""conformance.scenario_api.deviceplugin against a stand-in kubelet over real unix sockets."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 import pytest
 
-from conformance.deviceplugin import (
+from conformance.scenario_api.deviceplugin import (
     API_VERSION,
     KUBELET_SOCKET,
     MESSAGES,

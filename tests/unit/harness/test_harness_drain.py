@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from harness_fakeapi import FakeAPI, node
 
-from conformance.context import ClusterInfo, RunContext
-from conformance.devices import PublishedDevice
-from conformance.disruption import PodBaseline, disturbances
 from conformance.kube import drain, nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.slices import DeviceSnapshot
-from conformance.naming import CORDONED_BY_LABEL
-from conformance.placement import PlacementError, pick_node
-from conformance.profile import load_profile
+from conformance.model.devices import PublishedDevice
+from conformance.model.naming import CORDONED_BY_LABEL
+from conformance.model.profile import load_profile
+from conformance.run.context import ClusterInfo, RunContext
+from conformance.scenario_api.disruption import PodBaseline, disturbances
+from conformance.scenario_api.placement import PlacementError, pick_node
 
 ROOT = Path(__file__).resolve().parents[3]
 EVICTION = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)/eviction$")

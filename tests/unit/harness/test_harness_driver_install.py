@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance import cli, cli_driver, driver_install
-from conformance.profile import load_profile
-from conformance.run_progress import RunProgress
+from conformance.cli import app, driver_commands
+from conformance.install import installer
+from conformance.model.profile import load_profile
+from conformance.plugin.run_progress import RunProgress
 
 FAKE_DEPLOY = Path(__file__).resolve().parents[3] / "drivers/fake/deploy"
 
 
 def test_render_puts_dependencies_first_and_substitutes_the_image() -> None:
-    files = driver_install.manifest_files([FAKE_DEPLOY])
-    docs = list(yaml.safe_load_all(driver_install.render_manifests(files, "localhost/x:1")))
+    files = installer.manifest_files([FAKE_DEPLOY])
+    docs = list(yaml.safe_load_all(installer.render_manifests(files, "localhost/x:1")))
     kinds = [d["kind"] for d in docs]
     assert kinds[0] == "Namespace"
     assert kinds.index("ServiceAccount") < kinds.index("DaemonSet")
@@ -30,62 +31,62 @@ def test_render_puts_dependencies_first_and_substitutes_the_image() -> None:
 
 def test_placeholder_without_image_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "ds.yaml").write_text("kind: DaemonSet\nimage: IMAGE_PLACEHOLDER\n")
-    with pytest.raises(driver_install.InstallError, match="install.image"):
-        driver_install.render_manifests([tmp_path / "ds.yaml"], None)
+    with pytest.raises(installer.InstallError, match="install.image"):
+        installer.render_manifests([tmp_path / "ds.yaml"], None)
 
 
 def test_missing_manifest_path_and_empty_directory(tmp_path: Path) -> None:
-    with pytest.raises(driver_install.InstallError, match="does not exist"):
-        driver_install.manifest_files([tmp_path / "nope"])
-    with pytest.raises(driver_install.InstallError, match="no manifest files"):
-        driver_install.manifest_files([tmp_path])
+    with pytest.raises(installer.InstallError, match="does not exist"):
+        installer.manifest_files([tmp_path / "nope"])
+    with pytest.raises(installer.InstallError, match="no manifest files"):
+        installer.manifest_files([tmp_path])
 
 
 def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: [unclosed\n")
-    with pytest.raises(driver_install.InstallError, match="bad.yaml is not valid YAML"):
-        driver_install.render_manifests([bad], None)
+    with pytest.raises(installer.InstallError, match="bad.yaml is not valid YAML"):
+        installer.render_manifests([bad], None)
 
 
 def test_readiness_state_explains_what_is_missing() -> None:
-    state = driver_install.ReadinessState("1/2 ready, 2/2 updated", {"w1": 1}, ("w2",))
+    state = installer.ReadinessState("1/2 ready, 2/2 updated", {"w1": 1}, ("w2",))
     assert not state.ready
     assert str(state) == (
         "daemonset: 1/2 ready, 2/2 updated; slices per node: w1=1; nodes without enough slices: w2"
     )
-    assert driver_install.ReadinessState("ready", {"w1": 1, "w2": 2}, ()).ready
+    assert installer.ReadinessState("ready", {"w1": 1, "w2": 2}, ()).ready
 
 
 def test_missing_tool_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(driver_install.shutil, "which", lambda name: None)
-    with pytest.raises(driver_install.HostError, match="install no-such-tool"):
-        driver_install.tool("no-such-tool")
+    monkeypatch.setattr(installer.shutil, "which", lambda name: None)
+    with pytest.raises(installer.HostError, match="install no-such-tool"):
+        installer.tool("no-such-tool")
 
 
 def _run_args(*argv: str) -> argparse.Namespace:
-    return cli.parse_args(cli.build_parser([cli_driver.add_run_command]), ["run", *argv])
+    return app.parse_args(app.build_parser([driver_commands.add_run_command]), ["run", *argv])
 
 
 def test_run_passes_unknown_options_and_paths_to_pytest(tmp_path: Path) -> None:
     args = _run_args(
         "--profile", "p.yaml", "-n", "4", "--dra-verdict-scope", "core", "scenarios/core"
     )
-    argv = cli_driver.pytest_arguments(args, "r1", tmp_path)
+    argv = driver_commands.pytest_arguments(args, "r1", tmp_path)
     assert argv[-3:] == ["--dra-verdict-scope", "core", "scenarios/core"]
     assert argv[argv.index("-n") : argv.index("-n") + 2] == ["-n", "4"]
     assert "--dra-run-id" in argv and "r1" in argv
 
 
 def test_run_defaults_to_every_suite_serially(tmp_path: Path) -> None:
-    argv = cli_driver.pytest_arguments(_run_args("--profile", "p.yaml"), "r1", tmp_path)
-    assert argv[-1] == str(cli_driver.SCENARIOS)
+    argv = driver_commands.pytest_arguments(_run_args("--profile", "p.yaml"), "r1", tmp_path)
+    assert argv[-1] == str(driver_commands.SCENARIOS)
     assert "-n" not in argv
 
 
 def test_unknown_option_outside_run_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        cli.main(["cluster", "status", "--bogus"])
+        app.main(["cluster", "status", "--bogus"])
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
 
 
@@ -94,14 +95,14 @@ def test_run_with_invalid_profile_exits_2(
 ) -> None:
     bad = tmp_path / "p.yaml"
     bad.write_text("kind: DriverProfile\n")
-    assert cli.main(["run", "--profile", str(bad)]) == 2
+    assert app.main(["run", "--profile", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "apiVersion: required field is missing" in err and "docs/profile.md" in err
 
 
 def test_fake_profile_is_valid_for_the_installer() -> None:
     profile = load_profile(FAKE_DEPLOY.parent / "profile.yaml")
-    assert isinstance(profile.install, driver_install.ManifestsInstall)
+    assert isinstance(profile.install, installer.ManifestsInstall)
     assert profile.install.image is not None and profile.install.image.builder == "fake-driver"
 
 

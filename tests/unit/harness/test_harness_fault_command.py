@@ -23,7 +23,7 @@ from conformance.faults import (
 )
 from conformance.faults.command import CommandInjector
 from conformance.faults.spec import FaultsConfig, FaultSpec
-from conformance.frozen import FrozenMap
+from conformance.model.frozen import FrozenMap
 
 DEVICE = DeviceRef("gpu.example.com", "node-a", "gpu-3", "node-a")
 LOG_ENV = (
@@ -313,8 +313,8 @@ def test_profile_check_command_reports_fault_methods_this_host_cannot_run(
 ) -> None:
     import yaml
 
-    from conformance.cli import main
-    from conformance.profile import SUITE_ROOT
+    from conformance.cli.app import main
+    from conformance.model.profile import SUITE_ROOT
 
     document = yaml.safe_load((SUITE_ROOT / "drivers/fake/profile.yaml").read_text())
     document["install"]["manifests"] = [str(SUITE_ROOT / "drivers/fake/deploy")]

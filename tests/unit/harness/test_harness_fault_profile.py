@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from conformance.faults import FaultKind, missing_faults_reason, missing_faults_remedy
-from conformance.profile import ProfileError, load_profile
-from conformance.requirements import CatalogError, load_catalog
+from conformance.model.profile import ProfileError, load_profile
+from conformance.model.requirements import CatalogError, load_catalog
 
 BASE: dict[str, Any] = {
     "apiVersion": "dra-conformance.io/v1alpha1",
@@ -216,7 +216,7 @@ def test_catalog_fault_gate_errors(tmp_path: Path, gates: dict[str, Any], expect
 
 
 def test_the_catalog_gates_device_loss_on_faults() -> None:
-    from conformance.profile import SUITE_ROOT
+    from conformance.model.profile import SUITE_ROOT
 
     by_id = load_catalog(SUITE_ROOT / "scenarios/requirements.yaml").by_id
     assert by_id["DRA-LOSS-003"].faults == ("withdraw",)

@@ -36,7 +36,7 @@ from conformance.kube.waits import (
     wait_for_pod_scheduled_false,
     wait_until,
 )
-from conformance.naming import CORDONED_BY_LABEL, RUN_LABEL
+from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
 
 D = "gpu.example.com"
 RG = "resource.k8s.io/v1"

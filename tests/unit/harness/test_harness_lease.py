@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from conformance.collection import ItemView, NodeExclusive, lease_rank, parse_node_exclusive
-from conformance.context import ClusterInfo, RunContext
-from conformance.devices import PublishedDevice
-from conformance.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
-from conformance.node_marks import (
+from conformance.model.devices import PublishedDevice
+from conformance.model.profile import load_profile
+from conformance.plugin.collection import ItemView, NodeExclusive, lease_rank, parse_node_exclusive
+from conformance.run.context import ClusterInfo, RunContext
+from conformance.run.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
+from conformance.run.node_marks import (
     active_marks,
     mark_no_kubelet_restart,
     no_kubelet_restart,
     wait_until_kubelet_restart_allowed,
 )
-from conformance.placement import PlacementError, pick_node
-from conformance.profile import load_profile
+from conformance.scenario_api.placement import PlacementError, pick_node
 
 SETS = {
     "default": frozenset({"w1/a", "w1/b", "w2/c"}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
+from conformance.model.naming import file_safe, is_label_value, namespace_name, sanitize_label_value
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 LONG = "scenarios/allocation/test_allocation.py::test_" + "x" * 120 + "[a/b c-1]"

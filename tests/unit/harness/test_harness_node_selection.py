@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.node_selection import node_matches
+from conformance.model.node_selection import node_matches
 
 NODE = {"metadata": {"name": "w1", "labels": {"zone": "a", "gpus": "4"}}}
 

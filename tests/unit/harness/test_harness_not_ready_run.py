@@ -15,8 +15,8 @@ import pytest
 import yaml
 from test_harness_plugin import PROFILE, stub_cluster
 
-from conformance.frozen import FrozenMap
-from conformance.readiness_failure import ReadinessFailure
+from conformance.model.frozen import FrozenMap
+from conformance.model.readiness_failure import ReadinessFailure
 
 pytest_plugins = ["pytester"]
 
@@ -104,14 +104,14 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
 
 
 def never_ready(monkeypatch: pytest.MonkeyPatch, parts: tuple[str, ...]) -> None:
-    from conformance import driver_install
+    from conformance.install import installer
 
     stub_cluster(monkeypatch, {})
 
     def wait_ready(*args: Any, timeout: float | None = None, **kwargs: Any) -> None:
-        raise driver_install.DriverNotReady(failure(parts), timeout or 45.0)
+        raise installer.DriverNotReady(failure(parts), timeout or 45.0)
 
-    monkeypatch.setattr(driver_install, "wait_ready", wait_ready)
+    monkeypatch.setattr(installer, "wait_ready", wait_ready)
 
 
 def run(suite: pytest.Pytester, workers: str | None) -> pytest.RunResult:
@@ -229,14 +229,14 @@ def test_pods_never_ready_fail_core_001_too(
 def test_not_ready_and_unreadable_stops_the_run_with_the_readiness_reason(
     suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance import plugin
+    from conformance.plugin import session
 
     never_ready(monkeypatch, ("slices",))
 
     def unreadable(*args: Any) -> None:
         raise ConnectionError("connection refused")
 
-    monkeypatch.setattr(plugin, "read_cluster_facts", unreadable)
+    monkeypatch.setattr(session, "read_cluster_facts", unreadable)
     result = run(suite, None)
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     out = result.stdout.str() + result.stderr.str()

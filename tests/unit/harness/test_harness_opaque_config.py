@@ -11,14 +11,14 @@ import pytest
 import yaml
 
 from conformance.kube.builders import workload_command
-from conformance.opaque_config import (
+from conformance.model.opaque_config import (
     OPAQUE_BEGIN,
     OPAQUE_END,
     expectation_problems,
     last_opaque_block,
     shown_text,
 )
-from conformance.profile import SUITE_ROOT, ProfileError, load_profile
+from conformance.model.profile import SUITE_ROOT, ProfileError, load_profile
 
 BASE: dict[str, Any] = {
     "apiVersion": "dra-conformance.io/v1alpha1",

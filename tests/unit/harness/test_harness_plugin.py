@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.context import ClusterFacts
-from conformance.devices import PublishedDevice
-from conformance.frozen import FrozenMap
 from conformance.kube.cleanup import SweepResult
+from conformance.model.devices import PublishedDevice
+from conformance.model.frozen import FrozenMap
+from conformance.run.context import ClusterFacts
 
 pytest_plugins = ["pytester"]
 
@@ -353,8 +353,9 @@ class FakeHandle:
 
 
 def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None:
-    from conformance import driver_install, plugin
     from conformance.cluster import provider
+    from conformance.install import installer
+    from conformance.plugin import finish, fixtures, session
 
     def provision(**kwargs: Any) -> FakeHandle:
         calls["provision"] = kwargs
@@ -380,11 +381,12 @@ def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None
         return SweepResult(namespaces=["ns-a"])
 
     monkeypatch.setattr(provider, "provision", provision)
-    monkeypatch.setattr(driver_install, "ensure_reachable", lambda *a: None)
-    monkeypatch.setattr(driver_install, "wait_ready", lambda *a, **k: None)
-    monkeypatch.setattr(plugin, "read_cluster_facts", lambda k8s, profile: facts)
-    monkeypatch.setattr(plugin, "load_clients", lambda *a: object())
-    monkeypatch.setattr(plugin, "sweep_run", sweep)
+    monkeypatch.setattr(installer, "ensure_reachable", lambda *a: None)
+    monkeypatch.setattr(installer, "wait_ready", lambda *a, **k: None)
+    monkeypatch.setattr(session, "read_cluster_facts", lambda k8s, profile: facts)
+    for module in (session, fixtures, finish):
+        monkeypatch.setattr(module, "load_clients", lambda *a: object())
+    monkeypatch.setattr(finish, "sweep_run", sweep)
 
 
 STUBBED_TESTS = """
@@ -517,7 +519,7 @@ def test_namespaces_diagnostics_and_sweep(
     from harness_fakeapi import FakeAPI, node
 
     from conformance.cluster import provider
-    from conformance.naming import RUN_LABEL
+    from conformance.model.naming import RUN_LABEL
 
     api = FakeAPI()
     try:
@@ -542,9 +544,9 @@ def test_namespaces_diagnostics_and_sweep(
         handle.kubeconfig = str(kubeconfig)
         monkeypatch.setattr(provider, "provision", lambda **kw: handle)
         # The fake API server publishes no slices; readiness is tested in the e2e tier.
-        from conformance import driver_install
+        from conformance.install import installer
 
-        monkeypatch.setattr(driver_install, "wait_ready", lambda *a, **k: None)
+        monkeypatch.setattr(installer, "wait_ready", lambda *a, **k: None)
         write_tests(suite, "core", E2E_TESTS)
         run_dir = suite.path / "run"
         result = run(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.profile import (
+from conformance.model.profile import (
     DEFAULT_NODE_SELECTOR,
     SUITE_ROOT,
     HelmInstall,
@@ -134,7 +134,7 @@ def test_fake_driver_profile_loads() -> None:
     assert profile.extended_resource.name == "fake.dra-conformance.io/accelerator"
     assert profile.extended_resource.device_class == "accelerator-ext.fake.dra-conformance.io"
     assert profile.verification.value == "pool/device"
-    from conformance.capabilities import CAPABILITIES
+    from conformance.model.capabilities import CAPABILITIES
 
     assert profile.capabilities == CAPABILITIES
     assert "extended-resource" in profile.device_kinds

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.context import ClusterFacts, ClusterInfo, RunContext, build_run_context
-from conformance.driver_install import ReadinessState, readiness_problems
-from conformance.frozen import FrozenMap
-from conformance.profile import load_profile
-from conformance.readiness_failure import (
+from conformance.install.installer import ReadinessState, readiness_problems
+from conformance.model.frozen import FrozenMap
+from conformance.model.profile import load_profile
+from conformance.model.readiness_failure import (
     MAX_LINE_CHARS,
     ReadinessFailure,
     pick_cluster_said,
@@ -20,7 +19,8 @@ from conformance.readiness_failure import (
     shorten,
     warning_event_lines,
 )
-from conformance.requirements import CatalogError, load_catalog, parse_catalog
+from conformance.model.requirements import CatalogError, load_catalog, parse_catalog
+from conformance.run.context import ClusterFacts, ClusterInfo, RunContext, build_run_context
 
 ROOT = Path(__file__).resolve().parents[3]
 

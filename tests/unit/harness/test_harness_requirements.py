@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.frozen import FrozenMap
-from conformance.requirements import (
+from conformance.model.frozen import FrozenMap
+from conformance.model.requirements import (
     Applicability,
     CatalogError,
     Requirement,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.devices import PublishedDevice, published_devices
-from conformance.frozen import FrozenMap
 from conformance.kube.state import AllocationResult, WorkloadOutput
-from conformance.profile import Verification
-from conformance.verification import (
+from conformance.model.devices import PublishedDevice, published_devices
+from conformance.model.frozen import FrozenMap
+from conformance.model.profile import Verification
+from conformance.scenario_api.verification import (
     VerificationError,
     expected_identifiers,
     observed_identifiers,

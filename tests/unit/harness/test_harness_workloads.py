@@ -1,4 +1,4 @@
-"""The pure parts of conformance/workloads.py: requests per device kind, describing one
+"""The pure parts of conformance/scenario_api/workloads.py: requests per device kind, describing one
 published device in CEL, and comparing what a container sees with what it was allocated."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cel import parse_simple_selector
-from conformance.devices import PublishedDevice
-from conformance.frozen import FrozenMap
-from conformance.profile import load_profile
-from conformance.workloads import (
+from conformance.model.cel import parse_simple_selector
+from conformance.model.devices import PublishedDevice
+from conformance.model.frozen import FrozenMap
+from conformance.model.profile import load_profile
+from conformance.scenario_api.workloads import (
     View,
     describing_selector,
     kind_request,

@@ -45,7 +45,7 @@ requirements:
     statement: A prioritized list falls back to the second subrequest.
 """
 
-# Emulates conformance/plugin.py's side of the contract (docs/CONTRACTS.md).
+# Emulates conformance/plugin/'s side of the contract (docs/CONTRACTS.md).
 CONFTEST = f"""\
 import pytest
 from conformance.report import RunFacts, set_run_facts
@@ -81,7 +81,7 @@ def broken_fixture():
 # run); the unmarked test errors in setup.
 BASE_TESTS = """\
 import pytest
-from conformance.outcome import not_applicable
+from conformance.model.outcome import not_applicable
 from conformance.report import add_inventory, record_metric
 
 

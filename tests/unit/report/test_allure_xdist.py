@@ -112,7 +112,7 @@ def test_the_conformance_plugin_writes_allure_results_on_a_worker(fake_suite, py
 
 LATE_SKIP = """\
 import pytest
-from conformance.outcome import not_applicable
+from conformance.model.outcome import not_applicable
 
 
 class ApplicabilityFirst:

@@ -180,7 +180,7 @@ def test_must_not_run_is_incomplete_and_erroring_is_non_conformant(fake_suite) -
     fake_suite.write_tests(
         """
         import pytest
-        from conformance.outcome import not_run
+        from conformance.model.outcome import not_run
 
         @pytest.mark.dra_requirement("DRA-CORE-001")
         def test_registers():

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from conformance.capabilities import CAPABILITIES
+from conformance.model.capabilities import CAPABILITIES
+from conformance.model.requirements import load_catalog
 from conformance.report.catalog import DEFAULT_CATALOG, catalog_from
-from conformance.requirements import load_catalog
 
 # ID -> level as in spec/requirements.md; "MUST when ..." is MUST with a capability gate.
 SPEC_LEVELS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.outcome import PROP_OUTCOME, PROP_REMEDY
+from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY
 from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord
 from conformance.report.verdict import (

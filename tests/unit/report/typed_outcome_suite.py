@@ -34,7 +34,7 @@ requirements:
 # One test per typed outcome; the skip *reason's text* never decides (test_allocation_mode_all).
 TESTS = """\
 import pytest
-from conformance.outcome import not_applicable, not_run
+from conformance.model.outcome import not_applicable, not_run
 
 
 @pytest.fixture

@@ -140,12 +140,12 @@ def parse_args(
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    from conformance import cli_driver
+    from conformance.cli import driver_commands
 
     return [
-        cli_driver.add_driver_commands,
-        cli_driver.add_profile_commands,
-        cli_driver.add_run_command,
+        driver_commands.add_driver_commands,
+        driver_commands.add_profile_commands,
+        driver_commands.add_run_command,
     ]
 
 

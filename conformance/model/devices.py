@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from conformance.cel import (
+from conformance.model.cel import (
     Scalar,
     device_attributes,
     device_capacity,
     parse_simple_selector,
     resolve_name,
 )
-from conformance.frozen import FrozenMap
-from conformance.profile import SELECTOR_ALIASES, Profile
+from conformance.model.frozen import FrozenMap
+from conformance.model.profile import SELECTOR_ALIASES, Profile
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def matching_devices(
     expressions: Sequence[str], devices: Iterable[PublishedDevice], driver: str
 ) -> frozenset[str] | None:
     """Ids of the devices all `expressions` accept, or None if one is beyond the tiny
-    evaluator (see conformance.cel) - unknown, which callers must not read as "none"."""
+    evaluator (see conformance.model.cel) - unknown, which callers must not read as "none"."""
     parsed = [parse_simple_selector(e) for e in expressions]
     if any(p is None for p in parsed):
         return None

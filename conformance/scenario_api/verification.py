@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from conformance.cel import resolve_name
-from conformance.devices import PublishedDevice
 from conformance.kube.state import AllocationResult, WorkloadOutput
-from conformance.profile import Verification
+from conformance.model.cel import resolve_name
+from conformance.model.devices import PublishedDevice
+from conformance.model.profile import Verification
 
 
 class VerificationError(AssertionError):
@@ -33,7 +33,7 @@ def expected_identifiers(
 ) -> set[str]:
     """`devices` maps `<pool>/<device>` to the published device; needed for `attribute:`.
     Attribute names are compared fully qualified, an unqualified one in the result's driver
-    domain, as the published devices' attributes are keyed (conformance.devices)."""
+    domain, as the published devices' attributes are keyed (conformance.model.devices)."""
     out: set[str] = set()
     for result in results:
         if verification.value == "pool/device":

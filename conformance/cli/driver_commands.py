@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from conformance.errors import ConformanceError
-from conformance.profile import SUITE_ROOT, Profile, ProfileError, load_profile
+from conformance.model.profile import SUITE_ROOT, Profile, ProfileError, load_profile
 from conformance.report.verdict import EXIT_CODES
 
 DEFAULT_CLUSTER = "dra-conformance"
@@ -76,28 +76,26 @@ def add_driver_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _driver_install(args: argparse.Namespace) -> int:
-    from conformance import driver_install
+    from conformance.install import installer
     from conformance.progress import Progress
 
     profile = _load(args.profile)
     kubeconfig, context, kind_name = _target(args)
-    driver_install.ensure_reachable(kubeconfig, context)
+    installer.ensure_reachable(kubeconfig, context)
     progress = Progress()
-    driver_install.install(
-        profile, kubeconfig, context, driver_install.KindTarget(kind_name), progress
-    )
-    state = driver_install.wait_ready(profile, kubeconfig, context, progress=progress)
+    installer.install(profile, kubeconfig, context, installer.KindTarget(kind_name), progress)
+    state = installer.wait_ready(profile, kubeconfig, context, progress=progress)
     print(f"{profile.driver} ready: {state}")
     return 0
 
 
 def _driver_uninstall(args: argparse.Namespace) -> int:
-    from conformance import driver_install
+    from conformance.install import installer
 
     profile = _load(args.profile)
     kubeconfig, context, _ = _target(args)
-    driver_install.ensure_reachable(kubeconfig, context)
-    driver_install.uninstall(profile, kubeconfig, context)
+    installer.ensure_reachable(kubeconfig, context)
+    installer.uninstall(profile, kubeconfig, context)
     return 0
 
 
@@ -137,11 +135,11 @@ def _profile_check(args: argparse.Namespace) -> int:
         print(f"  error: {problem}")
     if args.offline:
         return 1 if fault_problems else 0
-    from conformance import driver_install
-    from conformance.profile_check import check_profile_live
+    from conformance.install import installer
+    from conformance.install.profile_check import check_profile_live
 
     kubeconfig, context, _ = _target(args)
-    k8s = driver_install.ensure_reachable(kubeconfig, context)
+    k8s = installer.ensure_reachable(kubeconfig, context)
     problems = check_profile_live(profile, k8s.api_client)
     for problem in problems:
         print(f"  {problem}")
@@ -252,9 +250,9 @@ def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) ->
 def _run(args: argparse.Namespace) -> int:
     import pytest
 
-    from conformance.naming import is_label_value
+    from conformance.model.naming import is_label_value
+    from conformance.plugin.run_progress import RunProgress
     from conformance.report.facts import new_run_id
-    from conformance.run_progress import RunProgress
 
     _load(args.profile)  # a broken profile fails here, before any cluster work
     if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):

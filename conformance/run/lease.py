@@ -8,7 +8,7 @@ sees the same book.
 Admission rule (safe even though the scheduler, not we, picks the devices): for every kind K,
 the devices that leases of K *or of any kind overlapping K* may take must fit in K. A
 `default` lease may land on a `large` device, so both count against `large`. A kind whose
-device set is unknown (its CEL is beyond conformance.cel) overlaps everything and is therefore
+device set is unknown (its CEL is beyond conformance.model.cel) overlaps everything and is therefore
 leased alone. An exclusive lease is granted only when nothing else is held, and blocks others.
 
 Node leases (`@pytest.mark.dra_node_exclusive`): a test that disrupts one node (cordon, drain,
@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
-from conformance.node_marks import marked_nodes_unlocked
+from conformance.run.node_marks import marked_nodes_unlocked
 
-log = logging.getLogger("conformance.lease")
+log = logging.getLogger("conformance.run.lease")
 
 ALL = "all"  # count meaning "every device of the kind"
 
@@ -78,7 +78,7 @@ class DeviceLease:
 def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
     """The lease book of one cluster, shared by every run (and process) that targets it."""
     from conformance.cluster.versions import cache_root
-    from conformance.naming import file_safe
+    from conformance.model.naming import file_safe
 
     return cache_root() / "leases" / file_safe(f"{cluster_name}-{context or 'default'}")
 

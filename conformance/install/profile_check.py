@@ -1,7 +1,8 @@
 """`profile check` against a live cluster: does the cluster agree with the profile?
 
 What is checked, and how far each check can be trusted:
-- the driver's ResourceSlices, by exactly the rules of DRA-CORE-002 (conformance.slice_checks,
+- the driver's ResourceSlices, by exactly the rules of DRA-CORE-002
+  (conformance.scenario_api.slice_checks,
   the function the requirement calls): slices on every node the profile selects
   (slicesPerNode), complete pools, unique device names, valid attribute and capacity names;
 - the readiness DaemonSet exists and is ready;
@@ -10,7 +11,7 @@ What is checked, and how far each check can be trusted:
   the API server's own CEL compiler and cost limits decide;
 - every selector matches at least one published device, and no device matches two selectors.
   This part is evaluated locally and ONLY for expressions (the selector's and its class's)
-  that are conjunctions of `==` comparisons (conformance.cel). Other expressions are reported
+  that are conjunctions of `==` comparisons (conformance.model.cel). Other expressions are reported
   as "not checked" notes, never as passing: real matching happens in the scheduler, and a
   throwaway claim+pod would cost a scheduling cycle per selector and still not prove
   disjointness;
@@ -28,14 +29,14 @@ from typing import Any, Literal
 from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
-from conformance.devices import (
+from conformance.model.devices import (
     PublishedDevice,
     class_expressions,
     matching_devices,
     published_devices,
 )
-from conformance.profile import Profile
-from conformance.slice_checks import slice_problems_by_check
+from conformance.model.profile import Profile
+from conformance.scenario_api.slice_checks import slice_problems_by_check
 
 Severity = Literal["error", "warning", "note"]
 

@@ -19,11 +19,11 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.devices import PublishedDevice
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.kube.state import AllocationResult
-from conformance.workloads import Workloads, describing_selector, look_alikes
+from conformance.model.devices import PublishedDevice
+from conformance.scenario_api.workloads import Workloads, describing_selector, look_alikes
 
 
 def holders(

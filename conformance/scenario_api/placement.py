@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from conformance.context import RunContext
-from conformance.devices import PublishedDevice
-from conformance.lease import DeviceLease
+from conformance.model.devices import PublishedDevice
+from conformance.run.context import RunContext
+from conformance.run.lease import DeviceLease
 
 
 class PlacementError(AssertionError):
@@ -26,7 +26,8 @@ def node_local_devices(
     if devices is None:
         raise PlacementError(
             f"the devices of kind {kind!r} are unknown (its CEL is beyond the harness's "
-            "evaluator, see conformance/cel.py); write the profile's selector as == comparisons"
+            "evaluator, see conformance/model/cel.py); write the profile's selector as == "
+            "comparisons"
         )
     out: dict[str, list[PublishedDevice]] = {n: [] for n in context.nodes}
     for device in devices:

@@ -4,7 +4,7 @@ requirement applies to this driver and cluster.
 A requirement that does not apply (a driver feature, the cluster's version or gates lack the
 behaviour) ends *not applicable*; one that applies but cannot run here (disruptive tests not
 allowed, facts that could not be read) ends *not run* with what would make it run
-(conformance/outcome.py). Neither is ever counted as passed.
+(conformance/model/outcome.py). Neither is ever counted as passed.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.faults.interface import FAULT_KINDS
-from conformance.frozen import FrozenMap
-from conformance.readiness_failure import READINESS_PARTS
-from conformance.schema import DocumentError, Problems, join, read_document, suggest
+from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.frozen import FrozenMap
+from conformance.model.readiness_failure import READINESS_PARTS
+from conformance.model.schema import DocumentError, Problems, join, read_document, suggest
 
 SCHEMA = 1
 SUITES = (
@@ -60,7 +60,8 @@ class Requirement:
     # cannot inject one makes the requirement not run (conformance.faults.missing_faults_reason)
     faults: tuple[str, ...] = ()
     # The part of the harness's driver readiness check that proves it (plugin | slices): when
-    # that part never passes, the requirement fails with the reason (conformance/not_ready.py).
+    # that part never passes, the requirement fails with the reason
+    # (conformance/plugin/not_ready.py).
     readiness: str | None = None
 
 

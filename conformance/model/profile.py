@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from conformance.capabilities import CAPABILITIES, FAULT_ABILITIES
-from conformance.cel import attribute_name_problem, resolve_name
 from conformance.faults.spec import FaultsConfig, parse_faults
-from conformance.frozen import FrozenMap
-from conformance.opaque_config import OpaqueConfig, parse_opaque_config
-from conformance.schema import (
+from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.cel import attribute_name_problem, resolve_name
+from conformance.model.frozen import FrozenMap
+from conformance.model.opaque_config import OpaqueConfig, parse_opaque_config
+from conformance.model.schema import (
     DNS_LABEL_RE,
     DNS_SUBDOMAIN_RE,
     DocumentError,
@@ -60,7 +60,7 @@ CLASS_KIND_PREFIX = "class:"
 # naming a driver's selector. Always defined; without such a selector they match nothing.
 SELECTOR_ALIASES = ("selector:kind-a", "selector:kind-b")
 
-SUITE_ROOT = Path(__file__).resolve().parent.parent
+SUITE_ROOT = Path(__file__).resolve().parents[2]  # conformance/model/profile.py -> the repo
 
 # Builders the suite ships (conformance.cluster.images): they work with no registry at all.
 IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/cluster/images.py BUILDERS
@@ -182,7 +182,7 @@ class Profile:
     extended_resource: ExtendedResource | None
     faults: FaultsConfig  # how each fault kind is injected (conformance.faults.spec)
     timeouts: Timeouts
-    opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.opaque_config)
+    opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.model.opaque_config)
 
     @property
     def default_class(self) -> str:

@@ -17,17 +17,17 @@ from typing import Any
 import yaml
 
 from conformance.errors import ClusterError, ConformanceError, HostError
-from conformance.frozen import FrozenMap
 from conformance.kube.client import K8sClients, load_clients
-from conformance.profile import HelmInstall, ImageSpec, ManifestsInstall, Profile
-from conformance.progress import Progress
-from conformance.readiness_failure import (
+from conformance.model.frozen import FrozenMap
+from conformance.model.profile import HelmInstall, ImageSpec, ManifestsInstall, Profile
+from conformance.model.readiness_failure import (
     LOG_TAIL_LINES,
     ReadinessFailure,
     pick_cluster_said,
     rejection_lines,
     warning_event_lines,
 )
+from conformance.progress import Progress
 
 IMAGE_PLACEHOLDER = "IMAGE_PLACEHOLDER"
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -449,7 +449,7 @@ READY_POLL_S = 2.0
 
 class DriverNotReady(InstallError):
     """The wait for readiness ended: `failure` says which part failed and what the cluster
-    said, so the run can still report (conformance/not_ready.py)."""
+    said, so the run can still report (conformance/plugin/not_ready.py)."""
 
     def __init__(self, failure: ReadinessFailure, timeout: float) -> None:
         super().__init__(

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from conformance.schema import Problems, join
+from conformance.model.schema import Problems, join
 
 TOKEN = "${token}"
 OPAQUE_BEGIN, OPAQUE_END = "=== OPAQUE BEGIN", "=== OPAQUE END"

@@ -9,7 +9,7 @@ from typing import Any
 from conformance.kube import objects, state
 from conformance.kube.builders import PodClaim
 from conformance.kube.waits import wait_until
-from conformance.workloads import HOSTNAME_LABEL, Workloads
+from conformance.scenario_api.workloads import HOSTNAME_LABEL, Workloads
 
 APP_LABEL = "app.kubernetes.io/name"  # what Builders.deployment selects on
 POD_CLAIM = "dev"

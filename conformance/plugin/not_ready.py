@@ -15,9 +15,9 @@ from collections.abc import Callable
 import pytest
 from _pytest.runner import call_and_report, get_reraise_exceptions
 
-from conformance.outcome import not_run
-from conformance.readiness_failure import ReadinessFailure
-from conformance.requirements import Requirement
+from conformance.model.outcome import not_run
+from conformance.model.readiness_failure import ReadinessFailure
+from conformance.model.requirements import Requirement
 
 NOT_READY = "the driver never became ready"
 

@@ -4,7 +4,7 @@ Readiness has two parts, each proving a catalog requirement (its `readiness:` ke
 `plugin` (the driver's kubelet-plugin pods are rolled out and ready on every node) and
 `slices` (every node the profile selects has its ResourceSlices). When the wait for readiness
 ends, the run still reports: the requirements of the failed parts fail with the reason the
-cluster gave, every other one is not run (conformance/not_ready.py).
+cluster gave, every other one is not run (conformance/plugin/not_ready.py).
 
 "What the cluster said" is read once, when the wait ends: the API server's rejections in the
 tail of the driver pods' logs (a driver logs the answer to the write that was refused) and the
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from conformance.frozen import FrozenMap
+from conformance.model.frozen import FrozenMap
 from conformance.report.redact import redact_text
 
 READINESS_PARTS = ("plugin", "slices")

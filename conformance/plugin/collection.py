@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from conformance.capabilities import CAPABILITIES
-from conformance.lease import ALL, DeviceNeed
-from conformance.requirements import SUITES, Catalog, Requirement
+from conformance.model.capabilities import CAPABILITIES
+from conformance.model.requirements import SUITES, Catalog, Requirement
+from conformance.run.lease import ALL, DeviceNeed
 
 REQUIREMENT_MARK = "dra_requirement"
 DEVICES_MARK = "dra_devices"

@@ -14,15 +14,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance import verification
-from conformance.cel import attribute_ref, cel_string, parse_simple_selector
-from conformance.context import RunContext
-from conformance.devices import PublishedDevice
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import Builders, PodClaim, request
 from conformance.kube.client import K8sClients
 from conformance.kube.state import AllocationResult
-from conformance.profile import Profile
+from conformance.model.cel import attribute_ref, cel_string, parse_simple_selector
+from conformance.model.devices import PublishedDevice
+from conformance.model.profile import Profile
+from conformance.run.context import RunContext
+from conformance.scenario_api import verification
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 MAIN = "main"
@@ -115,7 +115,7 @@ class View:
 
 def selector_verdict(expression: str | None, device: PublishedDevice, driver: str) -> bool | None:
     """Whether a kind's selector is true for a published device: True/False when the harness
-    can evaluate it (`==` conjunctions, conformance.cel), None when it cannot tell."""
+    can evaluate it (`==` conjunctions, conformance.model.cel), None when it cannot tell."""
     if expression is None:
         return True
     parsed = parse_simple_selector(expression)

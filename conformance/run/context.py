@@ -17,11 +17,11 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from conformance.devices import PublishedDevice, kind_device_sets, published_devices
-from conformance.frozen import FrozenMap
 from conformance.kube.client import K8sClients
-from conformance.profile import Profile, load_profile
-from conformance.readiness_failure import ReadinessFailure
+from conformance.model.devices import PublishedDevice, kind_device_sets, published_devices
+from conformance.model.frozen import FrozenMap
+from conformance.model.profile import Profile, load_profile
+from conformance.model.readiness_failure import ReadinessFailure
 
 RESOURCE_GROUP = "resource.k8s.io"
 
@@ -153,7 +153,7 @@ class RunContext:
     # Set when the driver never became ready: the run reports without running scenarios.
     readiness_failure: ReadinessFailure | None = None
 
-    # --- ApplicabilityFacts (conformance.requirements) ---------------------------------------
+    # --- ApplicabilityFacts (conformance.model.requirements) ------------------------------
 
     @property
     def version(self) -> tuple[int, int] | None:

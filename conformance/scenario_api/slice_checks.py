@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from conformance.cel import attribute_name_problem, resolve_name
+from conformance.model.cel import attribute_name_problem, resolve_name
 
 
 def _name(slice_: Mapping[str, Any]) -> str:

@@ -1,0 +1,19 @@
+"""What the suite knows, as data: the driver profile, the requirements catalog, and pure
+functions over them and over API objects. Nothing here talks to a cluster.
+
+| module           | owns                                                                   |
+|------------------|------------------------------------------------------------------------|
+| `profile`        | the driver profile's data classes and `load_profile`                   |
+| `profile_parse`  | reading and validating a profile document (every error names a field)  |
+| `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
+| `capabilities`   | capability names shared by the profile and the catalog                 |
+| `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |
+| `opaque_config`  | the profile's `opaqueConfig` (DRA-ALLOC-014)                            |
+| `cel`            | CEL references and a tiny evaluator for device selectors               |
+| `devices`        | published devices (from ResourceSlices) and which kinds can use them   |
+| `node_selection` | does a Node match a NodeSelector                                       |
+| `outcome`        | typed outcomes: not applicable / not run                               |
+| `readiness_failure` | which part of driver readiness failed, and what the cluster said    |
+| `naming`         | names and label values derived from run ids and test ids               |
+| `frozen`         | an immutable, picklable mapping for frozen dataclasses                 |
+"""

@@ -1,0 +1,102 @@
+"""Before a scenario test runs: not applicable (the driver or cluster lacks what it needs)
+or not run (the harness cannot run it here), each with its reason."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conformance.faults import missing_faults_reason, missing_faults_remedy
+from conformance.model.outcome import not_applicable, not_run
+from conformance.model.profile import SELECTOR_ALIASES, Profile
+from conformance.model.requirements import (
+    Requirement,
+    missing_capabilities_reason,
+    not_applicable_reason,
+    not_run_reason,
+)
+from conformance.plugin.collection import (
+    parse_capabilities,
+    parse_devices,
+)
+from conformance.plugin.not_ready import (
+    driver_not_ready_reason,
+    fails_on_readiness,
+    run_without_driver,
+)
+from conformance.plugin.selection import item_view
+from conformance.plugin.state import (
+    REQUIREMENT_KEY,
+    STARTED_KEY,
+    get_run_context,
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    req = item.stash.get(REQUIREMENT_KEY, None)
+    context = get_run_context(item.config)
+    if req is None or context is None:
+        return
+    item.stash[STARTED_KEY] = time.time()
+    # What the driver or cluster lacks decides first: such a requirement would not apply even
+    # where it could run.
+    reasons = [
+        r
+        for r in (
+            not_applicable_reason(req, context),
+            missing_capabilities_reason(parse_capabilities(item_view(item))[0], context),
+        )
+        if r
+    ]
+    if reasons:
+        not_applicable("; ".join(reasons))
+    failure = context.readiness_failure
+    if failure is not None and not fails_on_readiness(req, failure):
+        not_run(*driver_not_ready_reason(failure))
+    # Then what keeps it from running here; each reason with what would make it run.
+    cannot_run = [
+        not_run_reason(req, context),
+        missing_selector_reason(item, context.profile),
+        missing_faults(req, context.profile),
+    ]
+    found = [r for r in cannot_run if r]
+    if found:
+        not_run("; ".join(r for r, _ in found), "; ".join(m for _, m in found if m))
+
+
+def missing_faults(req: Requirement, profile: Profile) -> tuple[str, str] | None:
+    """Fault kinds the requirement injects and the profile cannot: injecting a fault is the
+    harness's job, never a driver feature, so the requirement is not run (never N/A)."""
+    reason = missing_faults_reason(req.faults, profile)
+    return (reason, missing_faults_remedy(req.faults, profile)) if reason else None
+
+
+def missing_selector_reason(item: pytest.Item, profile: Profile) -> tuple[str, str] | None:
+    """A test that leases `selector:kind-a|b` cannot run on a profile with fewer selectors
+    (a driver whose devices carry no attributes to tell kinds apart): not run, with the fix."""
+    needs, _, _ = parse_devices(item_view(item), profile.device_kinds)
+    for need in needs:
+        if need.kind in SELECTOR_ALIASES and profile.aliased_selector(need.kind) is None:
+            return (
+                f"the test needs device kind {need.kind} (the profile's selector number "
+                f"{SELECTOR_ALIASES.index(need.kind) + 1}), and the profile defines "
+                f"{len(profile.selectors)} selector(s)",
+                "give the profile two disjoint selectors (docs/profile.md, selectors)",
+            )
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """A driver that never became ready: report every scenario test without running it."""
+    context = get_run_context(item.config)
+    req = item.stash.get(REQUIREMENT_KEY, None)
+    if context is None or context.readiness_failure is None or req is None:
+        return None
+    run_without_driver(item, nextitem, req, context.readiness_failure)
+    return True
+
+
+# --- fixtures ---------------------------------------------------------------------------------

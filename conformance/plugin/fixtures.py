@@ -1,0 +1,173 @@
+"""The fixtures scenario tests use: run context, clients, builders, device lease,
+test namespace, tracked cluster-scoped objects."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.kube.builders import Builders
+from conformance.kube.cleanup import (
+    NamespaceRegistry,
+    create_test_namespace,
+    release_namespace,
+)
+from conformance.kube.client import K8sClients, load_clients
+from conformance.kube.objects import ClusterObjects
+from conformance.model.naming import namespace_name, sanitize_label_value
+from conformance.model.outcome import not_run
+from conformance.plugin.collection import (
+    NodeExclusive,
+    parse_devices,
+    parse_node_exclusive,
+)
+from conformance.plugin.selection import item_view
+from conformance.plugin.state import (
+    NAMESPACE_KEY,
+    DRAHarnessWarning,
+    get_run_context,
+    plugin_state,
+)
+from conformance.report.outcomes import PROP_LEASE_WAIT
+from conformance.run.context import RunContext
+from conformance.run.lease import (
+    DeviceLease,
+    DeviceLeaseBroker,
+    LeaseTimeout,
+    cluster_lease_dir,
+)
+from conformance.scenario_api.placement import PlacementError, node_local_devices
+
+
+@pytest.fixture(scope="session")
+def dra_context(request: pytest.FixtureRequest) -> RunContext:
+    """The immutable run context: profile, cluster facts, published devices, workload image."""
+    context = get_run_context(request.config)
+    if context is None:
+        raise pytest.UsageError(
+            "this test needs the DRA harness: pass --dra-profile FILE "
+            "(e.g. --dra-profile drivers/fake/profile.yaml)"
+        )
+    return context
+
+
+@pytest.fixture(scope="session")
+def k8s(dra_context: RunContext) -> K8sClients:
+    """API clients for the run's cluster."""
+    return load_clients(dra_context.cluster.kubeconfig, dra_context.cluster.context)
+
+
+@pytest.fixture
+def build(request: pytest.FixtureRequest, dra_context: RunContext) -> Builders:
+    """Object builders labelled with this run and test."""
+    return Builders(
+        dra_context.run_id,
+        sanitize_label_value(request.node.nodeid),
+        dra_context.profile.verification,
+    )
+
+
+@pytest.fixture
+def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any:
+    """The devices this test declared with @pytest.mark.dra_devices, and the node it leased
+    whole with @pytest.mark.dra_node_exclusive (`.node`); None when it declared neither."""
+    view = item_view(request.node)
+    needs, exclusive, _ = parse_devices(view, dra_context.profile.device_kinds)
+    whole_node, _ = parse_node_exclusive(view, dra_context.profile.device_kinds)
+    if not needs and not exclusive and whole_node is None:
+        yield None
+        return
+    broker = _broker(request.config, dra_context)
+    nodes = None if whole_node is None else node_candidates(dra_context, whole_node)
+    try:
+        lease: DeviceLease = broker.acquire(
+            request.node.nodeid,
+            needs,
+            exclusive=exclusive,
+            nodes=nodes,
+            timeout=dra_context.timeout("lease"),
+        )
+    except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver
+        not_run(exc.problem, exc.remedy)
+    request.node.user_properties.append((PROP_LEASE_WAIT, round(lease.waited_s, 3)))
+    try:
+        yield lease
+    finally:
+        broker.release(lease)
+
+
+def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]:
+    """The nodes a dra_node_exclusive test can lease, best first: fewest devices (disrupting them
+    is cheapest). The broker puts nodes with a no-kubelet-restart mark last when it grants."""
+    try:
+        by_node = node_local_devices(context, whole_node.kind)
+    except PlacementError as exc:
+        not_run(str(exc), "write the profile's selector as == comparisons")
+    fit = [n for n, devices in by_node.items() if len(devices) >= whole_node.at_least]
+    if not fit:
+        not_run(
+            f"no node holds >= {whole_node.at_least} node-local device(s) of kind "
+            f"{whole_node.kind!r}; per node: "
+            + ", ".join(f"{n}={len(d)}" for n, d in sorted(by_node.items())),
+            "add devices (or nodes) to the cluster",
+        )
+    return sorted(fit, key=lambda n: (len(by_node[n]), n))
+
+
+def lease_dir(config: pytest.Config, context: RunContext) -> Path:
+    """One lease book per cluster, not per run: two runs against the same cluster (a second
+    terminal, a broken-driver check) must not oversubscribe its devices either."""
+    given = config.getoption("dra_lease_dir", None)
+    if given:
+        return Path(given)
+    return cluster_lease_dir(context.cluster.name, context.cluster.context)
+
+
+def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
+    state = plugin_state(config)
+    if state.broker is None:
+        state.broker = DeviceLeaseBroker(
+            lease_dir(config, context),
+            context.device_sets,
+            device_nodes={d.id: d.node for d in context.devices},
+        )
+    return state.broker
+
+
+@pytest.fixture
+def test_namespace(
+    request: pytest.FixtureRequest,
+    dra_context: RunContext,
+    k8s: K8sClients,
+    build: Builders,
+    device_lease: Any,
+) -> Any:
+    """A namespace of this test only; deleted after it (waited for until its pods and claims
+    are gone)."""
+    registry = NamespaceRegistry(dra_context.harness_dir / "namespaces")
+    name = namespace_name(dra_context.run_id, request.node.nodeid)
+    create_test_namespace(k8s, build, registry, name, request.node.nodeid)
+    request.node.stash[NAMESPACE_KEY] = name
+    yield name
+    # The lease ends once the devices are free; the namespace deletes in the background and
+    # the end-of-run sweep waits for it.
+    problem = release_namespace(k8s, name, timeout=dra_context.timeout("namespaceDeleted"))
+    if problem:
+        warnings.warn(DRAHarnessWarning(f"{problem}\n(the end-of-run sweep retries)"), stacklevel=1)
+
+
+@pytest.fixture
+def cluster_objects(k8s: K8sClients, device_lease: Any) -> Any:
+    """Create cluster-scoped objects (DeviceClass, DeviceTaintRule, PriorityClass) through
+    this; they are deleted when the test ends, before its device lease is released."""
+    tracker = ClusterObjects(k8s)
+    yield tracker
+    errors = tracker.delete_all()
+    if errors:
+        warnings.warn(DRAHarnessWarning("could not delete: " + "; ".join(errors)), stacklevel=1)
+
+
+# --- diagnostics on failure -------------------------------------------------------------------

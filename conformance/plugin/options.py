@@ -1,0 +1,159 @@
+"""The `--dra-*` options and the `dra_*` markers: all the plugin registers when inactive."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytest
+
+from conformance.plugin.collection import (
+    CAPABILITY_MARK,
+    DEVICES_MARK,
+    NODE_EXCLUSIVE_MARK,
+    REQUIREMENT_MARK,
+    RUN_EARLY_MARK,
+)
+from conformance.report.options import add_report_options
+
+MARKERS = (
+    f"{REQUIREMENT_MARK}(id): the catalog requirement (scenarios/requirements.yaml) this test "
+    "verifies",
+    f"{DEVICES_MARK}(kind, count=1, exclusive=False): devices of a profile device kind the test "
+    "needs; count may be 'all'; exclusive=True waits until no other test holds any device. "
+    "Repeatable.",
+    f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1): the test leases one node whole (one '
+    "with at least at_least node-local devices of kind); device_lease.node names it. "
+    f"{DEVICES_MARK}() marks then count what the test uses on other nodes.",
+    f"{CAPABILITY_MARK}(name, ...): profile capabilities the test needs beyond its "
+    "requirement's gates",
+    f"{RUN_EARLY_MARK}(why): start this test before all others: it starts a clock (such as "
+    "a kubelet grace period) that the run waits out before it ends",
+)
+
+
+def _add(group: Any, *flags: str, **kwargs: Any) -> None:
+    # The report's standalone mode (conformance.report.standalone) may have defined it first.
+    with contextlib.suppress(ValueError):
+        group.addoption(*flags, **kwargs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dra-conformance", "DRA conformance")
+    _add(
+        group,
+        "--dra-profile",
+        dest="dra_profile",
+        metavar="FILE",
+        default=None,
+        help="driver profile (e.g. drivers/fake/profile.yaml); activates the harness",
+    )
+    _add(
+        group,
+        "--dra-cluster",
+        dest="dra_cluster",
+        choices=("kind", "existing"),
+        default="kind",
+        help="kind: create (or reuse) a kind cluster for the run; existing: use --dra-kubeconfig",
+    )
+    _add(
+        group,
+        "--dra-kubeconfig",
+        dest="dra_kubeconfig",
+        metavar="PATH",
+        default=None,
+        help="kubeconfig of an existing cluster (default $KUBECONFIG)",
+    )
+    _add(
+        group,
+        "--dra-context",
+        dest="dra_kube_context",
+        metavar="NAME",
+        default=None,
+        help="kubeconfig context of an existing cluster",
+    )
+    _add(
+        group,
+        "--dra-cluster-name",
+        dest="dra_cluster_name",
+        default="dra-conformance",
+        help="name of the kind cluster (default dra-conformance)",
+    )
+    _add(
+        group,
+        "--dra-keep-cluster",
+        dest="dra_keep_cluster",
+        nargs="?",
+        const="yes",
+        default="yes",
+        choices=("yes", "no"),
+        help="keep the kind cluster after the run (default yes, so the next run starts fast); "
+        "--dra-keep-cluster=no deletes it",
+    )
+    _add(
+        group,
+        "--dra-report-dir",
+        dest="dra_report_dir",
+        metavar="DIR",
+        default=None,
+        help="run directory for reports and diagnostics (default reports/<run-id>)",
+    )
+    _add(
+        group,
+        "--dra-timeout-scale",
+        dest="dra_timeout_scale",
+        type=float,
+        default=1.0,
+        metavar="FACTOR",
+        help="multiply every profile timeout (slow machines: 2 or 3)",
+    )
+    _add(
+        group,
+        "--dra-allow-disruptive",
+        dest="dra_allow_disruptive",
+        action="store_true",
+        help="run disruptive requirements (drain, taints, driver restart, PriorityClasses) on "
+        "an existing cluster; they always run on a cluster the run created",
+    )
+    _add(
+        group,
+        "--dra-run-id",
+        dest="dra_run_id",
+        default=None,
+        metavar="ID",
+        help="run id (a label value); default <UTC time>-<random>",
+    )
+    _add(
+        group,
+        "--dra-requirement",
+        dest="dra_requirements",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only the scenario tests of this requirement (repeatable), e.g. DRA-ALLOC-002",
+    )
+    _add(
+        group,
+        "--dra-lease-dir",
+        dest="dra_lease_dir",
+        default=None,
+        metavar="DIR",
+        help="device lease book shared by every run against the same cluster "
+        "(default: one per cluster under the dra-conformance cache)",
+    )
+    _add(
+        group,
+        "--dra-skip-install",
+        dest="dra_skip_install",
+        action="store_true",
+        help="do not install the driver even if the profile says how (already done)",
+    )
+    _add(
+        group,
+        "--dra-workload-image",
+        dest="dra_workload_image",
+        default=None,
+        metavar="REF",
+        help="workload image reference (default: built locally and loaded into kind)",
+    )
+    add_report_options(parser)

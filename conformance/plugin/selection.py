@@ -1,0 +1,173 @@
+"""Collection: lease order, --dra-requirement selection, and the catalog rules for scenario
+tests (conformance/plugin/collection.py decides, this applies them to pytest items)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.plugin.collection import (
+    DEVICES_MARK,
+    NODE_EXCLUSIVE_MARK,
+    REQUIREMENT_MARK,
+    ItemView,
+    Selection,
+    check_collection,
+    is_scenario,
+    lease_rank,
+    renamed_marker_problems,
+)
+from conformance.plugin.state import (
+    REQUIREMENT_KEY,
+    catalog_path,
+    is_worker,
+    load_run_catalog,
+    plugin_state,
+)
+
+
+def item_view(item: pytest.Item) -> ItemView:
+    marks = [(m.name, tuple(m.args), dict(m.kwargs)) for m in item.iter_markers()]
+    return ItemView(item.nodeid, Path(item.path), marks)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if plugin_state(config).profile is not None:  # inert otherwise: only a run needs lease order
+        # Same order on every xdist worker (the controller schedules by index): a stable sort.
+        items.sort(key=lambda item: lease_rank(item_view(item)))
+    _select_requirements(config, items)  # only when --dra-requirement asks for it
+
+
+def _select_requirements(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = set(config.getoption("dra_requirements", None) or [])
+    if not wanted:
+        return
+    if plugin_state(config).catalog is not None:
+        unknown = sorted(w for w in wanted if w not in plugin_state(config).catalog.by_id)
+        if unknown:
+            raise pytest.UsageError(
+                f"--dra-requirement: unknown requirement(s) {', '.join(unknown)}; "
+                "see scenarios/requirements.yaml"
+            )
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker(REQUIREMENT_MARK)
+        (keep if marker and marker.args and marker.args[0] in wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if not items:
+        return
+    config = items[0].config
+    root = catalog_path(config).parent
+    plugin_state(config).deselected_scenarios += sum(
+        1 for i in items if is_scenario(item_view(i), root)
+    )
+
+
+def _selection(config: pytest.Config, deselected: int, errors: int) -> Selection:
+    narrowing = []
+    opt = config.option
+    for flag, value in (
+        ("-k", getattr(opt, "keyword", "")),
+        ("-m", getattr(opt, "markexpr", "")),
+        ("--lf", getattr(opt, "lf", False)),
+        ("--sw", getattr(opt, "stepwise", False)),
+        ("--deselect", getattr(opt, "deselect", None)),
+        ("--ignore-glob", getattr(opt, "ignore_glob", None)),
+    ):
+        if value:
+            narrowing.append(flag)
+    ignored = [Path(p) for p in (getattr(opt, "ignore", None) or [])]
+    return Selection(
+        tuple(config.args),
+        Path(config.invocation_params.dir),
+        tuple(narrowing),
+        tuple(ignored),
+        deselected,
+    )
+
+
+class _CollectionRefused(Exception):
+    pass
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reports the collected ids
+def pytest_collection_finish(session: pytest.Session) -> None:
+    try:
+        _check_scenarios(session)
+    except _CollectionRefused as exc:
+        if not is_worker(session.config):
+            raise pytest.UsageError(str(exc)) from None
+        # A UsageError in an xdist worker becomes an INTERNALERROR that loses the message;
+        # a failed collect report reaches the controller's terminal and fails the run.
+        session.items[:] = []
+        session.testsfailed += 1
+        report = pytest.CollectReport(nodeid="", outcome="failed", longrepr=str(exc), result=[])
+        session.config.hook.pytest_collectreport(report=report)
+
+
+def _check_scenarios(session: pytest.Session) -> None:
+    config = session.config
+    state = plugin_state(config)
+    root = catalog_path(config).parent
+    views = {item.nodeid: item_view(item) for item in session.items}
+    active = state.profile is not None
+    scenarios = [
+        i
+        for i in session.items
+        # A run refuses the old marker anywhere: such a test was meant as a scenario.
+        if is_scenario(views[i.nodeid], root)
+        or (active and renamed_marker_problems(views[i.nodeid]))
+    ]
+    if not scenarios:
+        return
+    catalog = state.catalog or load_run_catalog(config)
+    if catalog is None:
+        raise _CollectionRefused(
+            f"{len(scenarios)} scenario test(s) collected, but the "
+            f"requirements catalog {catalog_path(config)} does not exist"
+        )
+    kinds = state.profile.device_kinds if state.profile else None
+    outcome = check_collection(
+        [views[i.nodeid] for i in scenarios],
+        catalog,
+        root,
+        _selection(config, state.deselected_scenarios, session.testsfailed),
+        kinds,
+    )
+    state.coverage_note = outcome.coverage_note
+    if outcome.problems:
+        lines = "\n".join(f"  {p}" for p in outcome.problems)
+        raise _CollectionRefused(
+            f"dra-conformance: {len(outcome.problems)} problem(s) with the "
+            f"scenario tests ({outcome.coverage_note}):\n{lines}"
+        )
+    if state.profile is None and not config.option.collectonly:
+        raise _CollectionRefused(
+            "scenario tests need a driver profile: pass --dra-profile FILE "
+            "(the bundled fake driver: --dra-profile drivers/fake/profile.yaml)"
+        )
+    for item in scenarios:
+        req = outcome.requirements[item.nodeid]
+        item.stash[REQUIREMENT_KEY] = req
+        item.user_properties.append(("requirement", req.id))  # the report's key, not a marker
+        leases = item.get_closest_marker(DEVICES_MARK) or item.get_closest_marker(
+            NODE_EXCLUSIVE_MARK
+        )
+        if leases and "device_lease" not in item.fixturenames:
+            # Lease before anything else is set up; release after everything is torn down.
+            item.fixturenames.insert(0, "device_lease")  # type: ignore[attr-defined]
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    note = plugin_state(config).coverage_note
+    return [f"dra-conformance: {note}"] if note else []
+
+
+# --- applicability ----------------------------------------------------------------------------

@@ -1,0 +1,275 @@
+"""Run set-up (controller or single process): cluster, driver install, run context; the
+xdist hand-over to workers, the report collector, SIGTERM, the report header."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import pytest
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+from conformance.errors import ConformanceError
+from conformance.kube.cleanup import (
+    NamespaceRegistry,
+    delete_namespace,
+)
+from conformance.kube.client import load_clients
+from conformance.model.naming import is_label_value
+from conformance.model.profile import Profile, ProfileError, load_profile
+from conformance.plugin.finish import InterruptHooks
+from conformance.plugin.options import MARKERS
+from conformance.plugin.state import (
+    CONTEXT_KEY,
+    WORKERINPUT_CONTEXT,
+    PluginState,
+    get_run_context,
+    is_worker,
+    load_run_catalog,
+    plugin_state,
+)
+from conformance.report.collector import install_report_collector
+from conformance.report.facts import (
+    WORKERINPUT_RUN_DIR,
+    WORKERINPUT_RUN_FACTS,
+    WORKERINPUT_RUN_ID,
+    RunFacts,
+    get_run_id,
+    set_run_facts,
+)
+from conformance.report.options import resolve_run_dir
+from conformance.run.context import ClusterInfo, RunContext, build_run_context, read_cluster_facts
+from conformance.run.lease import (
+    pid_alive,
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    state = plugin_state(config)
+    profile_path = config.getoption("dra_profile", None)
+    if not profile_path:
+        return
+    scale = config.getoption("dra_timeout_scale")
+    if scale is None or scale <= 0:
+        raise pytest.UsageError(f"--dra-timeout-scale must be > 0, got {scale}")
+    run_id = config.getoption("dra_run_id")
+    if run_id and not is_label_value(run_id):
+        raise pytest.UsageError(
+            f"--dra-run-id {run_id!r} must be a Kubernetes label value "
+            "(<= 63 characters of A-Z a-z 0-9 - _ .)"
+        )
+    try:
+        state.profile = load_profile(profile_path)
+    except ProfileError as exc:
+        raise pytest.UsageError(f"{exc}\n(see docs/profile.md for the format)") from None
+    state.catalog = load_run_catalog(config)
+    config.pluginmanager.register(InterruptHooks(config), "dra_conformance_interrupt")
+    if is_worker(config):
+        data = config.workerinput.get(WORKERINPUT_CONTEXT)  # type: ignore[attr-defined]
+        if data:
+            context = RunContext.from_json(data, state.profile)
+            config.stash[CONTEXT_KEY] = context
+            _publish_facts(config, context)
+        # Workers too: only they can label and write each test's Allure result.
+        install_report_collector(config)
+        return
+    get_run_id(config)
+    if hasattr(config.hook, "pytest_configure_node"):  # xdist loaded, under whatever name
+        config.pluginmanager.register(_XdistHooks(config), "dra_conformance_xdist")
+    install_report_collector(config)
+
+
+def _publish_facts(config: pytest.Config, context: RunContext) -> None:
+    set_run_facts(config, _run_facts(context))
+
+
+def _run_facts(context: RunContext) -> RunFacts:
+    by_node = context.devices_by_node()
+    return RunFacts(
+        driver_name=context.profile.driver,
+        profile_path=str(context.profile.source),
+        cluster_provider=context.cluster.provider,
+        cluster_name=context.cluster.name,
+        kubernetes_version=context.git_version,
+        nodes=tuple({"name": n, "devices": len(by_node.get(n, ()))} for n in context.nodes),
+        feature_gates=dict(context.feature_gates or {}),
+        served_dra_apis=tuple(sorted(context.served_resources)),
+        capabilities=tuple(sorted(context.profile.capabilities)),
+        fault_kinds=context.profile.faults.kinds,
+        extra={
+            "run_id": context.run_id,
+            "workload_image": context.workload_image,
+            "devices": [d.to_dict() for d in context.devices],
+            "device_kinds": {
+                k: (None if v is None else len(v)) for k, v in context.device_sets.items()
+            },
+            "feature_gates_error": context.feature_gates_error,
+        },
+        setup_problem=_setup_problem(context),
+    )
+
+
+def _setup_problem(context: RunContext) -> str:
+    """What kept the run from testing the driver at all, for the report's header."""
+    failure = context.readiness_failure
+    return "" if failure is None else f"the driver never became ready: {failure.summary()}"
+
+
+# --- cluster and run context (controller / single process) ----------------------------------
+
+
+class _XdistHooks:
+    """Registered only when xdist is loaded (its hooks are unknown otherwise)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_configure_node(self, node: Any) -> None:
+        context = get_run_context(self.config)
+        node.workerinput[WORKERINPUT_CONTEXT] = context.to_json() if context else None
+        node.workerinput[WORKERINPUT_RUN_ID] = get_run_id(self.config)
+        node.workerinput[WORKERINPUT_RUN_DIR] = str(resolve_run_dir(self.config))
+        if context is not None:
+            node.workerinput[WORKERINPUT_RUN_FACTS] = _run_facts(context).to_dict()
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # A worker died mid-test: its namespaces hold devices other tests are about to lease.
+        context = get_run_context(self.config)
+        if error is None or context is None:
+            return
+        registry = NamespaceRegistry(context.harness_dir / "namespaces")
+        k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
+        dead = [r for r in registry.entries() if not pid_alive(r.get("pid", -1))]
+        for record in dead:
+            delete_namespace(
+                k8s, registry, record["namespace"], timeout=context.timeout("namespaceDeleted")
+            )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    state = plugin_state(config)
+    if state.profile is None or is_worker(config) or config.option.collectonly:
+        return
+    try:
+        context = _set_up_run(config, state.profile)
+    except (ConformanceError, OSError) as exc:
+        pytest.exit(
+            f"dra-conformance: could not set up the run: {exc}",
+            returncode=pytest.ExitCode.INTERNAL_ERROR,
+        )
+    except (ApiException, urllib3.exceptions.HTTPError) as exc:
+        status = getattr(exc, "status", None)
+        detail = f"HTTP {status} {exc.reason}" if status else str(exc)
+        pytest.exit(
+            f"dra-conformance: could not read the cluster: {detail}\n  -> check "
+            "--dra-kubeconfig/--dra-context and that the account may list nodes, "
+            "ResourceSlices and DeviceClasses",
+            returncode=pytest.ExitCode.INTERNAL_ERROR,
+        )
+    config.stash[CONTEXT_KEY] = context
+    _publish_facts(config, context)
+    _install_sigterm_handler(state)
+
+
+def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
+    from conformance.cluster import provider
+
+    state = plugin_state(config)
+    handle = provider.provision(
+        kind=config.getoption("dra_cluster"),
+        name=config.getoption("dra_cluster_name"),
+        kubeconfig=config.getoption("dra_kubeconfig"),
+        context=config.getoption("dra_kube_context"),
+        keep=config.getoption("dra_keep_cluster") == "yes",
+    )
+    state.handle = handle
+    from conformance.install import installer
+
+    installer.ensure_reachable(handle.kubeconfig, handle.context)
+    kind_name = handle.name if handle.provider == "kind" else None
+    timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
+    if profile.install.method != "preinstalled" and not config.getoption("dra_skip_install"):
+        installer.install(
+            profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
+        )
+    not_ready: installer.DriverNotReady | None = None
+    try:
+        installer.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
+    except installer.DriverNotReady as exc:  # still a report: conformance/plugin/not_ready.py
+        not_ready = exc
+    k8s = load_clients(handle.kubeconfig, handle.context)
+    workload_image = config.getoption("dra_workload_image")
+    if not workload_image and not_ready is None:  # no workload runs without a ready driver
+        from conformance.cluster import images
+
+        workload_image = images.workload_image(kind_name)
+    cluster = ClusterInfo(
+        provider=getattr(handle, "provider", config.getoption("dra_cluster")),
+        name=handle.name,
+        kubeconfig=handle.kubeconfig,
+        context=handle.context,
+        provisioned=bool(handle.provisioned),
+        node_containers=dict(getattr(handle, "node_containers", {}) or {}),
+    )
+    try:
+        facts = read_cluster_facts(k8s, profile)
+    except Exception as exc:
+        if not_ready is None:
+            raise
+        raise not_ready from exc  # neither ready nor readable: stop with the readiness reason
+    return build_run_context(
+        run_id=get_run_id(config),
+        run_dir=resolve_run_dir(config),
+        profile=profile,
+        cluster=cluster,
+        facts=facts,
+        workload_image=workload_image or "",
+        timeout_scale=config.getoption("dra_timeout_scale"),
+        allow_disruptive=config.getoption("dra_allow_disruptive"),
+        readiness_failure=None if not_ready is None else not_ready.failure,
+    )
+
+
+def _install_sigterm_handler(state: PluginState) -> None:
+    """SIGTERM (CI cancel, `timeout`) takes the Ctrl-C path, so teardown and sweep run."""
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return  # someone else handles it; do not override
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        state.previous_sigterm = signal.signal(signal.SIGTERM, on_sigterm)
+    except ValueError:  # not the main thread
+        state.previous_sigterm = None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    state = plugin_state(config)
+    if state.profile is None:
+        return []
+    lines = [f"dra-conformance: driver {state.profile.driver} (profile {state.profile.source})"]
+    context = get_run_context(config)
+    if context is not None:
+        kinds = ", ".join(
+            f"{k}={'?' if v is None else len(v)}" for k, v in context.device_sets.items()
+        )
+        lines.append(
+            f"dra-conformance: run {context.run_id} on {context.cluster.provider} "
+            f"cluster {context.cluster.name} ({context.git_version}); devices: {kinds}"
+        )
+        lines.append(f"dra-conformance: run directory {context.run_dir}")
+        if context.readiness_failure is not None:
+            lines.append(
+                "dra-conformance: NO TEST RUNS: the driver never became ready: "
+                f"{context.readiness_failure.summary()}"
+            )
+    return lines
+
+
+# --- collection -------------------------------------------------------------------------------
