@@ -1,5 +1,6 @@
 """Fixtures shared by the scenario suites (the harness's own fixtures come from
-conformance/plugin/fixtures.py: dra_context, k8s, build, test_namespace, device_lease, cluster_objects).
+conformance/plugin/fixtures.py: dra_context, k8s, build, test_namespace, device_lease,
+cluster_objects).
 
 `workload` is the usual entry point: claims and pods in the test's namespace, waits, and what
 a container sees through the profile's verification (conformance/scenario_api/workloads.py).

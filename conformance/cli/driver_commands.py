@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from conformance.errors import ConformanceError
-from conformance.model.profile import SUITE_ROOT, Profile, ProfileError, load_profile
+from conformance.model.profile import SUITE_ROOT, Profile, ProfileError
+from conformance.model.profile_parse import load_profile
 from conformance.report.verdict import EXIT_CODES
 
 DEFAULT_CLUSTER = "dra-conformance"

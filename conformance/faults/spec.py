@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from conformance.faults.interface import FAULT_KINDS, FaultKind
 from conformance.model.frozen import FrozenMap
-from conformance.model.schema import Problems, describe, join
+from conformance.model.schema import Problems, describe, join, parse_duration
 
 METHODS = ("device-taint-rule", "command", "exec", "python")
 FaultMethod = Literal["device-taint-rule", "command", "exec", "python"]
@@ -152,8 +152,6 @@ def _spec(p: Problems, path: str, kind: FaultKind, raw: Any) -> FaultSpec | None
     timeout = DEFAULT_TIMEOUT
     if "timeout" in section:
         # Imported here: conformance.model.profile imports this module.
-        from conformance.model.profile import parse_duration
-
         seconds = parse_duration(section["timeout"])
         if seconds is None or seconds <= 0:
             p.wrong(

@@ -212,3 +212,19 @@ class Problems:
         else:
             self.wrong(path, expected, value)
         return None
+
+
+_DURATION_RE = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$")
+
+
+def parse_duration(value: Any) -> float | None:
+    """Seconds from `90`, `90.5`, `"90s"`, `"5m"`, `"1h30m"`; None if not a duration."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and value:
+        m = _DURATION_RE.match(value.strip())
+        if m and any(m.groupdict().values()):
+            return int(m["h"] or 0) * 3600 + int(m["m"] or 0) * 60 + float(m["s"] or 0)
+    return None

@@ -17,7 +17,8 @@ from conformance.kube.cleanup import (
 )
 from conformance.kube.client import load_clients
 from conformance.model.naming import is_label_value
-from conformance.model.profile import Profile, ProfileError, load_profile
+from conformance.model.profile import Profile, ProfileError
+from conformance.model.profile_parse import load_profile
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
 from conformance.plugin.state import (

@@ -20,7 +20,8 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube.client import K8sClients
 from conformance.model.devices import PublishedDevice, kind_device_sets, published_devices
 from conformance.model.frozen import FrozenMap
-from conformance.model.profile import Profile, load_profile
+from conformance.model.profile import Profile
+from conformance.model.profile_parse import load_profile
 from conformance.model.readiness_failure import ReadinessFailure
 
 RESOURCE_GROUP = "resource.k8s.io"

@@ -14,7 +14,8 @@ import pytest
 from conformance.cluster import images, kind
 from conformance.install import installer
 from conformance.kube.client import K8sClients, load_clients
-from conformance.model.profile import SUITE_ROOT, Profile, load_profile
+from conformance.model.profile import SUITE_ROOT, Profile
+from conformance.model.profile_parse import load_profile
 from conformance.progress import Progress
 
 CLUSTER = os.environ.get("DRA_CONFORMANCE_E2E_CLUSTER", "dra-conformance-e2e")

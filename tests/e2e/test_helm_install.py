@@ -17,7 +17,8 @@ import pytest
 from conformance.cluster import kind
 from conformance.install import installer
 from conformance.kube.client import K8sClients
-from conformance.model.profile import SUITE_ROOT, HelmInstall, Profile, load_profile
+from conformance.model.profile import SUITE_ROOT, HelmInstall, Profile
+from conformance.model.profile_parse import load_profile
 from conformance.progress import Progress
 
 HELM_PROFILE = SUITE_ROOT / "drivers/fake/profile-helm.yaml"

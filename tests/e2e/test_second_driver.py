@@ -19,7 +19,8 @@ from runs import run_cli
 
 from conformance.cluster import kind
 from conformance.install import installer
-from conformance.model.profile import SUITE_ROOT, Profile, load_profile
+from conformance.model.profile import SUITE_ROOT, Profile
+from conformance.model.profile_parse import load_profile
 from conformance.progress import Progress
 
 PROFILE = "docs/examples/k8s-test-driver/profile.yaml"

@@ -10,7 +10,8 @@ import yaml
 
 from conformance.cluster import images, testdriver
 from conformance.install.installer import manifest_files, render_manifests
-from conformance.model.profile import IMAGE_BUILDERS, load_profile
+from conformance.model.profile import IMAGE_BUILDERS
+from conformance.model.profile_parse import load_profile
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs/examples/k8s-test-driver"
 

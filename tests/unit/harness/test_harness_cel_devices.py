@@ -17,7 +17,8 @@ from conformance.model.cel import (
     resolve_name,
 )
 from conformance.model.devices import kind_device_sets, matching_devices, published_devices
-from conformance.model.profile import SUITE_ROOT, load_profile
+from conformance.model.profile import SUITE_ROOT
+from conformance.model.profile_parse import load_profile
 
 D = "fake.dra-conformance.io"
 

@@ -11,7 +11,7 @@ from harness_fakeapi import FakeAPI, device_class, node, resource_slice, slice_d
 
 from conformance.install.profile_check import Problem, check_profile_live
 from conformance.kube.client import K8sClients
-from conformance.model.profile import load_profile
+from conformance.model.profile_parse import load_profile
 from conformance.run.context import (
     ClusterInfo,
     RunContext,

@@ -16,7 +16,7 @@ from conformance.kube.client import K8sClients
 from conformance.kube.slices import DeviceSnapshot
 from conformance.model.devices import PublishedDevice
 from conformance.model.naming import CORDONED_BY_LABEL
-from conformance.model.profile import load_profile
+from conformance.model.profile_parse import load_profile
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.scenario_api.disruption import PodBaseline, disturbances
 from conformance.scenario_api.placement import PlacementError, pick_node

@@ -11,7 +11,7 @@ import yaml
 
 from conformance.cli import app, driver_commands
 from conformance.install import installer
-from conformance.model.profile import load_profile
+from conformance.model.profile_parse import load_profile
 from conformance.plugin.run_progress import RunProgress
 
 FAKE_DEPLOY = Path(__file__).resolve().parents[3] / "drivers/fake/deploy"

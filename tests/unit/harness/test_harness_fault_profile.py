@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from conformance.faults import FaultKind, missing_faults_reason, missing_faults_remedy
-from conformance.model.profile import ProfileError, load_profile
+from conformance.model.profile import ProfileError
+from conformance.model.profile_parse import load_profile
 from conformance.model.requirements import CatalogError, load_catalog
 
 BASE: dict[str, Any] = {

@@ -10,7 +10,8 @@ import yaml
 
 from conformance.install import installer
 from conformance.install.installer import HelmCommand, InstallError
-from conformance.model.profile import HelmInstall, load_profile
+from conformance.model.profile import HelmInstall
+from conformance.model.profile_parse import load_profile
 
 FAKE = Path(__file__).resolve().parents[3] / "drivers/fake"
 IMAGE = "localhost/dra-conformance/fake-driver:0123abcd"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conformance.model.devices import PublishedDevice
-from conformance.model.profile import load_profile
+from conformance.model.profile_parse import load_profile
 from conformance.plugin.collection import ItemView, NodeExclusive, lease_rank, parse_node_exclusive
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.run.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout

@@ -18,7 +18,8 @@ from conformance.model.opaque_config import (
     last_opaque_block,
     shown_text,
 )
-from conformance.model.profile import SUITE_ROOT, ProfileError, load_profile
+from conformance.model.profile import SUITE_ROOT, ProfileError
+from conformance.model.profile_parse import load_profile
 
 BASE: dict[str, Any] = {
     "apiVersion": "dra-conformance.io/v1alpha1",

@@ -16,9 +16,9 @@ from conformance.model.profile import (
     ManifestsInstall,
     PreinstalledInstall,
     ProfileError,
-    load_profile,
-    parse_duration,
 )
+from conformance.model.profile_parse import load_profile
+from conformance.model.schema import parse_duration
 
 GOOD: dict[str, Any] = {
     "apiVersion": "dra-conformance.io/v1alpha1",

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.install.installer import ReadinessState, readiness_problems
 from conformance.model.frozen import FrozenMap
-from conformance.model.profile import load_profile
+from conformance.model.profile_parse import load_profile
 from conformance.model.readiness_failure import (
     MAX_LINE_CHARS,
     ReadinessFailure,

@@ -10,7 +10,7 @@ import pytest
 from conformance.model.cel import parse_simple_selector
 from conformance.model.devices import PublishedDevice
 from conformance.model.frozen import FrozenMap
-from conformance.model.profile import load_profile
+from conformance.model.profile_parse import load_profile
 from conformance.scenario_api.workloads import (
     View,
     describing_selector,
