@@ -1,0 +1,8 @@
+"""Fixtures shared by every tier of the project's own tests."""
+
+from kube_apiserver.fixtures import (  # noqa: F401 - fixtures are found by name
+    api_namespace,
+    apiserver_k8s,
+    cluster_scoped,
+    kube_apiserver,
+)
