@@ -29,7 +29,8 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import HttpWaitStrategy
 
-from conformance.cluster import docker_client, kindconfig
+from conformance import docker_client
+from conformance.cluster import kindconfig
 
 OWNER_LABEL = "dra-conformance.io/test-apiserver-pid"
 API_PORT = 6443
