@@ -1,5 +1,5 @@
-"""The real driver process (`python3 -m fakedriver`) against the in-memory API
-server: start-up order, slices over REST, control channel, SIGTERM clean-up."""
+"""The real driver process (`python3 -m fakedriver`) against the real test API server:
+start-up order, slices over REST, control channel, SIGTERM clean-up."""
 
 from __future__ import annotations
 
@@ -8,38 +8,53 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import grpc
-import pytest
-from conftest import DRIVER, FAKE_DIR, NODE
-from fakeapi import FakeApiServer
+import tenacity
+from conftest import DRIVER, FAKE_DIR
 from fakedriver.grpcapi import pluginregistration_v1_pb2 as reg_pb2
 from fakedriver.grpcapi import pluginregistration_v1_pb2_grpc as reg_grpc
+from kube_apiserver.server import ApiServer, ClusterScoped, unique_name
+from kubernetes.client.exceptions import ApiException
 
-NS = "dra-fake-driver"
+from conformance.kube.client import K8sClients
 
 
-@pytest.fixture
-def api():
-    server = FakeApiServer().start()
-    server.put(
-        "node",
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "uid": "node-uid-7"}},
+def _eventually(read: Any, what: str, timeout: float = 30) -> Any:
+    """Poll `read` until it returns something truthy."""
+    for attempt in tenacity.Retrying(
+        stop=tenacity.stop_after_delay(timeout), wait=tenacity.wait_fixed(0.2), reraise=True
+    ):
+        with attempt:
+            value = read()
+            assert value, f"timed out waiting for {what}"
+    return value
+
+
+def test_driver_process_end_to_end(
+    kube_apiserver: ApiServer,
+    apiserver_k8s: K8sClients,
+    api_namespace: str,
+    cluster_scoped: ClusterScoped,
+    short_tmp: Path,
+) -> None:
+    node = unique_name("fd") + "-worker"  # "*-worker" in the catalog
+    registered = cluster_scoped.create(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
     )
-    yield server
-    server.stop()
-
-
-def test_driver_process_end_to_end(api, short_tmp):
     ready_file = short_tmp / "ready.json"
     args = [
         sys.executable,
         "-m",
         "fakedriver",
         "--node-name",
-        NODE,
+        node,
         "--kubeconfig",
-        str(api.kubeconfig(short_tmp / "kubeconfig")),
+        str(kube_apiserver.kubeconfig),
+        "--control-namespace",
+        api_namespace,
         "--catalog",
         str(FAKE_DIR / "catalog.yaml"),
         "--plugin-registration-dir",
@@ -58,11 +73,18 @@ def test_driver_process_end_to_end(api, short_tmp):
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     reg_socket = short_tmp / "reg" / f"{DRIVER}-reg.sock"
+    resource = apiserver_k8s.resource
+
+    def node_slices() -> list[dict[str, Any]]:
+        listing = resource.list_resource_slice(field_selector=f"spec.nodeName={node}")
+        return [apiserver_k8s.to_dict(s) for s in listing.items]
+
     try:
-        slices = api.wait_for(lambda: api.items("slice"))
-        assert slices[0]["metadata"]["ownerReferences"][0]["uid"] == "node-uid-7"
+        slices = _eventually(node_slices, "the driver's slices")
+        # The owner is the Node object the server stored, found by the driver.
+        assert slices[0]["metadata"]["ownerReferences"][0]["uid"] == registered["metadata"]["uid"]
         assert {d["name"] for d in slices[0]["spec"]["devices"]} == {"fa80-0", "fa80-1", "ff16-0"}
-        api.wait_for(reg_socket.exists)
+        _eventually(reg_socket.exists, "the registration socket")
 
         channel = grpc.insecure_channel(f"unix://{reg_socket}")
         stub = reg_grpc.RegistrationStub(channel)
@@ -73,38 +95,41 @@ def test_driver_process_end_to_end(api, short_tmp):
             reg_pb2.RegistrationStatus(plugin_registered=True), timeout=10
         )
         channel.close()
-        assert (
-            subprocess.run(
-                [sys.executable, "-m", "fakedriver.ready", "--ready-file", str(ready_file)], env=env
-            ).returncode
-            == 0
-        )
+        ready = [sys.executable, "-m", "fakedriver.ready", "--ready-file", str(ready_file)]
+        assert subprocess.run(ready, env=env).returncode == 0
 
         # A fault through the control ConfigMap: republished and reported.
-        control = api.put(
-            "configmap",
+        control = apiserver_k8s.core.create_namespaced_config_map(
+            api_namespace,
             {
-                "metadata": {"name": "fake-dra-control", "namespace": NS},
-                "data": {NODE: json.dumps({"devices": {"fa80-1": {"withdrawn": True}}})},
+                "metadata": {"name": "fake-dra-control"},
+                "data": {node: json.dumps({"devices": {"fa80-1": {"withdrawn": True}}})},
             },
         )
-        rv = control["metadata"]["resourceVersion"]
+        rv = control.metadata.resource_version
 
-        def applied():
-            cm = api.get("configmap", f"fake-dra-status-{NODE}", NS)
-            status = json.loads(cm["data"]["status.json"]) if cm else {}
+        def applied() -> dict[str, Any] | None:
+            try:
+                cm = apiserver_k8s.core.read_namespaced_config_map(
+                    f"fake-dra-status-{node}", api_namespace
+                )
+            except ApiException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            status = json.loads(cm.data["status.json"])
             return status if status.get("observedControlResourceVersion") == rv else None
 
-        status = api.wait_for(applied)
+        status = _eventually(applied, "the driver to report the control change")
         assert status["registered"] is True
         assert status["pool"]["publishedDevices"] == ["fa80-0", "ff16-0"]
         assert status["pool"]["generation"] == 2
-        current = api.items("slice")
+        current = node_slices()
         assert {d["name"] for d in current[0]["spec"]["devices"]} == {"fa80-0", "ff16-0"}
-        assert all(r["authorization"] == "Bearer test-token" for r in api.requests)
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=20)
+        resource.delete_collection_resource_slice(field_selector=f"spec.nodeName={node}")
     assert proc.returncode == 0, output
     assert "received SIGTERM" in output
     assert not reg_socket.exists()
