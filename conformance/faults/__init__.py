@@ -6,6 +6,8 @@
 - one module per method: `taint_rule` (DeviceTaintRules, every driver), `command` (argv on the
   harness host), `exec` (argv in the driver's kubelet-plugin pod), `python` (a vendor's class).
 - `registry`: from the profile to injectors, and which fault kinds a profile cannot inject.
+- `steps`: every injection and undo is an Allure step named after the fault and the device,
+  for any injector (`InjectorBase` subclasses by themselves, others wrapped by the registry).
 
 The harness names no driver here: the bundled fake driver's control channel is a `python`
 plug-in like any vendor's (drivers/fake/fakedriver/faultplugin.py).

@@ -119,11 +119,18 @@ class FaultInjector(Protocol):
 class InjectorBase:
     """Unsupported-by-default operations and the context-manager protocol.
 
-    Subclass it, set `kinds` and override the operations you support and `restore()`.
+    Subclass it, set `kinds` and override the operations you support and `restore()`. The
+    operations a subclass defines run as Allure steps named after the fault (faults/steps.py).
     """
 
     kinds: frozenset[FaultKind] = frozenset()
     prepare_failure_text: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        from conformance.faults.steps import wrap_operations
+
+        wrap_operations(cls)
 
     def supports(self, kind: FaultKind) -> bool:
         return kind in self.kinds

@@ -191,6 +191,10 @@ class ProfileFaults:
                 f"{exc}; {missing_faults_remedy([kind.value], profile)} and declare "
                 f"gates.faults: [{kind.value}] for the requirement"
             ) from None
+        if not isinstance(injector, InjectorBase):  # InjectorBase makes its own steps
+            from conformance.faults.steps import StepInjector
+
+            injector = StepInjector(injector)  # type: ignore[assignment]
         self.made.append(injector)
         return injector
 

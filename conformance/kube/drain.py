@@ -9,6 +9,8 @@
   come straight back, and a DRA driver's kubelet plugin has to stay until its consumers are
   unprepared - "drain the driver last"). HTTP 429 is a PodDisruptionBudget saying "not now":
   retried, like kubectl, until the deadline. Then it waits until every evicted pod is gone.
+- Cordon, uncordon, drain and each pod's first eviction are Allure steps; a drain attaches its
+  eviction attempts (conformance.report.steps).
 - `cordoned(...)` is the context manager tests use: it always uncordons, also on failure and
   Ctrl-C (KeyboardInterrupt runs `finally`).
 
@@ -30,6 +32,7 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import render_state
 from conformance.model.naming import CORDONED_BY_LABEL
+from conformance.report.steps import attach_yaml, step
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 EVICTION_RETRY_SECONDS = 1.0  # kubectl waits 5 s; a test wants to see the budget open sooner
@@ -87,21 +90,26 @@ def cordon(k8s: K8sClients, node: str, run_id: str) -> bool:
     """Mark the node unschedulable; False if it already was (then it is not ours to undo)."""
     if is_cordoned(k8s, node):
         return False
-    # Label first: a crash between the two patches must still leave the node findable.
-    k8s.core.patch_node(node, {"metadata": {"labels": {CORDONED_BY_LABEL: run_id}}})
-    k8s.core.patch_node(node, {"spec": {"unschedulable": True}})
-    return True
+    with step(f"cordon node {node}"):
+        # Label first: a crash between the two patches must still leave the node findable.
+        k8s.core.patch_node(node, {"metadata": {"labels": {CORDONED_BY_LABEL: run_id}}})
+        k8s.core.patch_node(node, {"spec": {"unschedulable": True}})
+        return True
 
 
 def uncordon(k8s: K8sClients, node: str) -> None:
-    try:
-        k8s.core.patch_node(
-            node,
-            {"spec": {"unschedulable": False}, "metadata": {"labels": {CORDONED_BY_LABEL: None}}},
-        )
-    except ApiException as exc:
-        if exc.status != 404:  # a deleted node has nothing left to uncordon
-            raise
+    with step(f"uncordon node {node}"):
+        try:
+            k8s.core.patch_node(
+                node,
+                {
+                    "spec": {"unschedulable": False},
+                    "metadata": {"labels": {CORDONED_BY_LABEL: None}},
+                },
+            )
+        except ApiException as exc:
+            if exc.status != 404:  # a deleted node has nothing left to uncordon
+                raise
 
 
 @contextlib.contextmanager
@@ -159,6 +167,15 @@ def _evict(k8s: K8sClients, pod: PodRef) -> EvictionAttempt:
     return EvictionAttempt(pod, 201, time.time())
 
 
+def _evict_step(k8s: K8sClients, pod: PodRef, *, first: bool) -> EvictionAttempt:
+    """A pod's first eviction is a step; the retries a budget causes (one a second) are in the
+    drain's attachment."""
+    if not first:
+        return _evict(k8s, pod)
+    with step(f"evict pod {pod}"):
+        return _evict(k8s, pod)
+
+
 def _gone(k8s: K8sClients, pod: PodRef) -> bool:
     try:
         current = k8s.core.read_namespaced_pod(pod.name, pod.namespace)
@@ -187,8 +204,40 @@ def drain(
     what a budget protects or to stop early (by raising).
     Raises DrainError when pods are still there at the deadline.
     """
+    namespaces = None if namespaces is None else list(namespaces)  # read twice below
+    where = "" if namespaces is None else f" (pods of namespace(s) {', '.join(namespaces)})"
+    with step(f"drain node {node}{where}"):
+        result = DrainResult(node)
+        try:
+            return _drain(
+                k8s, node, result, run_id, timeout, namespaces, on_progress, retry_interval
+            )
+        finally:
+            attach_yaml(f"eviction attempts on node {node}", lambda: _attempts_view(result))
+
+
+def _attempts_view(result: DrainResult) -> dict[str, Any]:
+    return {
+        "evicted": [str(p) for p in result.evicted],
+        "left (DaemonSet and mirror pods)": [str(p) for p in result.left],
+        "attempts": [
+            {"pod": str(a.pod), "status": a.status, "at": a.at, "message": a.message[:300]}
+            for a in result.attempts
+        ],
+    }
+
+
+def _drain(
+    k8s: K8sClients,
+    node: str,
+    result: DrainResult,
+    run_id: str,
+    timeout: float,
+    namespaces: Iterable[str] | None,
+    on_progress: Callable[[DrainResult], None] | None,
+    retry_interval: float,
+) -> DrainResult:
     cordon(k8s, node, run_id)
-    result = DrainResult(node)
     wanted = None if namespaces is None else set(namespaces)
     pending: list[PodRef] = []
     for pod in pods_on_node(k8s, node):
@@ -200,7 +249,7 @@ def drain(
     deadline = time.monotonic() + timeout
     while pending or waiting:
         for pod in list(pending):
-            attempt = _evict(k8s, pod)
+            attempt = _evict_step(k8s, pod, first=not any(a.pod == pod for a in result.attempts))
             result.attempts.append(attempt)
             if attempt.status == 201:
                 result.evicted.append(pod)

@@ -4,6 +4,9 @@ state seen - the three things needed to tell "slow" from "broken" without rerunn
 Polling, not watches: watches end on server timeouts and 410 Gone, and a conformance assert
 wants the state at the deadline, not an event stream. Transient API errors (409, 429, 5xx,
 connection resets) are retried; 401/403/422 and the like fail at once.
+
+Each wait is an Allure step "wait for <describe>" (`ensure_for`: "keep checking for <duration>
+that <describe>"), failed when the wait fails (conformance.report.steps).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import state
 from conformance.kube.client import K8sClients
+from conformance.report.steps import attach_yaml, step, wait_step
 
 T = TypeVar("T")
 
@@ -125,7 +129,8 @@ def wait_until(
         retry_error_callback=on_timeout,
         reraise=True,
     )
-    return retrying(attempt)
+    with wait_step(describe):
+        return retrying(attempt)
 
 
 def ensure_for(
@@ -138,6 +143,21 @@ def ensure_for(
     show: Callable[[T], Any] | None = None,
 ) -> T:
     """Assert `holds(read())` on every poll for `duration` seconds ("stays Pending")."""
+    with step(f"keep checking for {_secs(duration)} that {describe}"):
+        return _ensure_for(
+            read, holds, describe=describe, duration=duration, interval=interval, show=show
+        )
+
+
+def _ensure_for(
+    read: Callable[[], T],
+    holds: Callable[[T], bool],
+    *,
+    describe: str,
+    duration: float,
+    interval: float,
+    show: Callable[[T], Any] | None,
+) -> T:
     start = time.monotonic()
     value = read()
     while True:
@@ -159,13 +179,15 @@ def ensure_for(
 def wait_for_claim_allocated(
     k8s: K8sClients, namespace: str, name: str, *, timeout: float
 ) -> dict[str, Any]:
-    return wait_until(
+    claim = wait_until(
         lambda: state.read_claim(k8s, namespace, name),
         state.is_allocated,
         describe=f"ResourceClaim {namespace}/{name} to be allocated (status.allocation set)",
         timeout=timeout,
         show=state.claim_summary,
-    )  # type: ignore[return-value]
+    )
+    attach_yaml(f"ResourceClaim {name} (allocated)", claim)
+    return claim  # type: ignore[return-value]
 
 
 def _pod_finished(pod: dict[str, Any] | None) -> str | None:
@@ -176,14 +198,16 @@ def _pod_finished(pod: dict[str, Any] | None) -> str | None:
 def wait_for_pod_running(
     k8s: K8sClients, namespace: str, name: str, *, timeout: float
 ) -> dict[str, Any]:
-    return wait_until(
+    pod = wait_until(
         lambda: state.read_pod(k8s, namespace, name),
         lambda pod: state.pod_phase(pod) == "Running",
         describe=f"pod {namespace}/{name} to be Running",
         timeout=timeout,
         show=state.pod_summary,
         abort=_pod_finished,
-    )  # type: ignore[return-value]
+    )
+    attach_yaml(f"Pod {name} (running)", pod)
+    return pod  # type: ignore[return-value]
 
 
 def wait_for_pod_phase(

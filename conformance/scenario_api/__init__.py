@@ -1,13 +1,21 @@
 """What scenario tests call: workloads and checks written against the profile, never a driver.
 
-| module         | owns                                                                     |
-|----------------|--------------------------------------------------------------------------|
-| `workloads`    | claims and pods in one test namespace: create, wait, read what they see  |
-| `deployments`  | Deployments whose pods get claims from a ResourceClaimTemplate           |
-| `placement`    | the nodes that hold node-local devices of a kind                         |
-| `disruption`   | what "keeps running" means across a disruptive step                      |
-| `verification` | how a container proves which devices it received                         |
-| `device_reuse` | proving a released device can be allocated again                         |
-| `slice_checks` | what DRA-CORE-002 demands of ResourceSlices (pure checks)                |
-| `deviceplugin` | a minimal kubelet device plugin served from the harness (DRA-EXT-006)    |
+| module            | owns                                                                  |
+|-------------------|-----------------------------------------------------------------------|
+| `workloads`       | `Workloads`: claims and pods in one test namespace (the mixins below) |
+| `scope`           | what every part of `Workloads` works in: cluster, namespace, run      |
+| `claims`          | ResourceClaims and templates: create, wait for allocation, results    |
+| `pods`            | workload pods: create, run until ready, restart, delete, events       |
+| `container_view`  | what a container sees against what its claims were allocated          |
+| `device_requests` | requests per device kind, CEL describing one device (pure)            |
+| `deployments`     | Deployments whose pods get claims from a ResourceClaimTemplate        |
+| `placement`       | the nodes that hold node-local devices of a kind                      |
+| `disruption`      | what "keeps running" means across a disruptive step                   |
+| `verification`    | how a container proves which devices it received                      |
+| `device_reuse`    | proving a released device can be allocated again                      |
+| `slice_checks`    | what DRA-CORE-002 demands of ResourceSlices (pure checks)             |
+| `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |
+
+Every action is an Allure step named after its object, with the claim, pod and slices read
+attached as YAML (conformance.report.steps; a no-op when Allure is not collecting).
 """

@@ -9,6 +9,7 @@ from typing import Any
 from conformance.kube import objects, state
 from conformance.kube.builders import PodClaim
 from conformance.kube.waits import wait_until
+from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.workloads import HOSTNAME_LABEL, Workloads
 
 APP_LABEL = "app.kubernetes.io/name"  # what Builders.deployment selects on
@@ -62,7 +63,12 @@ def create_claim_deployment(
             "preStop": {"exec": {"command": ["/bin/sh", "-c", f"sleep {pre_stop_seconds}"]}}
         }
     body = workload.build.deployment(name, workload.namespace, replicas=replicas, pod=pod)
-    return objects.create(workload.k8s, body)
+    where = f", preferring node {prefer}" if prefer else ""
+    with step(
+        f"create Deployment {workload.ref(name)} ({replicas} replica(s), each with a claim from "
+        f"template {template}{where})"
+    ):
+        return objects.create(workload.k8s, body)
 
 
 def deployment_pods(workload: Workloads, name: str) -> list[dict[str, Any]]:
@@ -109,7 +115,10 @@ def wait_ready_pods(
             for p in ps
         ],
     )
-    return fresh(pods)[:count]
+    ready = fresh(pods)[:count]
+    for pod in ready:
+        attach_yaml(f"Pod {pod['metadata']['name']} (running)", pod)
+    return ready
 
 
 def claim_of(workload: Workloads, pod: Mapping[str, Any]) -> str:

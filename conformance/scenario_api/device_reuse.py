@@ -23,6 +23,7 @@ from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice
+from conformance.report.steps import step
 from conformance.scenario_api.workloads import Workloads, describing_selector, look_alikes
 
 
@@ -75,19 +76,26 @@ class ReuseProbe:
         selector = describing_selector(device)
         kind_devices = workload.context.devices_of_kind(kind) or workload.context.devices
         alikes = look_alikes(device, kind_devices)
-        workload.claim(
-            name,
-            [
-                workload.device_request(
-                    kind, selectors=[selector] if selector else [], count=1 + len(alikes)
-                )
-            ],
-        )
-        workload.pod(name, [name], node=device.node)
+        with step(f"create probe claim and pod {workload.ref(name)} pinned to device {device.id}"):
+            workload.claim(
+                name,
+                [
+                    workload.device_request(
+                        kind, selectors=[selector] if selector else [], count=1 + len(alikes)
+                    )
+                ],
+            )
+            workload.pod(name, [name], node=device.node)
         return cls(workload, name, device, frozenset([device.id, *alikes]))
 
     def assert_blocked(self) -> dict[str, Any]:
         """The scheduler tried and could not place the probe: the device is in use."""
+        with step(
+            f"check that probe {self.name} cannot be scheduled while {self.device.id} is held"
+        ):
+            return self._assert_blocked()
+
+    def _assert_blocked(self) -> dict[str, Any]:
         condition = waits.wait_for_pod_scheduled_false(
             self.workload.k8s,
             self.workload.namespace,
@@ -109,6 +117,12 @@ class ReuseProbe:
         exactly what the probe was allocated. A refused prepare of the probe is the failure,
         unless `refused_prepares_expected` (the driver may refuse while the device is still
         prepared for the released claim; the kubelet then retries)."""
+        with step(f"check that device {self.device.id} is allocatable again"):
+            return self._wait_reallocated(released_uids, refused_prepares_expected)
+
+    def _wait_reallocated(
+        self, released_uids: Collection[str], refused_prepares_expected: bool
+    ) -> Reallocation:
         workload = self.workload
         driver = workload.profile.driver
 

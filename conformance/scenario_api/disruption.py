@@ -15,6 +15,7 @@ from typing import Any
 from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import ensure_for
+from conformance.report.steps import step
 
 DISRUPTION_TARGET = "DisruptionTarget"
 
@@ -78,10 +79,12 @@ def disturbances(baseline: PodBaseline, pod: Mapping[str, Any] | None) -> list[s
 
 
 def assert_undisturbed(k8s: K8sClients, baselines: Sequence[PodBaseline]) -> None:
-    problems = [
-        p for b in baselines for p in disturbances(b, state.read_pod(k8s, b.namespace, b.name))
-    ]
-    assert not problems, "; ".join(problems)
+    names = ", ".join(f"{b.namespace}/{b.name}" for b in baselines)
+    with step(f"check that pod(s) {names} still run undisturbed"):
+        problems = [
+            p for b in baselines for p in disturbances(b, state.read_pod(k8s, b.namespace, b.name))
+        ]
+        assert not problems, "; ".join(problems)
 
 
 def ensure_claim_waits_and_pod_undisturbed(

@@ -1,0 +1,207 @@
+"""Workload pods of a test: create, run until ready, restart a container, delete, read their
+events. A mixin of `workloads.Workloads`; every action is an Allure step, and a pod that runs
+(or fails to) is attached to the report as YAML (conformance.report.steps)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from conformance.kube import objects, state, waits
+from conformance.kube.builders import PodClaim
+from conformance.report.steps import attach_yaml, step
+from conformance.scenario_api.scope import WorkloadScope
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+MAIN = "main"
+PREPARE_FAILED = "FailedPrepareDynamicResources"  # the kubelet's event reason (v1.37.2)
+
+
+def node_selector_for(node: Mapping[str, Any]) -> dict[str, str]:
+    """The `kubernetes.io/hostname` node selector of a Node object (the label, not the name:
+    they differ on some clouds)."""
+    meta = node.get("metadata") or {}
+    return {HOSTNAME_LABEL: (meta.get("labels") or {}).get(HOSTNAME_LABEL) or meta["name"]}
+
+
+def pod_ready(pod: Mapping[str, Any] | None) -> bool:
+    """Phase Running and every container ready."""
+    statuses = ((pod or {}).get("status") or {}).get("containerStatuses") or ()
+    return (
+        state.pod_phase(pod) == "Running"
+        and bool(statuses)
+        and all(s.get("ready") for s in statuses)
+    )
+
+
+def restart_count(pod: Mapping[str, Any] | None, container: str = MAIN) -> int:
+    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or ():
+        if status.get("name") == container:
+            return int(status.get("restartCount") or 0)
+    return 0
+
+
+def _claims_text(claims: Sequence[PodClaim]) -> str:
+    names = [c.claim or f"{c.name} from template {c.template}" for c in claims]
+    return f" with claims {', '.join(names)}" if claims else ""
+
+
+class PodOps(WorkloadScope):
+    def pod(
+        self,
+        name: str,
+        claims: Sequence[PodClaim | str] = (),
+        *,
+        node: str | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """Create a workload pod. A plain string in `claims` is an existing claim of that name
+        (pod claim entry of the same name). `node` pins the pod with a hostname node selector
+        (the scheduler stays in the loop); `node_name=` bypasses it."""
+        pod_claims = [c if isinstance(c, PodClaim) else PodClaim(c, claim=c) for c in claims]
+        on = f" on node {node}" if node else ""
+        with step(f"create pod {self.ref(name)}{_claims_text(pod_claims)}{on}"):
+            if node is not None:
+                kwargs["node_selector"] = {
+                    **(kwargs.get("node_selector") or {}),
+                    **self.node_selector(node),
+                }
+            body = self.build.pod(
+                name, self.namespace, image=self.context.workload_image, claims=pod_claims, **kwargs
+            )
+            return objects.create(self.k8s, body)
+
+    def run(
+        self,
+        name: str,
+        claims: Sequence[PodClaim | str] = (),
+        *,
+        abort_on_prepare_failure: bool = False,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """Create a pod and wait until it is Running with every container ready (see
+        `wait_running` for `abort_on_prepare_failure`)."""
+        started = time.monotonic()
+        self.pod(name, claims, **kwargs)
+        pod = self.wait_running(name, abort_on_prepare_failure=abort_on_prepare_failure)
+        if self.request is not None:
+            from conformance.report import record_metric
+
+            record_metric(
+                self.request,
+                "pod_created_to_running",
+                time.monotonic() - started,
+                node=(pod.get("spec") or {}).get("nodeName") or "",
+            )
+        return pod
+
+    def node_selector(self, node: str) -> dict[str, str]:
+        return node_selector_for(self.k8s.to_dict(self.k8s.core.read_node(node)))
+
+    def wait_running(
+        self,
+        name: str,
+        *,
+        timeout: float | None = None,
+        abort_on_prepare_failure: bool = False,
+    ) -> dict[str, Any]:
+        """Running with all containers ready (the workload prints, then sleeps).
+
+        `abort_on_prepare_failure` stops at the first FailedPrepareDynamicResources event,
+        with the kubelet's message: for scenarios where any prepare error is the failure
+        (the kubelet would otherwise retry until the timeout)."""
+
+        def read() -> dict[str, Any]:
+            pod = state.read_pod(self.k8s, self.namespace, name)
+            failed = (
+                self.warning_events(PREPARE_FAILED, "Pod", name)
+                if abort_on_prepare_failure and not pod_ready(pod)
+                else []
+            )
+            return {"pod": pod, "failed": failed}
+
+        def abort(seen: dict[str, Any]) -> str | None:
+            if seen["failed"]:
+                return (
+                    f"the kubelet could not prepare the pod's claims ({PREPARE_FAILED}): "
+                    f"{seen['failed'][-1].get('message')}"
+                )
+            phase = state.pod_phase(seen["pod"])
+            return f"the pod reached phase {phase}" if phase in ("Succeeded", "Failed") else None
+
+        with step(f"wait for pod {self.ref(name)} Running", is_wait=True):
+            try:
+                pod = waits.wait_until(
+                    read,
+                    lambda seen: pod_ready(seen["pod"]),
+                    describe=f"pod {self.ref(name)} to be Running with all containers ready",
+                    timeout=timeout or self.timeout("podRunning"),
+                    show=lambda seen: self._pod_with_warnings(name, seen["pod"]),
+                    abort=abort,
+                )["pod"]
+            except AssertionError:
+                attach_yaml(f"Pod {name} (not running)", lambda: self.read_pod(name))
+                raise
+            attach_yaml(f"Pod {name} (running)", pod)
+            return pod
+
+    def _pod_with_warnings(self, name: str, pod: dict[str, Any] | None) -> dict[str, Any]:
+        """The pod's summary and its Warning events: why a pod is stuck is usually in the
+        events (a kubelet error creating the container), not in the status."""
+        try:
+            warnings = [
+                f"{e.get('reason')} (x{e.get('count') or 1}): {e.get('message')}"
+                for e in self.events("Pod", name)
+                if e.get("type") == "Warning"
+            ]
+        except Exception as exc:  # noqa: BLE001 - a diagnostic must not hide the timeout
+            warnings = [f"events could not be read: {exc}"]
+        summary = state.pod_summary(pod)
+        return {
+            "warning events": warnings[-5:],
+            **(summary if isinstance(summary, dict) else {"pod": summary}),
+        }
+
+    def restart_container(self, pod: str, container: str = MAIN) -> dict[str, Any]:
+        """Make the workload container exit (it restarts under restartPolicy Always) and wait
+        until it runs again with a higher restartCount; returns the pod."""
+        from conformance.kube.podexec import ask_workload_to_exit
+
+        with step(f"restart container {container} of pod {self.ref(pod)}"):
+            before = restart_count(self.read_pod(pod), container)
+            ask_workload_to_exit(self.k8s, self.namespace, pod, container)
+            return waits.wait_until(
+                lambda: self.read_pod(pod),
+                lambda p: restart_count(p, container) > before and pod_ready(p),
+                describe=f"container {container} of pod {self.ref(pod)} to restart "
+                f"(restartCount > {before}) and be ready again",
+                timeout=self.timeout("podRunning"),
+                show=state.pod_summary,
+            )
+
+    def delete_pod(self, name: str, *, wait: bool = True, grace_period: int | None = None) -> None:
+        grace = "" if grace_period is None else f" (grace period {grace_period}s)"
+        with step(f"delete pod {self.ref(name)}{grace}"):
+            objects.delete(self.k8s, "Pod", name, self.namespace, grace_period_seconds=grace_period)
+            if wait:
+                waits.wait_for_deleted(
+                    lambda: state.read_pod(self.k8s, self.namespace, name),
+                    describe=f"pod {self.ref(name)}",
+                    timeout=self.timeout("podDeleted"),
+                )
+
+    def read_pod(self, name: str) -> dict[str, Any] | None:
+        return state.read_pod(self.k8s, self.namespace, name)
+
+    # -- events --------------------------------------------------------------------------------
+
+    def events(self, kind: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
+        return state.events_for(self.k8s, self.namespace, kind=kind, name=name)
+
+    def warning_events(self, reason: str, kind: str = "Pod", name: str | None = None) -> list:
+        return [
+            e
+            for e in self.events(kind, name)
+            if e.get("reason") == reason and e.get("type") == "Warning"
+        ]
