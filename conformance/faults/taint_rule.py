@@ -19,6 +19,22 @@ from conformance.faults.interface import (
 )
 from conformance.faults.spec import FaultSpec
 from conformance.kube.builders import Builders
+from conformance.kube.waits import wait_until
+
+# The device-taint controller in kube-controller-manager writes this condition for every rule
+# (reason OtherEffect for NoSchedule) once it has processed the rule's current generation:
+# the control plane's informers have seen it, so the scheduler's allocation sees the taint.
+OBSERVED_CONDITION = "EvictionInProgress"
+ACKNOWLEDGE_TIMEOUT_S = 60.0
+
+
+def acknowledged(rule: dict[str, Any]) -> bool:
+    """Has the control plane processed this generation of the rule?"""
+    generation = (rule.get("metadata") or {}).get("generation")
+    return any(
+        c.get("type") == OBSERVED_CONDITION and c.get("observedGeneration") == generation
+        for c in ((rule.get("status") or {}).get("conditions") or [])
+    )
 
 
 def _dns_part(text: str) -> str:
@@ -42,8 +58,10 @@ class DeviceTaintRuleInjector(InjectorBase):
         run_id: str,
         api_version: str = "v1",
         name_prefix: str = "dra-conformance",
+        acknowledge_timeout: float = ACKNOWLEDGE_TIMEOUT_S,
     ) -> None:
         self.custom = custom_api
+        self.acknowledge_timeout = acknowledge_timeout
         self.run_id = run_id
         self.version = api_version
         self.name_prefix = name_prefix
@@ -73,6 +91,25 @@ class DeviceTaintRuleInjector(InjectorBase):
             self.group, self.version, self.plural, self.rule_body(name, device, key, value, effect)
         )
         self.created[name] = (device, key)
+        self._await_acknowledged(name)
+
+    def _await_acknowledged(self, name: str) -> None:
+        """No fixed sleep for "the scheduler has seen the rule": wait for the controller's
+        status condition on it, which it writes only after processing the rule."""
+        wait_until(
+            lambda: self.custom.get_cluster_custom_object(
+                self.group, self.version, self.plural, name
+            ),
+            acknowledged,
+            describe=f"DeviceTaintRule {name} to carry condition {OBSERVED_CONDITION} for its "
+            "generation (kube-controller-manager's device-taint controller processed it)",
+            timeout=self.acknowledge_timeout,
+            interval=0.5,
+            show=lambda rule: {
+                "metadata.generation": rule.get("metadata", {}).get("generation"),
+                "status": rule.get("status"),
+            },
+        )
 
     def untaint(self, device: DeviceRef, key: str) -> None:
         for name in [n for n, (d, k) in self.created.items() if d == device and k == key]:

@@ -26,7 +26,6 @@ EVICTION_REASON = "DeletionByDeviceTaintManager"
 EVICTION_EVENT = "DeviceTaintManagerEviction"
 # The scheduler applies DeviceTaintRules from its informer; give it a moment before a pod
 # whose placement must already respect them is created.
-RULE_PROPAGATION_SECONDS = 1.0
 PRE_STOP_SECONDS = 3  # keeps the evicted pod's object readable after the taint manager acts
 
 
@@ -113,7 +112,6 @@ def _taint_all(taint_rules, dra_context, devices, value, effect):
         taint_rules.taint(
             DeviceRef.of(dra_context.profile.driver, device), TAINT_KEY, value, effect=effect
         )
-    time.sleep(RULE_PROPAGATION_SECONDS)
 
 
 def _wait_unschedulable(workload, pod: str) -> dict:

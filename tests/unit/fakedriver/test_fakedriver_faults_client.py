@@ -22,6 +22,7 @@ from conformance.faults import (
     FaultKind,
     FaultNotSupported,
 )
+from conformance.faults.taint_rule import acknowledged
 
 NS = "dra-fake-driver"
 
@@ -193,11 +194,24 @@ class FakeCustom:
     def __init__(self) -> None:
         self.rules: dict[str, dict] = {}
         self.calls: list[tuple] = []
+        self.stalled = False
 
     def create_cluster_custom_object(self, group, version, plural, body):
         self.calls.append(("create", group, version, plural))
         self.rules[body["metadata"]["name"]] = body
         return body
+
+    def get_cluster_custom_object(self, group, version, plural, name):
+        # What kube-controller-manager's device-taint controller leaves on a processed rule
+        # (reason OtherEffect for NoSchedule), unless this stand-in plays a stalled controller.
+        rule = {**self.rules[name], "metadata": {**self.rules[name]["metadata"], "generation": 1}}
+        if not self.stalled:
+            rule["status"] = {
+                "conditions": [
+                    {"type": "EvictionInProgress", "status": "False", "observedGeneration": 1}
+                ]
+            }
+        return rule
 
     def delete_cluster_custom_object(self, group, version, plural, name):
         self.calls.append(("delete", group, version, plural))
@@ -237,6 +251,28 @@ def test_device_taint_rule_injector():
         assert [r["spec"]["taint"]["key"] for r in custom.rules.values()] == ["example.com/other"]
     assert custom.rules == {}
     assert {c[1:] for c in custom.calls} == {("resource.k8s.io", "v1", "devicetaintrules")}
+
+
+def test_a_taint_waits_until_the_control_plane_processed_the_rule() -> None:
+    custom = FakeCustom()
+    custom.stalled = True
+    injector = DeviceTaintRuleInjector(custom, run_id="r1", acknowledge_timeout=1.5)
+    with pytest.raises(AssertionError) as failed:
+        injector.taint(DeviceRef("d", "p", "x"), "k")
+    message = str(failed.value)
+    assert "EvictionInProgress" in message and "timed out" in message
+    assert "'metadata.generation': 1" in message or "metadata.generation: 1" in message
+
+
+def test_acknowledged_needs_the_condition_for_the_current_generation() -> None:
+    rule = {
+        "metadata": {"generation": 2},
+        "status": {"conditions": [{"type": "EvictionInProgress", "observedGeneration": 1}]},
+    }
+    assert not acknowledged(rule)
+    rule["status"]["conditions"][0]["observedGeneration"] = 2
+    assert acknowledged(rule)
+    assert not acknowledged({"metadata": {"generation": 1}})
 
 
 def test_device_taint_rule_injector_uses_the_served_version():
