@@ -7,7 +7,7 @@ import contextlib
 import fcntl
 from collections.abc import Callable, Iterator
 
-from conformance.cluster import docker_client
+from conformance import docker_client
 from conformance.cluster.versions import cache_root
 
 

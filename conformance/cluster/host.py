@@ -78,13 +78,16 @@ def missing_capabilities(status_text: str | None = None) -> list[str]:
 
 
 def docker_running() -> bool:
-    docker = shutil.which("docker")
-    if not docker:
+    """Does a Docker engine answer? Asked through the Docker SDK (no docker CLI needed)."""
+    import docker
+    import requests
+    from docker.errors import DockerException
+
+    try:
+        docker.from_env(timeout=10).ping()
+    except (DockerException, requests.RequestException):
         return False
-    result = subprocess.run(
-        [docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True
-    )
-    return result.returncode == 0
+    return True
 
 
 def render_wrapper(real_runc: str, missing: list[str]) -> str:

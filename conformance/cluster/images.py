@@ -11,7 +11,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from conformance.cluster import docker_client, rootfs
+from conformance import docker_client
+from conformance.cluster import rootfs
 from conformance.cluster.buildlock import build_lock, build_once
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
@@ -12,10 +11,19 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from conformance.cluster import docker_client, gobuild, host, kindconfig, nodeimage
+import urllib3
+import yaml
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from conformance import docker_client
+from conformance.cluster import gobuild, host, kindconfig, nodeimage
 from conformance.cluster.buildlock import build_lock
 from conformance.cluster.versions import NodeVersions, cache_root
 from conformance.errors import ClusterError
+from conformance.kube import apply
+from conformance.kube.client import K8sClients, clients_for
+from conformance.kube.waits import WaitTimeout, wait_until
 from conformance.progress import Progress
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
@@ -69,21 +77,19 @@ class KindCluster:
     def nodes(self) -> list[str]:
         return self._kind("get", "nodes", "--name", self.name).stdout.split()
 
-    def kubectl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    def clients(self) -> K8sClients:
+        """Clients of their own, read from the kubeconfig now: a recreated cluster of the same
+        name has new credentials and port, which a cached client would not know."""
+        return clients_for(k8s_config.new_client_from_config(config_file=str(self.kubeconfig)))
 
     def healthy(self) -> bool:
         if not self.kubeconfig.exists():
             return False
-        result = self.kubectl("get", "nodes", "-o", "json", timeout=20)
-        if result.returncode != 0:
+        try:
+            k8s = self.clients()
+            items = [k8s.to_dict(n) for n in k8s.core.list_node(_request_timeout=20).items]
+        except (ApiException, urllib3.exceptions.HTTPError, OSError, k8s_config.ConfigException):
             return False
-        items = json.loads(result.stdout)["items"]
         return len(items) == 1 + self.options.workers and all(_node_ready(n) for n in items)
 
     def export_logs(self, dest: Path) -> Path:
@@ -137,39 +143,43 @@ class KindCluster:
 
     def apply_node_network_rbac(self) -> None:
         manifest = resources.files("conformance.cluster.assets").joinpath("node-network-rbac.yaml")
-        result = self.kubectl("apply", "-f", str(manifest))
-        if result.returncode != 0:
-            raise ClusterError(f"applying the node-network RBAC failed: {_tail(result.stderr)}")
+        documents = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+        try:
+            apply.apply_all(self.clients().api_client, documents)
+        except apply.ApplyError as exc:
+            raise ClusterError(f"applying the node-network RBAC failed: {exc}") from None
+
+    def readiness(self, k8s: K8sClients) -> tuple[bool, str]:
+        """(every node Ready with a running kube-proxy, what was seen)."""
+        items = [k8s.to_dict(n) for n in k8s.core.list_node(_request_timeout=20).items]
+        pods = k8s.core.list_namespaced_pod(
+            "kube-system", label_selector="k8s-app=kube-proxy", _request_timeout=20
+        ).items
+        ready = [n["metadata"]["name"] for n in items if _node_ready(n)]
+        running = [p for p in pods if p.status and p.status.phase == "Running"]
+        seen = (
+            f"nodes ready {len(ready)}/{len(items)}, kube-proxy running {len(running)}/{len(pods)}"
+        )
+        done = (
+            bool(items)
+            and len(ready) == len(items) == 1 + self.options.workers
+            and len(running) == len(items)
+        )
+        return done, seen
 
     def wait_ready(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        last = ""
-        while time.monotonic() < deadline:
-            nodes = self.kubectl("get", "nodes", "-o", "json")
-            proxies = self.kubectl(
-                "get", "pods", "-n", "kube-system", "-l", "k8s-app=kube-proxy", "-o", "json"
+        k8s = self.clients()
+        try:
+            wait_until(
+                lambda: self.readiness(k8s),
+                lambda state: state[0],
+                describe="every node Ready with a running kube-proxy",
+                timeout=timeout_s,
+                interval=2.0,
+                show=lambda state: state[1],
             )
-            if nodes.returncode == 0 and proxies.returncode == 0:
-                items = json.loads(nodes.stdout)["items"]
-                pods = json.loads(proxies.stdout)["items"]
-                ready = [n["metadata"]["name"] for n in items if _node_ready(n)]
-                running = [p for p in pods if p["status"].get("phase") == "Running"]
-                last = (
-                    f"nodes ready {len(ready)}/{len(items)}, kube-proxy running "
-                    f"{len(running)}/{len(pods)}"
-                )
-                if (
-                    items
-                    and len(ready) == len(items) == 1 + self.options.workers
-                    and len(running) == len(items)
-                ):
-                    return
-            else:
-                last = _tail(nodes.stderr or proxies.stderr, 3)
-            time.sleep(2)
-        raise ClusterError(
-            f"timed out after {timeout_s:.0f}s waiting for Ready nodes; last state: {last}"
-        )
+        except WaitTimeout as exc:
+            raise ClusterError(f"the nodes did not become ready: {exc}") from None
 
     def delete(self) -> None:
         self._kind(
@@ -204,10 +214,6 @@ def _excerpt(text: str, lines: int = 25) -> str:
         and not ln.startswith(("k8s.io/", "github.com/", "main.", "runtime."))
     ]
     return "\n".join(kept[-lines:])
-
-
-def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join((text or "").strip().splitlines()[-lines:])
 
 
 def cluster_for(

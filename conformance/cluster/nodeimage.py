@@ -14,7 +14,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from conformance.cluster import docker_client, gobuild, rootfs
+from conformance import docker_client
+from conformance.cluster import gobuild, rootfs
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import NodeVersions, cache_root, node_image_key
 from conformance.errors import BuildError

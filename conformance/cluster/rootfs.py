@@ -8,7 +8,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from conformance.cluster import docker_client
+from conformance import docker_client
 from conformance.cluster.buildlock import build_once
 from conformance.cluster.versions import NodeVersions, cache_root, rootfs_key
 from conformance.errors import BuildError, HostError

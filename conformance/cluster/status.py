@@ -1,56 +1,68 @@
-"""`cluster status`: nodes, version, served DRA resources and enabled DRA feature gates."""
+"""`cluster status`: nodes, version, served DRA resources and enabled DRA feature gates, read
+through the Kubernetes Python client."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
+from typing import Any
+
+import urllib3
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+
+from conformance.kube.client import K8sClients, clients_for
 
 DRA_GATE = re.compile(
     r'kubernetes_feature_enabled\{name="((?:DRA|ResourceHealth|Dynamic)[^"]*)"'
     r',stage="([^"]*)"\}\s+(\d)'
 )
-
-
-def _kubectl(kubeconfig: Path, *args: str) -> str:
-    result = subprocess.run(
-        ["kubectl", "--kubeconfig", str(kubeconfig), *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr.strip())
-    return result.stdout
+# The server prints the table (`kubectl get -o wide` asks the same): its columns, its ages.
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+DRA_GROUP = "resource.k8s.io"
 
 
 def dra_gates(metrics_text: str) -> dict[str, bool]:
     return {m.group(1): m.group(3) == "1" for m in DRA_GATE.finditer(metrics_text)}
 
 
+def render_table(table: dict[str, Any]) -> list[str]:
+    """A meta.k8s.io Table as aligned text, every column (the wide view)."""
+    header = [c["name"].upper().replace(" ", "-") for c in table.get("columnDefinitions") or ()]
+    rows = [[str(cell) for cell in row["cells"]] for row in table.get("rows") or ()]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return [
+        "   ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+
+
+def served_resources(k8s: K8sClients, group: dict[str, Any]) -> list[str]:
+    """`<resource>.<group>` for every top-level resource any served version of `group` has."""
+    names: set[str] = set()
+    for version in group["versions"]:
+        listing = k8s.get_json(f"/apis/{version['groupVersion']}")
+        names |= {f"{r['name']}.{DRA_GROUP}" for r in listing["resources"] if "/" not in r["name"]}
+    return sorted(names)
+
+
 def describe(kubeconfig: Path) -> str:
     lines = [f"kubeconfig: {kubeconfig}"]
     try:
-        version = json.loads(_kubectl(kubeconfig, "version", "-o", "json"))["serverVersion"]
-        lines.append(f"server version: {version['gitVersion']}")
+        # A client of its own: the kubeconfig of a recreated cluster has new credentials.
+        k8s = clients_for(k8s_config.new_client_from_config(config_file=str(kubeconfig)))
+        lines.append(f"server version: {k8s.version.get_code().git_version}")
         lines.append("nodes:")
-        lines += [
-            "  " + ln for ln in _kubectl(kubeconfig, "get", "nodes", "-o", "wide").splitlines()
-        ]
-        resources = _kubectl(
-            kubeconfig, "api-resources", "--api-group=resource.k8s.io", "-o", "name"
-        ).split()
-        lines.append("served resource.k8s.io resources: " + ", ".join(sorted(resources)))
-        versions = json.loads(_kubectl(kubeconfig, "get", "--raw", "/apis/resource.k8s.io"))
-        lines.append(
-            "resource.k8s.io versions: " + ", ".join(v["version"] for v in versions["versions"])
-        )
-        gates = dra_gates(_kubectl(kubeconfig, "get", "--raw", "/metrics"))
+        lines += ["  " + ln for ln in render_table(json.loads(k8s.get_raw("/api/v1/nodes", TABLE)))]
+        group = k8s.get_json(f"/apis/{DRA_GROUP}")
+        lines.append(f"served {DRA_GROUP} resources: " + ", ".join(served_resources(k8s, group)))
+        lines.append(f"{DRA_GROUP} versions: " + ", ".join(v["version"] for v in group["versions"]))
+        gates = dra_gates(k8s.get_raw("/metrics", accept="text/plain"))
         lines.append(
             "DRA feature gates (apiserver): "
             + ", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(gates.items()))
         )
-    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+    except (ApiException, urllib3.exceptions.HTTPError, OSError, k8s_config.ConfigException) as exc:
         lines.append(f"cluster unreachable: {exc}")
     return "\n".join(lines)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.cluster import docker_client, gobuild
+from conformance import docker_client
+from conformance.cluster import gobuild
 from conformance.cluster.buildlock import build_lock, build_once
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import NodeVersions, cache_root

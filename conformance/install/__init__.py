@@ -1,7 +1,13 @@
 """Putting a driver on a cluster the way its profile says, and checking the profile there.
 
-| module          | owns                                                                    |
-|-----------------|-------------------------------------------------------------------------|
-| `installer`     | install, uninstall and await a driver (manifests, helm, preinstalled)   |
-| `profile_check` | `profile check`: does the live cluster agree with the profile?          |
+| module          | owns                                                                      |
+|-----------------|---------------------------------------------------------------------------|
+| `installer`     | install, uninstall and await a driver (manifests, helm, preinstalled)     |
+| `manifests`     | manifest files rendered (image, dependencies first), server-side applied  |
+| `helm`          | helm command lines, values with image placeholders, running helm          |
+| `image`         | the driver image: built (builder or Docker SDK) and loaded into kind      |
+| `errors`        | `InstallError`, what every install step raises                            |
+| `profile_check` | `profile check`: does the live cluster agree with the profile?            |
+
+Applying and deleting objects: `conformance.kube.apply`; readiness: `conformance.kube.readiness`.
 """

@@ -7,6 +7,7 @@ from typing import Any
 
 from conformance.kube import state
 from conformance.kube.client import K8sClients
+from conformance.kube.readiness import readiness_state
 from conformance.kube.waits import wait_until
 
 
@@ -96,10 +97,8 @@ def restart_pod_on_node(
 
 def wait_driver_ready(k8s: K8sClients, profile: Any, *, timeout: float) -> None:
     """The profile's readiness: DaemonSet rolled out and ready, every node with its slices."""
-    from conformance.install import installer
-
     wait_until(
-        lambda: installer.readiness_state(k8s, profile),
+        lambda: readiness_state(k8s, profile),
         lambda s: s.ready,
         describe=f"driver {profile.driver} to be ready (profile readiness)",
         timeout=timeout,

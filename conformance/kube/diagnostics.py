@@ -255,7 +255,7 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
     def kubelet_logs() -> None:
         if req.cluster_provider != "kind":
             return
-        from conformance.cluster import docker_client
+        from conformance import docker_client
 
         docker = docker_client.client()
         for node in result.nodes or sorted(req.node_containers):

@@ -74,7 +74,7 @@ def is_ready(node: dict[str, Any] | None) -> bool:
 
 def restart_kubelet(container: str) -> None:
     """`systemctl restart kubelet` in a kind node container (re-registers a deleted Node)."""
-    from conformance.cluster.docker_client import client
+    from conformance.docker_client import client
 
     code, output = client().containers.get(container).exec_run(["systemctl", "restart", "kubelet"])
     if code != 0:

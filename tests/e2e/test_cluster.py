@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -11,21 +10,15 @@ import time
 from conformance.cluster import kind, smoke, status
 
 
-def _kubectl_json(cluster: kind.KindCluster, *args: str) -> dict:
-    result = cluster.kubectl(*args, "-o", "json")
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 def test_three_nodes_ready_at_v1_37_2(kind_cluster):
-    nodes = _kubectl_json(kind_cluster, "get", "nodes")["items"]
+    k8s = kind_cluster.clients()
+    nodes = [k8s.to_dict(n) for n in k8s.core.list_node().items]
     assert len(nodes) == 3
     for node in nodes:
         ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
         assert ready and ready[0]["status"] == "True", node["metadata"]["name"]
         assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.37.2"
-    version = json.loads(kind_cluster.kubectl("version", "-o", "json").stdout)
-    assert version["serverVersion"]["gitVersion"] == "v1.37.2"
+    assert k8s.version.get_code().git_version == "v1.37.2"
 
 
 def test_smoke_pods_on_every_worker_reach_api_via_service(kind_cluster, workload_image):
@@ -38,7 +31,7 @@ def test_smoke_pods_on_every_worker_reach_api_via_service(kind_cluster, workload
 
 
 def test_dra_beta_gates_enabled_and_cdi_on(kind_cluster):
-    metrics = kind_cluster.kubectl("get", "--raw", "/metrics").stdout
+    metrics = kind_cluster.clients().get_raw("/metrics", accept="text/plain")
     gates = status.dra_gates(metrics)
     for gate in (
         "DRAPartitionableDevices",

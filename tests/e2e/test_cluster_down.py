@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conformance.cluster import docker_client
+from conformance import docker_client
 
 
 @pytest.mark.e2e_last

@@ -23,8 +23,8 @@ import pytest
 import yaml
 from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
 
-from conformance.install.installer import selected_nodes
 from conformance.kube.client import K8sClients
+from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
 

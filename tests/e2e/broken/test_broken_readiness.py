@@ -26,6 +26,7 @@ from fakedriver.faultcontrol import FakeDriverControl
 
 from conformance.install import installer
 from conformance.kube.client import K8sClients
+from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
 
@@ -97,7 +98,7 @@ def test_a_driver_whose_slices_are_rejected_still_gets_a_report(
     fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, tmp_path: Path
 ) -> None:
     control = FakeDriverControl(k8s.core)
-    node = installer.selected_nodes(k8s, fake_driver)[0]
+    node = selected_nodes(k8s, fake_driver)[0]
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
     lease = broker.acquire("broken-driver-check readiness", [], exclusive=True, timeout=1800)
     started = time.monotonic()

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from conformance.cluster import images, testdriver
-from conformance.install.installer import manifest_files, render_manifests
+from conformance.install.manifests import manifest_files, render_manifests
 from conformance.model.profile import IMAGE_BUILDERS
 from conformance.model.profile_parse import load_profile
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.install.installer import helm_tool, manifest_files, render_manifests
+from conformance.install.helm import helm_tool
+from conformance.install.manifests import manifest_files, render_manifests
 from conformance.progress import Progress
 
 FAKE_DIR = Path(__file__).resolve().parents[3] / "drivers/fake"

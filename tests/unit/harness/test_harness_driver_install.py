@@ -10,7 +10,10 @@ import pytest
 import yaml
 
 from conformance.cli import app, driver_commands
-from conformance.install import installer
+from conformance.install.errors import InstallError
+from conformance.install.manifests import manifest_files, render_manifests
+from conformance.kube.readiness import ReadinessState
+from conformance.model.profile import ManifestsInstall
 from conformance.model.profile_parse import load_profile
 from conformance.plugin.run_progress import RunProgress
 
@@ -18,8 +21,8 @@ FAKE_DEPLOY = Path(__file__).resolve().parents[3] / "drivers/fake/deploy"
 
 
 def test_render_puts_dependencies_first_and_substitutes_the_image() -> None:
-    files = installer.manifest_files([FAKE_DEPLOY])
-    docs = list(yaml.safe_load_all(installer.render_manifests(files, "localhost/x:1")))
+    files = manifest_files([FAKE_DEPLOY])
+    docs = list(yaml.safe_load_all(render_manifests(files, "localhost/x:1")))
     kinds = [d["kind"] for d in docs]
     assert kinds[0] == "Namespace"
     assert kinds.index("ServiceAccount") < kinds.index("DaemonSet")
@@ -31,37 +34,31 @@ def test_render_puts_dependencies_first_and_substitutes_the_image() -> None:
 
 def test_placeholder_without_image_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "ds.yaml").write_text("kind: DaemonSet\nimage: IMAGE_PLACEHOLDER\n")
-    with pytest.raises(installer.InstallError, match="install.image"):
-        installer.render_manifests([tmp_path / "ds.yaml"], None)
+    with pytest.raises(InstallError, match="install.image"):
+        render_manifests([tmp_path / "ds.yaml"], None)
 
 
 def test_missing_manifest_path_and_empty_directory(tmp_path: Path) -> None:
-    with pytest.raises(installer.InstallError, match="does not exist"):
-        installer.manifest_files([tmp_path / "nope"])
-    with pytest.raises(installer.InstallError, match="no manifest files"):
-        installer.manifest_files([tmp_path])
+    with pytest.raises(InstallError, match="does not exist"):
+        manifest_files([tmp_path / "nope"])
+    with pytest.raises(InstallError, match="no manifest files"):
+        manifest_files([tmp_path])
 
 
 def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: [unclosed\n")
-    with pytest.raises(installer.InstallError, match="bad.yaml is not valid YAML"):
-        installer.render_manifests([bad], None)
+    with pytest.raises(InstallError, match="bad.yaml is not valid YAML"):
+        render_manifests([bad], None)
 
 
 def test_readiness_state_explains_what_is_missing() -> None:
-    state = installer.ReadinessState("1/2 ready, 2/2 updated", {"w1": 1}, ("w2",))
+    state = ReadinessState("1/2 ready, 2/2 updated", {"w1": 1}, ("w2",))
     assert not state.ready
     assert str(state) == (
         "daemonset: 1/2 ready, 2/2 updated; slices per node: w1=1; nodes without enough slices: w2"
     )
-    assert installer.ReadinessState("ready", {"w1": 1, "w2": 2}, ()).ready
-
-
-def test_missing_tool_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(installer.shutil, "which", lambda name: None)
-    with pytest.raises(installer.HostError, match="install no-such-tool"):
-        installer.tool("no-such-tool")
+    assert ReadinessState("ready", {"w1": 1, "w2": 2}, ()).ready
 
 
 def _run_args(*argv: str) -> argparse.Namespace:
@@ -102,7 +99,7 @@ def test_run_with_invalid_profile_exits_2(
 
 def test_fake_profile_is_valid_for_the_installer() -> None:
     profile = load_profile(FAKE_DEPLOY.parent / "profile.yaml")
-    assert isinstance(profile.install, installer.ManifestsInstall)
+    assert isinstance(profile.install, ManifestsInstall)
     assert profile.install.image is not None and profile.install.image.builder == "fake-driver"
 
 

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conformance.install import installer
-from conformance.install.installer import HelmCommand, InstallError
+from conformance.errors import HostError
+from conformance.install import helm
+from conformance.install.errors import InstallError
+from conformance.install.helm import HelmCommand
 from conformance.model.profile import HelmInstall
 from conformance.model.profile_parse import load_profile
+from conformance.progress import Progress
 
 FAKE = Path(__file__).resolve().parents[3] / "drivers/fake"
 IMAGE = "localhost/dra-conformance/fake-driver:0123abcd"
@@ -41,7 +44,7 @@ def _flag(argv: tuple[str, ...], name: str) -> list[str]:
 def test_install_command_of_the_fake_helm_profile() -> None:
     method = _helm_profile_install()
     assert dataclasses.replace(method, image=None) == FAKE_HELM
-    cmd = installer.helm_install_command("helm", method, "/kc", None, IMAGE)
+    cmd = helm.helm_install_command("helm", method, "/kc", None, IMAGE)
     assert cmd.argv[:5] == ("helm", "upgrade", "--install", "fake-dra-driver", str(FAKE / "chart"))
     assert _flag(cmd.argv, "--namespace") == ["dra-fake-driver"]
     assert _flag(cmd.argv, "--kubeconfig") == ["/kc"]
@@ -60,7 +63,7 @@ def test_values_files_come_before_the_profile_values_so_those_win(tmp_path: Path
         values_files=(tmp_path / "a.yaml", tmp_path / "b.yaml"),
         version="1.2.3",
     )
-    cmd = installer.helm_install_command("/bin/helm", method, "/kc", "ctx", IMAGE)
+    cmd = helm.helm_install_command("/bin/helm", method, "/kc", "ctx", IMAGE)
     assert _flag(cmd.argv, "--values") == [str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "-"]
     assert _flag(cmd.argv, "--kube-context") == ["ctx"]
     assert _flag(cmd.argv, "--version") == ["1.2.3"]
@@ -68,12 +71,12 @@ def test_values_files_come_before_the_profile_values_so_those_win(tmp_path: Path
 
 def test_without_values_nothing_is_read_from_stdin() -> None:
     method = dataclasses.replace(FAKE_HELM, values={})
-    cmd = installer.helm_install_command("helm", method, "/kc", None, None)
+    cmd = helm.helm_install_command("helm", method, "/kc", None, None)
     assert cmd.stdin is None and "--values" not in cmd.argv
 
 
 def test_uninstall_command_waits_and_tolerates_a_missing_release() -> None:
-    cmd = installer.helm_uninstall_command("helm", FAKE_HELM, "/kc", "ctx")
+    cmd = helm.helm_uninstall_command("helm", FAKE_HELM, "/kc", "ctx")
     assert cmd.argv[:3] == ("helm", "uninstall", "fake-dra-driver")
     assert _flag(cmd.argv, "--namespace") == ["dra-fake-driver"]
     assert _flag(cmd.argv, "--kube-context") == ["ctx"]
@@ -91,7 +94,7 @@ def test_uninstall_command_waits_and_tolerates_a_missing_release() -> None:
     ],
 )
 def test_split_image_ref(ref: str, expected: tuple[str, str]) -> None:
-    assert installer.split_image_ref(ref) == expected
+    assert helm.split_image_ref(ref) == expected
 
 
 def test_placeholders_are_replaced_at_any_depth() -> None:
@@ -101,7 +104,7 @@ def test_placeholders_are_replaced_at_any_depth() -> None:
         "replicas": 2,
         "name": "untouched",
     }
-    assert installer.helm_values(values, "r.io/x:7") == {
+    assert helm.helm_values(values, "r.io/x:7") == {
         "plugin": {"image": "r.io/x:7", "args": ["--image=r.io/x:7"]},
         "image": {"repository": "r.io/x", "tag": "7"},
         "replicas": 2,
@@ -111,20 +114,20 @@ def test_placeholders_are_replaced_at_any_depth() -> None:
 
 def test_placeholder_without_an_image_names_install_image() -> None:
     with pytest.raises(InstallError, match="no install.image"):
-        installer.helm_values({"image": {"tag": "IMAGE_TAG_PLACEHOLDER"}}, None)
+        helm.helm_values({"image": {"tag": "IMAGE_TAG_PLACEHOLDER"}}, None)
 
 
 def test_tag_placeholder_with_a_digest_reference_says_to_use_the_full_reference() -> None:
     with pytest.raises(InstallError, match="IMAGE_PLACEHOLDER"):
-        installer.helm_values({"tag": "IMAGE_TAG_PLACEHOLDER"}, "r.io/x@sha256:" + "0" * 64)
-    full = installer.helm_values({"image": "IMAGE_PLACEHOLDER"}, "r.io/x@sha256:00")
+        helm.helm_values({"tag": "IMAGE_TAG_PLACEHOLDER"}, "r.io/x@sha256:" + "0" * 64)
+    full = helm.helm_values({"image": "IMAGE_PLACEHOLDER"}, "r.io/x@sha256:00")
     assert full == {"image": "r.io/x@sha256:00"}
 
 
 def test_helm_failure_is_one_line_with_the_last_stderr_line_and_the_command() -> None:
     script = "echo 'coalesce.go: warning' >&2; echo 'Error: chart requires kubeVersion' >&2; exit 1"
     with pytest.raises(InstallError) as info:
-        installer.run_helm(HelmCommand(("sh", "-c", script)), "helm install of ./c", "fix it")
+        helm.run_helm(HelmCommand(("sh", "-c", script)), "helm install of ./c", "fix it")
     assert info.value.problem == (
         f"helm install of ./c failed: Error: chart requires kubeVersion (command: sh -c {script})"
     )
@@ -135,27 +138,27 @@ def test_an_install_helm_does_not_own_gets_a_remedy_that_says_so() -> None:
     last = 'Error: ServiceAccount "x" exists and cannot be imported: invalid ownership metadata'
     script = f"echo '{last}' >&2; exit 1"
     with pytest.raises(InstallError) as info:
-        installer.run_helm(HelmCommand(("sh", "-c", script)), "helm install", "generic")
+        helm.run_helm(HelmCommand(("sh", "-c", script)), "helm install", "generic")
     assert "already installed by other means" in info.value.remedy
 
 
 def test_helm_values_reach_stdin() -> None:
-    installer.run_helm(HelmCommand(("sh", "-c", 'test "$(cat)" = "a: 1"'), "a: 1"), "x", "")
+    helm.run_helm(HelmCommand(("sh", "-c", 'test "$(cat)" = "a: 1"'), "a: 1"), "x", "")
 
 
 def test_helm_on_path_is_preferred(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(installer.shutil, "which", lambda name: f"/opt/{name}")
-    assert installer.helm_tool(installer.Progress()) == "/opt/helm"
+    monkeypatch.setattr(helm.shutil, "which", lambda name: f"/opt/{name}")
+    assert helm.helm_tool(Progress()) == "/opt/helm"
 
 
 def test_no_helm_and_no_go_says_how_to_get_helm(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(installer.shutil, "which", lambda name: None)
+    monkeypatch.setattr(helm.shutil, "which", lambda name: None)
     from conformance.cluster import gobuild
 
     monkeypatch.setattr(gobuild.shutil, "which", lambda name: None)
     monkeypatch.setattr(gobuild, "is_built", lambda component: False)
-    with pytest.raises(installer.HostError, match="put helm .* on PATH"):
-        installer.helm_tool(installer.Progress())
+    with pytest.raises(HostError, match="put helm .* on PATH"):
+        helm.helm_tool(Progress())
 
 
 def test_helm_profile_differs_from_the_manifests_profile_only_in_install() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.install.installer import ReadinessState, readiness_problems
+from conformance.kube.readiness import ReadinessState, readiness_problems
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile_parse import load_profile
 from conformance.model.readiness_failure import (

@@ -1,0 +1,178 @@
+"""A driver installed with helm: the `helm upgrade --install` / `helm uninstall` command lines
+built from the profile (values with the image placeholders replaced), and running helm, whose
+last error line is what the user sees."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from conformance.errors import HostError
+from conformance.install.errors import InstallError
+from conformance.install.image import IMAGE_PLACEHOLDER
+from conformance.model.profile import HelmInstall
+from conformance.progress import Progress
+
+# In install.values, replaced by the image the profile builds (install.image): the full
+# reference, or its repository and tag for charts that take them apart (image.repository/tag).
+IMAGE_REPOSITORY_PLACEHOLDER = "IMAGE_REPOSITORY_PLACEHOLDER"
+IMAGE_TAG_PLACEHOLDER = "IMAGE_TAG_PLACEHOLDER"
+HELM_TIMEOUT_S = 300.0
+# helm refuses to adopt objects it did not create: the driver is installed some other way.
+HELM_NOT_OWNER_REMEDY = (
+    "the driver is already installed by other means (e.g. from manifests); remove that "
+    "install first (dra-conformance driver uninstall --profile <the profile that installed it>)"
+)
+
+
+@dataclass(frozen=True)
+class HelmCommand:
+    """One helm invocation: its argv and what goes to its stdin (the profile's values)."""
+
+    argv: tuple[str, ...]
+    stdin: str | None = None
+
+    def __str__(self) -> str:
+        return " ".join(self.argv)
+
+
+def split_image_ref(ref: str) -> tuple[str, str]:
+    """(repository, tag) of an image reference; a digest counts as the tag's place
+    (`repo@sha256:..` -> ('repo', '@sha256:..') would not template, so it is refused)."""
+    if "@" in ref:
+        raise InstallError(
+            f"image {ref} is pinned by digest; {IMAGE_TAG_PLACEHOLDER} needs a tag",
+            f"use {IMAGE_PLACEHOLDER} (the full reference) in install.values",
+        )
+    name, sep, tag = ref.rpartition(":")
+    if not sep or "/" in tag:  # no tag, or the colon was a registry port
+        return ref, "latest"
+    return name, tag
+
+
+def helm_values(values: Any, image: str | None) -> Any:
+    """The profile's install.values with the image placeholders replaced, recursively."""
+    if isinstance(values, Mapping):
+        return {key: helm_values(value, image) for key, value in values.items()}
+    if isinstance(values, (list, tuple)):
+        return [helm_values(value, image) for value in values]
+    if not isinstance(values, str):
+        return values
+    placeholders = (IMAGE_REPOSITORY_PLACEHOLDER, IMAGE_TAG_PLACEHOLDER, IMAGE_PLACEHOLDER)
+    if not any(p in values for p in placeholders):
+        return values
+    if image is None:
+        raise InstallError(
+            f"install.values uses an image placeholder ({values}) but the profile has no "
+            "install.image",
+            "add install.image (ref or builder)",
+        )
+    repository, tag = split_image_ref(image) if IMAGE_PLACEHOLDER not in values else (image, "")
+    return (
+        values.replace(IMAGE_REPOSITORY_PLACEHOLDER, repository)
+        .replace(IMAGE_TAG_PLACEHOLDER, tag)
+        .replace(IMAGE_PLACEHOLDER, image)
+    )
+
+
+def _helm_target(kubeconfig: str, context: str | None, namespace: str) -> list[str]:
+    args = ["--namespace", namespace, "--kubeconfig", kubeconfig]
+    return args + (["--kube-context", context] if context else [])
+
+
+def helm_install_command(
+    helm: str, method: HelmInstall, kubeconfig: str, context: str | None, image: str | None
+) -> HelmCommand:
+    """`helm upgrade --install`: idempotent, so a second install changes nothing. No --wait:
+    wait_ready checks readiness and says what is missing. Values files first, then the
+    profile's values (from stdin), which win."""
+    argv = [helm, "upgrade", "--install", method.release, method.chart]
+    argv += _helm_target(kubeconfig, context, method.namespace)
+    argv += ["--create-namespace", "--timeout", f"{HELM_TIMEOUT_S:.0f}s"]
+    if method.version:
+        argv += ["--version", method.version]
+    for values_file in method.values_files:
+        argv += ["--values", str(values_file)]
+    stdin = None
+    if method.values:
+        argv += ["--values", "-"]
+        stdin = yaml.safe_dump(helm_values(method.values, image), sort_keys=False)
+    return HelmCommand(tuple(argv), stdin)
+
+
+def helm_uninstall_command(
+    helm: str, method: HelmInstall, kubeconfig: str, context: str | None
+) -> HelmCommand:
+    """`helm uninstall --wait --cascade foreground`: returns once the release's objects *and
+    their pods* are gone, so a reinstall (by helm or from manifests) never runs beside a
+    terminating plugin pod that removes the registration socket on its way out."""
+    argv = [helm, "uninstall", method.release, *_helm_target(kubeconfig, context, method.namespace)]
+    argv += ["--wait", "--cascade", "foreground", "--timeout", f"{HELM_TIMEOUT_S:.0f}s"]
+    argv += ["--ignore-not-found"]
+    return HelmCommand(tuple(argv))
+
+
+def helm_tool(progress: Progress) -> str:
+    """A helm on PATH (the user's choice), else the one built from the Go module proxy."""
+    found = shutil.which("helm")
+    if found:
+        return found
+    from conformance.cluster import gobuild
+
+    try:
+        return str(gobuild.helm_binary(progress))
+    except HostError as exc:
+        raise HostError(
+            "helm is not on PATH and cannot be built here (no Go toolchain)",
+            "put helm (v3 or v4) on PATH, or install Go >= 1.26 so dra-conformance builds it",
+        ) from exc
+
+
+def run_helm(command: HelmCommand, what: str, remedy: str) -> None:
+    """Run helm; on failure, one line: what failed, helm's last stderr line, the command."""
+    try:
+        result = subprocess.run(
+            command.argv,
+            input=command.stdin,
+            capture_output=True,
+            text=True,
+            timeout=HELM_TIMEOUT_S + 60,
+        )
+    except subprocess.TimeoutExpired:
+        raise InstallError(
+            f"{what} did not finish in {HELM_TIMEOUT_S + 60:.0f}s: {command}", remedy
+        ) from None
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines() or ["(no output)"]
+        if "invalid ownership metadata" in lines[-1]:
+            remedy = HELM_NOT_OWNER_REMEDY
+        raise InstallError(f"{what} failed: {lines[-1]} (command: {command})", remedy)
+
+
+def helm_install(
+    method: HelmInstall,
+    image: str | None,
+    kubeconfig: str,
+    context: str | None,
+    progress: Progress,
+) -> None:
+    command = helm_install_command(helm_tool(progress), method, kubeconfig, context, image)
+    with progress.stage(f"helm upgrade --install {method.release} {method.chart}"):
+        run_helm(
+            command,
+            f"helm install of {method.chart}",
+            "fix install.chart/values in the profile, or run the command by hand to see all",
+        )
+
+
+def helm_uninstall(
+    method: HelmInstall, kubeconfig: str, context: str | None, progress: Progress
+) -> None:
+    command = helm_uninstall_command(helm_tool(progress), method, kubeconfig, context)
+    with progress.stage(f"helm uninstall {method.release}"):
+        run_helm(command, f"helm uninstall of release {method.release}", "see helm's error")
