@@ -37,6 +37,10 @@ KIND_ORDER = (
     "Secret",
 )
 DEFAULT_NAMESPACE = "default"
+# Deleted in the foreground: the object stays until its pods are gone, so a reinstall never
+# runs beside a terminating kubelet plugin. Other kinds go at once (foreground would leave
+# them waiting on the garbage collector for nothing).
+FOREGROUND_KINDS = frozenset({"DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "Job"})
 CRD_ESTABLISHED_TIMEOUT_S = 60.0
 
 
@@ -173,9 +177,8 @@ def _gone(resource: Resource, name: str, namespace: str | None) -> bool:
 def delete_all(
     api_client: Any, documents: Iterable[Mapping[str, Any]], *, timeout: float
 ) -> list[str]:
-    """Delete in the reverse of the install order, each object gone (its dependents too,
-    foreground) before the next; missing objects and kinds are skipped. Returns what was
-    deleted."""
+    """Delete in the reverse of the install order, each object gone (a workload's pods too)
+    before the next; missing objects and kinds are skipped. Returns what was deleted."""
     dyn = dynamic_client(api_client)
     deleted: list[str] = []
     for document in reversed(install_order(documents)):
@@ -186,7 +189,8 @@ def delete_all(
         name = document["metadata"]["name"]
         namespace = _namespace(resource, document)
         try:
-            resource.delete(name=name, namespace=namespace, propagation_policy="Foreground")
+            policy = "Foreground" if document.get("kind") in FOREGROUND_KINDS else "Background"
+            resource.delete(name=name, namespace=namespace, propagation_policy=policy)
         except ApiException as exc:
             if exc.status == 404:
                 continue
