@@ -64,7 +64,10 @@ def stepped(operation: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with step(title_of(operation, function, args, kwargs)):
+        title = title_of(operation, function, args, kwargs)
+        if getattr(self, "plural", None) == "devicetaintrules":  # say how the taint is made
+            title += " (DeviceTaintRule)"
+        with step(title):
             return function(self, *args, **kwargs)
 
     setattr(run, WRAPPED, True)

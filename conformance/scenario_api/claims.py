@@ -66,7 +66,7 @@ class ClaimOps(WorkloadScope):
 
     def delete_claim(self, name: str, *, wait: bool = False) -> None:
         """Delete the claim; with `wait`, until it is gone (finalizers included)."""
-        with step(f"delete claim {self.ref(name)}"):
+        with step(f"delete claim {self.ref(name)}", is_wait=wait):
             objects.delete(self.k8s, "ResourceClaim", name, self.namespace)
             if wait:
                 waits.wait_for_deleted(

@@ -59,7 +59,10 @@ class ContainerView(WorkloadScope):
                 return str(exc)
 
         instance = " (previous instance)" if previous else ""
-        with step(f"read what container {container} of pod {self.ref(pod)} sees{instance}"):
+        with step(
+            f"read what container {container} of pod {self.ref(pod)} sees{instance}",
+            is_wait=True,  # the wait for its output is this step
+        ):
             output = waits.wait_until(
                 read,
                 lambda out: isinstance(out, state.WorkloadOutput),

@@ -182,7 +182,7 @@ class PodOps(WorkloadScope):
 
     def delete_pod(self, name: str, *, wait: bool = True, grace_period: int | None = None) -> None:
         grace = "" if grace_period is None else f" (grace period {grace_period}s)"
-        with step(f"delete pod {self.ref(name)}{grace}"):
+        with step(f"delete pod {self.ref(name)}{grace}", is_wait=wait):
             objects.delete(self.k8s, "Pod", name, self.namespace, grace_period_seconds=grace_period)
             if wait:
                 waits.wait_for_deleted(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
-from allure_check import read_allure_html
+from allure_check import read_allure_html, render_dom, report_index
 from runs import run_cli
 
 from conformance.kube.client import K8sClients
@@ -83,6 +84,56 @@ def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
         assert labels.get("dra_outcome") in ("passed", "not-applicable"), labels
         assert labels.get("severity") in ("critical", "normal", "minor"), labels
     assert read_allure_html(report).total == junit.tests
+
+
+def _steps(node: dict) -> list[dict]:
+    """Every step under a result or step, depth first."""
+    out = []
+    for child in node.get("steps") or ():
+        out += [child, *_steps(child)]
+    return out
+
+
+def test_whole_suite_allure_results_have_named_steps_and_yaml(whole_suite_run):
+    """A scenario's Allure result reads as what it did: named steps (create claim, wait for the
+    pod Running) and the allocated ResourceClaim as a YAML attachment that exists, and the
+    HTML shows those steps on the test's page."""
+    report = whole_suite_run["report"]
+    results_dir = report / "allure-results"
+    results = [json.loads(p.read_text()) for p in results_dir.glob("*-result.json")]
+    [core_001] = [
+        r
+        for r in results
+        if {"name": "feature", "value": "DRA-CORE-001"} in r["labels"] and r["status"] == "passed"
+    ]
+    names = [s["name"] for s in _steps(core_001)]
+    assert any(n.startswith("create claim ") for n in names), names
+    assert any(n.startswith("create pod ") for n in names), names
+    assert any("Running" in n for n in names), names
+    assert {s["status"] for s in _steps(core_001)} == {"passed"}
+    attachments = [
+        a
+        for node in (core_001, *_steps(core_001))
+        for a in node.get("attachments") or ()
+        if a["type"] == "application/yaml"
+    ]
+    claims = [a for a in attachments if a["name"].startswith("ResourceClaim ")]
+    assert claims, [a["name"] for a in attachments]
+    for attachment in claims:
+        text = (results_dir / attachment["source"]).read_text()
+        assert "kind: ResourceClaim" in text and "allocation:" in text, text[:2000]
+        assert "managedFields" not in text
+    # Every scenario suite's results carry steps, not only core's.
+    passed = [r for r in results if r["status"] == "passed"]
+    without = [r["name"] for r in passed if not _steps(r)]
+    assert len(without) <= len(passed) // 10, without
+    # The HTML shows the steps on the test's page (its id is in allure-report/test-results.json).
+    by_id = json.loads((report / "allure-report" / "test-results.json").read_text())["byId"]
+    [page] = [k for k, v in by_id.items() if v["name"] == core_001["name"]]
+    visible = re.sub(
+        r"<script\b[^>]*>[\s\S]*?</script>", "", render_dom(report_index(report), page)
+    )
+    assert "create claim" in visible and "Running" in visible
 
 
 def _catalog():
