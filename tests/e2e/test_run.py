@@ -117,7 +117,7 @@ def test_whole_suite_allure_results_have_named_steps_and_yaml(whole_suite_run):
         for a in node.get("attachments") or ()
         if a["type"] == "application/yaml"
     ]
-    claims = [a for a in attachments if a["name"].startswith("ResourceClaim ")]
+    claims = [a for a in attachments if a["name"].endswith(" (allocated)")]
     assert claims, [a["name"] for a in attachments]
     for attachment in claims:
         text = (results_dir / attachment["source"]).read_text()
