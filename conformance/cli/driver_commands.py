@@ -12,6 +12,7 @@ from conformance.errors import ConformanceError
 from conformance.model.profile import SUITE_ROOT, Profile, ProfileError
 from conformance.model.profile_parse import load_profile
 from conformance.report.verdict import EXIT_CODES
+from conformance.suite_root import bundled
 
 DEFAULT_CLUSTER = "dra-conformance"
 SCENARIOS = SUITE_ROOT / "scenarios"
@@ -49,6 +50,7 @@ def _add_target_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         required=True,
+        type=bundled,
         metavar="FILE",
         help="driver profile, e.g. drivers/fake/profile.yaml",
     )
@@ -108,7 +110,7 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
         help="validate FILE; with a reachable cluster also check it against the "
         "driver's slices, classes and selectors",
     )
-    check.add_argument("file", metavar="FILE")
+    check.add_argument("file", type=bundled, metavar="FILE")
     check.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster to check against")
     check.add_argument("--kubeconfig", default=None, help="an existing cluster instead of kind")
     check.add_argument("--context", default=None)
@@ -167,7 +169,7 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         "Every other argument goes to pytest, wherever it stands (e.g. -k EXPR, "
         "--dra-requirement ID, --dra-verdict-scope, scenarios/core); after `--`, all do.",
     )
-    run.add_argument("--profile", required=True, metavar="FILE")
+    run.add_argument("--profile", required=True, type=bundled, metavar="FILE")
     run.add_argument(
         "--cluster",
         choices=("kind", "existing"),

@@ -18,8 +18,9 @@ from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
+from conformance.suite_root import SUITE_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 WORKLOAD_REPOSITORY = "localhost/dra-conformance/workload"
 DRIVER_REPOSITORY = "localhost/dra-conformance/fake-driver"
 PYTHON_BASE_REPOSITORY = "localhost/dra-conformance/python-base"

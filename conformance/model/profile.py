@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from conformance import suite_root
 from conformance.faults.spec import FaultsConfig
 from conformance.model.frozen import FrozenMap
 from conformance.model.opaque_config import OpaqueConfig
@@ -50,7 +51,7 @@ CLASS_KIND_PREFIX = "class:"
 # naming a driver's selector. Always defined; without such a selector they match nothing.
 SELECTOR_ALIASES = ("selector:kind-a", "selector:kind-b")
 
-SUITE_ROOT = Path(__file__).resolve().parents[2]  # conformance/model/profile.py -> the repo
+SUITE_ROOT = suite_root.SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 
 # Builders the suite ships (conformance.cluster.images): they work with no registry at all.
 IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/cluster/images.py BUILDERS

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 from conformance.model.requirements import CatalogError, Requirement, load_catalog
+from conformance.suite_root import SUITE_ROOT
 
 CATALOG_KEY = pytest.StashKey[Mapping[str, "RequirementInfo"]]()
 CATALOG_ENV = "DRA_REQUIREMENTS_FILE"
-DEFAULT_CATALOG = Path(__file__).resolve().parents[2] / "scenarios" / "requirements.yaml"
+DEFAULT_CATALOG = SUITE_ROOT / "scenarios" / "requirements.yaml"
 
 
 @dataclass(frozen=True)
