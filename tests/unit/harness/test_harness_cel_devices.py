@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from harness_fakeapi import device_class, resource_slice, slice_device
+from dra_objects import device_class, resource_slice, slice_device
 
 from conformance.model.cel import (
     attribute_name_problem,

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 import yaml
+from kube_apiserver.server import ApiServer, unique_name
 
 from conformance.kube.cleanup import SweepResult
+from conformance.kube.client import K8sClients
 from conformance.model.devices import PublishedDevice
 from conformance.model.frozen import FrozenMap
 from conformance.run.context import ClusterFacts
@@ -497,13 +499,13 @@ def test_typo():
     result.assert_outcomes(errors=1)
 
 
-# --- against the in-memory API server: namespaces, diagnostics, sweep ----------------------
+# --- against the test API server: namespaces, diagnostics, sweep ----------------------------
 
 E2E_TESTS = """
 @pytest.mark.dra_requirement("DRA-CORE-001")
 def test_registers(test_namespace, k8s, build, cluster_objects):
     labels = k8s.core.read_namespace(test_namespace).metadata.labels
-    assert labels["dra-conformance.io/run"] == "run-1"
+    assert labels["dra-conformance.io/run"] == "@RUN_ID@"
     cluster_objects.create(build.priority_class("prio-" + test_namespace, 10))
 
 @pytest.mark.dra_requirement("DRA-CORE-002")
@@ -514,72 +516,56 @@ def test_publishes(test_namespace, k8s, build):
 
 
 def test_namespaces_diagnostics_and_sweep(
-    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    suite: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    kube_apiserver: ApiServer,
+    apiserver_k8s: K8sClients,
 ) -> None:
-    from harness_fakeapi import FakeAPI, node
-
     from conformance.cluster import provider
+    from conformance.install import installer
     from conformance.model.naming import RUN_LABEL
 
-    api = FakeAPI()
-    try:
-        api.raw["/version"] = (200, {"gitVersion": "v1.37.2"})
-        api.raw["/apis/resource.k8s.io"] = (200, {"versions": []})
-        api.raw["/metrics"] = (200, 'kubernetes_feature_enabled{name="X",stage=""} 1\n')
-        api.add("nodes", node("w1"))
-        kubeconfig = tmp_path / "kubeconfig"
-        kubeconfig.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "current-context": "fake",
-                    "clusters": [{"name": "fake", "cluster": {"server": api.url}}],
-                    "users": [{"name": "u", "user": {"token": "t0ken"}}],
-                    "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
-                }
-            )
-        )
-        handle = FakeHandle()
-        handle.kubeconfig = str(kubeconfig)
-        monkeypatch.setattr(provider, "provision", lambda **kw: handle)
-        # The fake API server publishes no slices; readiness is tested in the e2e tier.
-        from conformance.install import installer
-
-        monkeypatch.setattr(installer, "wait_ready", lambda *a, **k: None)
-        write_tests(suite, "core", E2E_TESTS)
-        run_dir = suite.path / "run"
-        result = run(
-            suite,
-            "--dra-profile",
-            "profile.yaml",
-            "--dra-cluster",
-            "existing",
-            "--dra-workload-image",
-            "w",
-            "--dra-run-id",
-            "run-1",
-            "--dra-report-dir",
-            str(run_dir),
-            "scenarios/core",
-        )
-        result.assert_outcomes(passed=1, failed=1)
-        result.stdout.fnmatch_lines(
-            [
-                "*dra-conformance diagnostics*",
-                f"diagnostics: {run_dir}/diagnostics/*test_publishes*",
-            ]
-        )
-        diag = next((run_dir / "diagnostics").glob("*test_publishes*"))
-        assert "Name:         dra-run-1-test-publishes-" in (diag / "pods.txt").read_text()
-        # Nothing of the run is left: namespaces, the PriorityClass, the registry.
-        assert not [
-            k for k, o in api.objects.items() if RUN_LABEL in (o["metadata"].get("labels") or {})
+    run_id = unique_name("run")  # the run's sweep deletes all that carries it, cluster-wide
+    handle = FakeHandle()
+    handle.kubeconfig = str(kube_apiserver.kubeconfig)
+    monkeypatch.setattr(provider, "provision", lambda **kw: handle)
+    # No driver runs on the test API server; readiness is tested in the e2e tier.
+    monkeypatch.setattr(installer, "wait_ready", lambda *a, **k: None)
+    write_tests(suite, "core", E2E_TESTS.replace("@RUN_ID@", run_id))
+    run_dir = suite.path / "run"
+    result = run(
+        suite,
+        "--dra-profile",
+        "profile.yaml",
+        "--dra-cluster",
+        "existing",
+        "--dra-workload-image",
+        "w",
+        "--dra-run-id",
+        run_id,
+        "--dra-report-dir",
+        str(run_dir),
+        "scenarios/core",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*dra-conformance diagnostics*",
+            f"diagnostics: {run_dir}/diagnostics/*test_publishes*",
         ]
-        assert not list((run_dir / ".harness/namespaces").glob("*.json"))
-        result.stdout.fnmatch_lines(["nothing left to clean up"])
-    finally:
-        api.close()
+    )
+    diag = next((run_dir / "diagnostics").glob("*test_publishes*"))
+    tail = run_id.rsplit("-", 1)[-1]  # a namespace names the run by its random tail
+    assert f"Name:         dra-{tail}-test-publishes-" in (diag / "pods.txt").read_text()
+    # Nothing of the run is left: namespaces (finished by the namespace controller), the
+    # PriorityClass, the registry.
+    selector = f"{RUN_LABEL}={run_id}"
+    assert not apiserver_k8s.core.list_namespace(label_selector=selector).items
+    assert not apiserver_k8s.scheduling.list_priority_class(label_selector=selector).items
+    assert not list((run_dir / ".harness/namespaces").glob("*.json"))
+    # The tests' namespaces may still be terminating when the sweep starts; it waits for them.
+    sweep = [line for line in result.outlines if line.startswith(("cleaned up", "nothing left"))]
+    assert len(sweep) == 1 and "STILL PRESENT" not in sweep[0], sweep
 
 
 def test_a_cluster_that_cannot_be_set_up_stops_the_run_with_the_reason(
