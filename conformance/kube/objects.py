@@ -1,4 +1,5 @@
-"""Create and delete the builders' dicts by kind, and track what a test created.
+"""Create and delete the builders' dicts by kind (the dynamic client finds the API that serves
+each kind), and track what a test created.
 
 Cluster-scoped objects (DeviceClass, DeviceTaintRule, PriorityClass) outlive the test
 namespace, and a leftover NoExecute DeviceTaintRule would evict the next test's pods, so
@@ -12,90 +13,70 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
+from conformance.kube.apply import dynamic_client
 from conformance.kube.client import K8sClients
+
+# The API version a kind means when the caller names none (the builders always set one).
+DEFAULT_API_VERSIONS = {
+    "Namespace": "v1",
+    "Pod": "v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "DeviceTaintRule": "resource.k8s.io/v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+    "Deployment": "apps/v1",
+    "PodDisruptionBudget": "policy/v1",
+}
 
 
 @dataclass(frozen=True)
 class KindOps:
+    """A kind's create/delete/list, the namespace first where the kind is namespaced (the
+    shape of the typed APIs' create_namespaced_x(namespace, body))."""
+
     namespaced: bool
     create: Callable[..., Any]
     delete: Callable[..., Any]
     list: Callable[..., Any]
 
 
-def _taint_rule_api(k8s: K8sClients, api_version: str) -> Any:
-    version = api_version.split("/", 1)[1]
-    if version == "v1":
-        return k8s.resource
-    api = {"v1beta2": k8s_client.ResourceV1beta2Api, "v1alpha3": k8s_client.ResourceV1alpha3Api}
-    if version not in api:
-        raise ValueError(f"no DeviceTaintRule client for {api_version}")
-    return api[version](k8s.api_client)
-
-
 def ops_for(k8s: K8sClients, kind: str, api_version: str = "") -> KindOps:
-    """The create/delete/list calls for a kind (DeviceTaintRule per API version)."""
-    r, c = k8s.resource, k8s.core
-    table: dict[str, KindOps] = {
-        "Namespace": KindOps(False, c.create_namespace, c.delete_namespace, c.list_namespace),
-        "Pod": KindOps(
-            True, c.create_namespaced_pod, c.delete_namespaced_pod, c.list_namespaced_pod
-        ),
-        "ResourceClaim": KindOps(
-            True,
-            r.create_namespaced_resource_claim,
-            r.delete_namespaced_resource_claim,
-            r.list_namespaced_resource_claim,
-        ),
-        "ResourceClaimTemplate": KindOps(
-            True,
-            r.create_namespaced_resource_claim_template,
-            r.delete_namespaced_resource_claim_template,
-            r.list_namespaced_resource_claim_template,
-        ),
-        "DeviceClass": KindOps(
-            False, r.create_device_class, r.delete_device_class, r.list_device_class
-        ),
-        "PriorityClass": KindOps(
-            False,
-            k8s.scheduling.create_priority_class,
-            k8s.scheduling.delete_priority_class,
-            k8s.scheduling.list_priority_class,
-        ),
-        "Deployment": KindOps(
-            True,
-            k8s.apps.create_namespaced_deployment,
-            k8s.apps.delete_namespaced_deployment,
-            k8s.apps.list_namespaced_deployment,
-        ),
-        "PodDisruptionBudget": KindOps(
-            True,
-            k8s.policy.create_namespaced_pod_disruption_budget,
-            k8s.policy.delete_namespaced_pod_disruption_budget,
-            k8s.policy.list_namespaced_pod_disruption_budget,
-        ),
-    }
-    if kind == "DeviceTaintRule":
-        api = _taint_rule_api(k8s, api_version or "resource.k8s.io/v1")
+    """The create/delete/list calls for a kind the cluster serves, found by discovery (the
+    dynamic client). A kind or version the cluster does not serve is the 404 the API server
+    would give for it."""
+    version = api_version or DEFAULT_API_VERSIONS.get(kind)
+    if not version:
+        raise ValueError(f"no apiVersion given for kind {kind!r}")
+    try:
+        resource = dynamic_client(k8s.api_client).resources.get(api_version=version, kind=kind)
+    except ResourceNotFoundError:
+        raise ApiException(
+            status=404, reason=f"the cluster serves no {kind} in {version}"
+        ) from None
+    if resource.namespaced:
         return KindOps(
-            False,
-            api.create_device_taint_rule,
-            api.delete_device_taint_rule,
-            api.list_device_taint_rule,
+            True,
+            lambda namespace, body, **kw: resource.create(body=body, namespace=namespace, **kw),
+            lambda name, namespace, **kw: resource.delete(name=name, namespace=namespace, **kw),
+            lambda namespace, **kw: resource.get(namespace=namespace, **kw),
         )
-    if kind not in table:
-        raise ValueError(f"no create/delete mapping for kind {kind!r}")
-    return table[kind]
+    return KindOps(
+        False,
+        lambda body, **kw: resource.create(body=body, **kw),
+        lambda name, **kw: resource.delete(name=name, **kw),
+        lambda **kw: resource.get(**kw),
+    )
 
 
 def create(k8s: K8sClients, body: Mapping[str, Any]) -> dict[str, Any]:
     ops = ops_for(k8s, body["kind"], body.get("apiVersion", ""))
     if ops.namespaced:
-        return k8s.to_dict(ops.create(body["metadata"]["namespace"], dict(body)))
-    return k8s.to_dict(ops.create(dict(body)))
+        return ops.create(body["metadata"]["namespace"], dict(body)).to_dict()
+    return ops.create(dict(body)).to_dict()
 
 
 def delete(
