@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import docker
+import tenacity
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
@@ -176,21 +177,46 @@ def _published_on_loopback(container: DockerContainer, port: int) -> DockerConta
     return container
 
 
+class StartFailed(RuntimeError):
+    """A control-plane container exited or never answered."""
+
+
 def _wait_ready(container: DockerContainer, port: int, path: str, what: str) -> None:
+    """Poll `path` with testcontainers' HTTP wait in short rounds, so that a container that
+    exited (a flag its binary refuses, for example) fails the session at once, with its log."""
     strategy = (
         HttpWaitStrategy(port, path)
         .using_tls(insecure=True)  # the CA is read from the container once it is up
-        .with_startup_timeout(STARTUP_TIMEOUT)
+        .with_startup_timeout(2)
         .with_poll_interval(0.2)
     )
-    try:
+    wrapped = container.get_wrapped_container()
+
+    def round_() -> None:
+        wrapped.reload()
+        if wrapped.status in ("exited", "dead"):
+            raise StartFailed(f"the test {what} exited")
         strategy.wait_until_ready(container)
+
+    try:
+        for attempt in tenacity.Retrying(
+            stop=tenacity.stop_after_delay(STARTUP_TIMEOUT),
+            retry=tenacity.retry_if_exception_type(TimeoutError),
+            reraise=True,
+        ):
+            with attempt:
+                round_()
+    except StartFailed as exc:
+        raise StartFailed(f"{exc}; its last log lines:\n{_tail(wrapped)}") from None
     except TimeoutError as exc:
-        logs = container.get_wrapped_container().logs(tail=15).decode(errors="replace")
-        raise RuntimeError(
-            f"the test {what} did not answer {path} within {STARTUP_TIMEOUT} s; is the machine "
-            f"overloaded (see `uptime`)? Its last log lines:\n{logs}"
+        raise StartFailed(
+            f"the test {what} did not answer {path} within {STARTUP_TIMEOUT} s (is the machine "
+            f"overloaded? see `uptime`); its last log lines:\n{_tail(wrapped)}"
         ) from exc
+
+
+def _tail(container: docker.models.containers.Container) -> str:
+    return container.logs(tail=15).decode(errors="replace")
 
 
 @contextlib.contextmanager

@@ -79,6 +79,32 @@ def test_leftovers_of_a_killed_session_are_removed(kube_apiserver: ApiServer) ->
     )  # a live session's containers stay
 
 
+def _ours(client: docker.DockerClient) -> set[str]:
+    owner = f"{control_plane.OWNER_LABEL}={os.getpid()}"
+    return {c.id for c in client.containers.list(all=True, filters={"label": owner})} | {
+        n.id for n in client.networks.list(filters={"label": owner})
+    }
+
+
+def test_a_failed_start_fails_at_once_and_leaves_nothing(
+    kube_apiserver: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = docker.from_env()
+    before = _ours(client)  # the session's own server stays
+    refused = [*control_plane.apiserver_command("v1.37.2"), "--no-such-flag"]
+    monkeypatch.setattr(control_plane, "apiserver_command", lambda version: refused)
+    image = apiserver_ref(NodeVersions(kubernetes="v1.37.2"))
+    with (
+        pytest.raises(
+            control_plane.StartFailed, match="kube-apiserver exited; its last log"
+        ) as err,
+        control_plane.control_plane(image, "v1.37.2"),
+    ):
+        pass
+    assert "unknown flag: --no-such-flag" in str(err.value)
+    assert _ours(client) == before
+
+
 def test_apiserver_flags_carry_the_dra_gates() -> None:
     command = control_plane.apiserver_command("v1.37.2")
     gates = next(f for f in command if f.startswith("--feature-gates="))
