@@ -37,10 +37,15 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         ),
         rf"\1\2\3{REDACTED}",
     ),
-    # command-line flags: --token VALUE, --password VALUE
+    # command-line flags: --token VALUE, --password VALUE, and the same argv as a YAML list
+    # (`- --token` then `- VALUE`) or a JSON array (`"--token", "VALUE"`)
     (
         re.compile(
-            r"(?i)(--(?:token|password|client-key|[a-z-]*-token|[a-z-]*-password))(\s+)(\S+)"
+            r"""(?ix)
+            (--(?:token|password|client-key|[a-z-]*-token|[a-z-]*-password))
+            ((?:\\?["'])?(?:\s*,\s*|\s+)(?:-\s+)?(?:\\?["'])?)
+            ([^\s"'\\,\]]+)
+            """
         ),
         rf"\1\2{REDACTED}",
     ),

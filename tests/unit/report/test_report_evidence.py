@@ -34,6 +34,8 @@ users:
     "env": "DRA_API_TOKEN=env-token-value-123\nBOOTSTRAP=abcdef.0123456789abcdef\n",
     "pem": "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBLAHBLAHBLAH\n-----END EC PRIVATE KEY-----\n",
     "flags": "kubectl --token flag-token-value-9 --password=pw-value-9 get pods\n",
+    "argv-yaml": "args:\n  - --token\n  - yaml-argv-token-value\n  - --v=4\n",
+    "argv-json": '{"args": ["--client-key", "json-argv-key-value", "--v=4"]}',
     "escaped": '{"message": "env: \\"password\\": \\"escaped-pw-value\\""}',
 }
 LEAKS = [
@@ -50,6 +52,8 @@ LEAKS = [
     "opaque0token0value0123",
     "pw-value-9",
     "escaped-pw-value",
+    "yaml-argv-token-value",
+    "json-argv-key-value",
 ]
 
 
