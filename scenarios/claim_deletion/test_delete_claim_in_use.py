@@ -15,7 +15,7 @@ from deletion_checks import (
     uid,
 )
 
-from conformance.kube import objects, state, waits
+from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.scenario_api.device_reuse import ReuseProbe
 from conformance.scenario_api.workloads import Workloads
@@ -35,7 +35,7 @@ def test_claim_deleted_in_use_stays_until_its_pod_is_gone(
     probe = ReuseProbe.start(workload, device.device_id)
     probe.assert_blocked()
 
-    objects.delete(k8s, "ResourceClaim", "in-use", ns)
+    workload.delete_claim("in-use")
     deleting = workload.read_claim("in-use")
     assert deleting is not None, (
         "a claim reserved for a running pod disappeared as soon as it was deleted; it must "

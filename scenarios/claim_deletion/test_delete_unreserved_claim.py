@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from deletion_checks import DELETE_PROTECTION, uid
 
-from conformance.kube import objects, state, waits
+from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.device_reuse import ReuseProbe, all_claims, holders
@@ -78,7 +78,7 @@ def test_deleting_unreserved_allocated_claim_frees_its_device(
     probe = ReuseProbe.start(workload, device.id)
     probe.assert_blocked()
 
-    objects.delete(k8s, "ResourceClaim", "unreserved", ns)
+    workload.delete_claim("unreserved")
     waits.wait_for_deleted(
         lambda: workload.read_claim("unreserved"),
         describe=f"allocated, unreserved ResourceClaim {ns}/unreserved",
