@@ -1,0 +1,22 @@
+"""Thin helpers over the official `kubernetes` client. Imports neither `cluster/` nor `install/`
+(tests/unit/harness/test_harness_layering.py holds that).
+
+| module           | owns                                                                    |
+|------------------|-------------------------------------------------------------------------|
+| `client`         | API clients from a kubeconfig and context, once per process             |
+| `apply`          | server-side apply and ordered deletion of manifests (dynamic client)    |
+| `objects`        | create and delete builder dicts by kind                                 |
+| `builders`       | plain-dict objects scenarios create, labelled with the run and test     |
+| `claim_requests` | the pieces of a claim spec: requests, subrequests, constraints, config  |
+| `state`          | readers of cluster state as camelCase dicts and small records           |
+| `waits`          | tenacity waits that report what was awaited and the last state seen     |
+| `slices`         | the devices a driver publishes right now                                |
+| `readiness`      | is a driver ready the way its profile says                              |
+| `daemonsets`     | a DaemonSet's pod on one node: find, restart, await                     |
+| `drain`          | cordon, drain (Eviction API), uncordon                                  |
+| `nodes`          | delete a Node object and bring the node back (kind)                     |
+| `kubelet`        | what a node's kubelet says about DRA (node proxy)                       |
+| `podexec`        | exec in a container, restart a container                                |
+| `cleanup`        | test namespaces and the end-of-run sweep                                |
+| `diagnostics`    | what a failed test leaves for a person to read                          |
+"""

@@ -5,6 +5,25 @@ What tests and the harness call:
 - `record_metric(request, name, value_s, **labels)` / `add_inventory(request, key, value)`
 - `RunFacts` + `set_run_facts(config, facts)` (the plugin, once the cluster is known)
 - `install_report_collector(config)` (the plugin's pytest_configure)
+
+| module        | owns                                                                      |
+|---------------|---------------------------------------------------------------------------|
+| `collector`   | the pytest plugin object that gathers results and writes `reports/<run>/` |
+| `outcomes`    | one test's result from its setup/call/teardown reports                    |
+| `verdict`     | per-requirement status from typed outcomes, and the run's verdict         |
+| `summary`     | `summary.json` (schema dra-conformance.io/summary/v1)                     |
+| `markdown`    | `summary.md`, rendered from summary.json only                             |
+| `junit`       | `junit.xml`: where pytest writes it, and its counts                       |
+| `allure`      | Allure results: labels, environment, categories                           |
+| `allure_html` | the Allure HTML report, generated offline (Allure Report 3)               |
+| `steps`       | Allure steps and attachments for the scenario library                     |
+| `evidence`    | `evidence.tar.gz`, what a vendor publishes                                |
+| `redact`      | credentials removed from everything a report carries                      |
+| `facts`       | the run's driver, cluster and identity                                    |
+| `metrics`     | performance figures and inventory tests add                               |
+| `catalog`     | the requirement facts the report needs                                    |
+| `options`     | the report's options, and where the run directory is                      |
+| `standalone`  | the report without the conformance plugin                                 |
 """
 
 from conformance.report.facts import RunFacts, get_run_facts, get_run_id, set_run_facts

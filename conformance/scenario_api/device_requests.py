@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from conformance.kube.builders import request
+from conformance.kube.claim_requests import request
 from conformance.model.cel import attribute_ref, cel_string, parse_simple_selector
 from conformance.model.devices import PublishedDevice
 from conformance.model.profile import Profile

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 import pytest
 
 from conformance.kube import state
-from conformance.kube.builders import Builders, container, opaque_config, request
+from conformance.kube.builders import Builders, container
+from conformance.kube.claim_requests import opaque_config, request
 from conformance.kube.client import K8sClients
 from conformance.kube.objects import ClusterObjects
 from conformance.model.devices import class_expressions

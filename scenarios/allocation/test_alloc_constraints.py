@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.kube.builders import first_available, match_attribute, subrequest
+from conformance.kube.claim_requests import first_available, match_attribute, subrequest
 from conformance.model.outcome import not_run
 from conformance.scenario_api.workloads import Workloads
 

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.faults import DeviceRef
 from conformance.kube import state, waits
-from conformance.kube.builders import toleration
+from conformance.kube.claim_requests import toleration
 from conformance.report import record_metric
 from conformance.scenario_api import deployments
 from conformance.scenario_api.disruption import (

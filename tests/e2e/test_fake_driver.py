@@ -14,7 +14,8 @@ from fakedriver.faultcontrol import FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
 from conformance.install import installer
 from conformance.kube import objects, state, waits
-from conformance.kube.builders import Builders, PodClaim, request
+from conformance.kube.builders import Builders, PodClaim
+from conformance.kube.claim_requests import request
 from conformance.kube.client import K8sClients
 from conformance.model.profile import Profile
 

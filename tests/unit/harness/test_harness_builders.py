@@ -14,6 +14,7 @@ import pytest
 from kubernetes import client as k8s
 
 from conformance.kube import builders as b
+from conformance.kube import claim_requests as req
 from conformance.kube.builders import Builders, PodClaim, workload_command
 from conformance.model.naming import RUN_LABEL, TEST_LABEL
 from conformance.model.profile import Verification
@@ -30,7 +31,7 @@ def assert_valid(model: Any, body: dict[str, Any]) -> Any:
 
 
 def test_a_misspelt_field_is_caught() -> None:
-    body = B.resource_claim("c", "ns", [b.request("r", D)])
+    body = B.resource_claim("c", "ns", [req.request("r", D)])
     body["spec"]["devices"]["requests"][0]["exactly"]["deviceClass"] = D
     with pytest.raises(Exception, match="deviceClass"):
         assert_valid(k8s.ResourceV1ResourceClaim, body)
@@ -41,7 +42,7 @@ def test_every_object_carries_the_run_labels() -> None:
         B.namespace("n"),
         B.device_class("c"),
         B.priority_class("p", 10),
-        B.resource_claim("c", "ns", [b.request("r", D)]),
+        B.resource_claim("c", "ns", [req.request("r", D)]),
         B.device_taint_rule("t", driver=D, key="k", effect="NoSchedule"),
     ):
         assert body["metadata"]["labels"] == {RUN_LABEL: "run-1", TEST_LABEL: "tests_x.py__test_y"}
@@ -51,7 +52,7 @@ def test_device_class() -> None:
     body = B.device_class(
         D,
         selectors=[f'device.driver == "{D}"'],
-        config=[b.opaque_config(D, {"mode": "fast"})],
+        config=[req.opaque_config(D, {"mode": "fast"})],
         extended_resource_name="example.com/gpu",
     )
     parsed = assert_valid(k8s.V1DeviceClass, body)
@@ -60,24 +61,27 @@ def test_device_class() -> None:
 
 
 def test_resource_claim_with_every_request_form() -> None:
-    tol = b.toleration(
+    tol = req.toleration(
         "example.com/maint", operator="Exists", effect="NoExecute", toleration_seconds=30
     )
     body = B.resource_claim(
         "c",
         "ns",
         [
-            b.request("one", D, selectors=['device.attributes["gpu.example.com"].model == "A"']),
-            b.request("two", D, count=2, tolerations=[tol], capacity={f"{D}/memory": "8Gi"}),
-            b.request("all", D, all_devices=True),
-            b.request("admin", D, admin_access=True),
-            b.first_available(
+            req.request("one", D, selectors=['device.attributes["gpu.example.com"].model == "A"']),
+            req.request("two", D, count=2, tolerations=[tol], capacity={f"{D}/memory": "8Gi"}),
+            req.request("all", D, all_devices=True),
+            req.request("admin", D, admin_access=True),
+            req.first_available(
                 "pick",
-                [b.subrequest("big", D, selectors=["true"]), b.subrequest("small", D, count=2)],
+                [
+                    req.subrequest("big", D, selectors=["true"]),
+                    req.subrequest("small", D, count=2),
+                ],
             ),
         ],
-        constraints=[b.match_attribute(f"{D}/pcieRoot", ["one", "two"])],
-        config=[b.opaque_config(D, {"k": "v"}, ["one"])],
+        constraints=[req.match_attribute(f"{D}/pcieRoot", ["one", "two"])],
+        config=[req.opaque_config(D, {"k": "v"}, ["one"])],
     )
     parsed = assert_valid(k8s.ResourceV1ResourceClaim, body)
     requests = parsed.spec.devices.requests
@@ -91,11 +95,11 @@ def test_resource_claim_with_every_request_form() -> None:
 
 def test_count_and_all_are_exclusive() -> None:
     with pytest.raises(ValueError, match="mutually exclusive"):
-        b.request("r", D, count=2, all_devices=True)
+        req.request("r", D, count=2, all_devices=True)
 
 
 def test_resource_claim_template() -> None:
-    body = B.resource_claim_template("t", "ns", [b.request("r", D)])
+    body = B.resource_claim_template("t", "ns", [req.request("r", D)])
     parsed = assert_valid(k8s.V1ResourceClaimTemplate, body)
     assert parsed.spec.metadata.labels[RUN_LABEL] == "run-1"
 
