@@ -5,6 +5,8 @@ functions over them and over API objects. Nothing here talks to a cluster.
 |------------------|------------------------------------------------------------------------|
 | `profile`        | the driver profile's data classes and `load_profile`                   |
 | `profile_parse`  | reading and validating a profile document (every error names a field)  |
+| `profile_install` | the profile's `install` section (manifests, helm, preinstalled, image) |
+| `profile_verification` | the profile's `verification` section                           |
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |
