@@ -131,17 +131,20 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale(client: docker.DockerClient) -> list[str]:
-    """Containers and networks of test sessions whose process is gone (killed: no teardown)."""
+    """Containers and networks of test sessions whose process is gone (killed: no teardown).
+    Low-level listings: other sessions remove their own containers meanwhile, and the SDK's
+    high-level list would inspect each one and fail on those."""
     removed = []
-    for container in client.containers.list(all=True, filters={"label": OWNER_LABEL}):
-        if not _pid_alive(int(container.labels.get(OWNER_LABEL, "0"))):
-            container.remove(force=True)
-            removed.append(container.name)
-    for network in client.networks.list(filters={"label": OWNER_LABEL}):
-        if not _pid_alive(int(network.attrs["Labels"].get(OWNER_LABEL, "0"))):
-            with contextlib.suppress(docker.errors.APIError):
-                network.remove()
-                removed.append(network.name)
+    for container in client.api.containers(all=True, filters={"label": OWNER_LABEL}):
+        if not _pid_alive(int(container["Labels"].get(OWNER_LABEL, "0"))):
+            with contextlib.suppress(docker.errors.NotFound):
+                client.api.remove_container(container["Id"], force=True)
+                removed.append(container["Names"][0].lstrip("/"))
+    for network in client.api.networks(filters={"label": OWNER_LABEL}):
+        if not _pid_alive(int(network["Labels"].get(OWNER_LABEL, "0"))):
+            with contextlib.suppress(docker.errors.APIError):  # gone, or still in use
+                client.api.remove_network(network["Id"])
+                removed.append(network["Name"])
     return removed
 
 
