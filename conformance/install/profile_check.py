@@ -21,7 +21,7 @@ What is checked, and how far each check can be trusted:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
@@ -92,9 +92,11 @@ def check_profile_live(profile: Profile, api_client: Any) -> list[Problem]:
     problems += _check_daemonset(profile, api_client)
     classes, class_problems = _read_classes(profile, resource, api_client)
     problems += class_problems
-    problems += _check_selectors_compile(profile, resource)
+    compile_problems = _check_selectors_compile(profile, resource)
+    problems += compile_problems
     if devices:
-        problems += _check_selector_matches(profile, devices, classes)
+        rejected = {p.field.split(".")[1] for p in compile_problems}
+        problems += _check_selector_matches(profile, devices, classes, rejected)
         problems += _check_attributes(profile, devices)
     return problems
 
@@ -230,14 +232,18 @@ def _check_selectors_compile(profile: Profile, resource: Any) -> list[Problem]:
 
 
 def _check_selector_matches(
-    profile: Profile, devices: tuple[PublishedDevice, ...], classes: Mapping[str, Mapping]
+    profile: Profile,
+    devices: tuple[PublishedDevice, ...],
+    classes: Mapping[str, Mapping],
+    rejected: Collection[str] = (),
 ) -> list[Problem]:
+    """`rejected`: selectors the API server refused to compile (already reported)."""
     problems: list[Problem] = []
     matched: dict[str, frozenset[str]] = {}
     for name, sel in profile.selectors.items():
         cls = classes.get(sel.device_class)
-        if cls is None:
-            continue  # reported as a missing class
+        if cls is None or name in rejected:
+            continue  # reported as a missing class or a rejected expression
         ids = matching_devices(class_expressions(cls) + [sel.expression], devices, profile.driver)
         if ids is None:
             problems.append(
