@@ -16,6 +16,7 @@ from pathlib import Path
 
 from conformance import docker_client
 from conformance.cluster import gobuild, rootfs
+from conformance.cluster.buildlock import build_lock
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import NodeVersions, cache_root, node_image_key
 from conformance.errors import BuildError
@@ -91,6 +92,17 @@ def build_components_image(
     every name kubeadm uses: their manifests all give an explicit command, so one image serves."""
     if all(docker_client.image_exists(t) for t in tags):
         return
+    # The node-image build and the test API server's fixture may both build it at once.
+    lock = "components-" + hashlib.sha256(" ".join(sorted(tags)).encode()).hexdigest()[:12]
+    with build_lock(lock):
+        if all(docker_client.image_exists(t) for t in tags):
+            return
+        _build_components_image(base_ref, bins, tags, progress)
+
+
+def _build_components_image(
+    base_ref: str, bins: dict[str, Path], tags: list[str], progress: Progress
+) -> None:
     client = docker_client.client()
     with progress.stage("build control-plane component image"):
         container = client.containers.create(base_ref, command=["true"])
