@@ -140,9 +140,10 @@ def parse_args(
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    from conformance.cli import driver_commands
+    from conformance.cli import cleanup, driver_commands
 
     return [
+        cleanup.add_cleanup_command,
         driver_commands.add_driver_commands,
         driver_commands.add_profile_commands,
         driver_commands.add_run_command,

@@ -5,6 +5,11 @@ scenario asks, and undoes all of them in `restore()` (also on `with` exit). A ki
 cannot produce raises `FaultNotSupported`; a fault that was asked for but could not be injected
 or undone raises `FaultError`, which makes the requirement an *error*, never a failure of the
 driver.
+
+Optional: `sweep(run_id) -> list[str]` undoes every fault the run `run_id` injected, by any of
+its processes, and names what it undid. The end-of-run sweep and `dra-conformance cleanup` call
+it on one injector per configured method, so a run that was killed before its `restore()` still
+leaves nothing behind. An injector can sweep only what it recorded with `FaultContext.run_id`.
 """
 
 from __future__ import annotations
@@ -93,6 +98,13 @@ class FaultContext:
 
 
 @runtime_checkable
+class SweepingInjector(Protocol):
+    """An injector that can undo all faults of one run (see the module docstring)."""
+
+    def sweep(self, run_id: str) -> list[str]: ...
+
+
+@runtime_checkable
 class FaultInjector(Protocol):
     """Device faults a scenario can request; undone by `restore()` / on exit."""
 
@@ -165,6 +177,10 @@ class InjectorBase:
 
     def restore(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def sweep(self, run_id: str) -> list[str]:
+        """Undo every fault of run `run_id`; an injector that records none has none to undo."""
+        return []
 
     def __enter__(self) -> FaultInjector:
         return self  # type: ignore[return-value]

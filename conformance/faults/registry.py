@@ -3,7 +3,9 @@ which fault kinds a profile cannot inject (the requirement is then *not run*).""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from conformance.faults.interface import (
@@ -14,6 +16,7 @@ from conformance.faults.interface import (
     FaultKind,
     FaultNotSupported,
     InjectorBase,
+    SweepingInjector,
 )
 from conformance.faults.spec import FaultsConfig, FaultSpec
 from conformance.model.frozen import FrozenMap
@@ -207,3 +210,70 @@ class ProfileFaults:
                 errors.append(f"{type(injector).__name__}: {type(exc).__name__}: {exc}")
         self.made.clear()
         return errors
+
+
+@dataclass
+class FaultSweep:
+    """What sweeping a run's faults undid (per injector) and what it could not."""
+
+    removed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _distinct_specs(faults: FaultsConfig) -> list[FaultSpec]:
+    """One spec per injector (kinds sharing a method and entry point share their records)."""
+    seen: dict[tuple[Any, ...], FaultSpec] = {}
+    for spec in faults.specs.values():
+        options = json.dumps(dict(spec.options), sort_keys=True, default=str)
+        key = (spec.method, spec.entry_point, spec.command, options)
+        seen.setdefault(key, spec)
+    return list(seen.values())
+
+
+def sweep_faults(
+    profile: Profile,
+    run_id: str,
+    api_client: Any,
+    *,
+    kubeconfig: str | None = None,
+    kube_context: str | None = None,
+    taint_rule_version: str | None = None,
+) -> FaultSweep:
+    """Call `sweep(run_id)` on one injector per configured method that implements it."""
+    result = FaultSweep()
+    for spec in _distinct_specs(_profile_faults(profile)):
+        context = FaultContext(
+            kind=spec.kind,
+            driver=profile.driver,
+            run_id=run_id,
+            timeout=spec.timeout,
+            api_client=api_client,
+            kubeconfig=kubeconfig,
+            kube_context=kube_context,
+            driver_namespace=profile.readiness.daemonset_namespace,
+            driver_daemonset=profile.readiness.daemonset_name,
+            taint_rule_version=taint_rule_version,
+            options=spec.options,
+        )
+        where = f"faults.{spec.kind.value} (method {spec.method})"
+        try:
+            injector = METHODS[spec.method](spec, context)
+            if isinstance(injector, SweepingInjector):
+                result.removed += [f"{d} ({where})" for d in injector.sweep(run_id)]
+        except FaultNotSupported:
+            continue  # e.g. no DeviceTaintRule API: nothing of that method can be left
+        except Exception as exc:  # noqa: BLE001 - sweep the other methods, then report
+            result.errors.append(f"{where}: {type(exc).__name__}: {exc}")
+    return result
+
+
+def fault_sweeper(
+    profile: Profile, api_client: Any, **context: Any
+) -> Callable[[str], tuple[list[str], list[str]]]:
+    """`sweep_faults` for kube.cleanup.sweep_run: run id -> (faults undone, errors)."""
+
+    def sweep(run_id: str) -> tuple[list[str], list[str]]:
+        result = sweep_faults(profile, run_id, api_client, **context)
+        return result.removed, result.errors
+
+    return sweep

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube import objects, state
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
+from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
 from conformance.kube.waits import WaitTimeout, wait_for_deleted, wait_until
 from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
 
@@ -136,12 +137,31 @@ def release_namespace(k8s: K8sClients, name: str, *, timeout: float) -> str | No
     return None
 
 
+# run id -> (faults undone, errors): the profile's injectors' sweep (conformance.faults)
+FaultSweeper = Callable[[str], tuple[list[str], list[str]]]
+
+
 @dataclass
 class SweepResult:
     namespaces: list[str] = field(default_factory=list)
     cluster_objects: list[str] = field(default_factory=list)
     uncordoned: list[str] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """How many of each kind were removed (the kinds with none left out)."""
+        counts: dict[str, int] = {}
+        if self.namespaces:
+            counts["Namespace"] = len(self.namespaces)
+        for name in self.cluster_objects:
+            kind = name.split("/", 1)[0]
+            counts[kind] = counts.get(kind, 0) + 1
+        if self.uncordoned:
+            counts["cordon"] = len(self.uncordoned)
+        if self.faults:
+            counts["fault"] = len(self.faults)
+        return counts
 
     def summary(self) -> str:
         parts = []
@@ -153,6 +173,8 @@ class SweepResult:
             )
         if self.uncordoned:
             parts.append("uncordoned " + ", ".join(self.uncordoned))
+        if self.faults:
+            parts.append(f"{len(self.faults)} injected fault(s): " + ", ".join(self.faults))
         text = ("cleaned up " + "; ".join(parts)) if parts else "nothing left to clean up"
         if self.leftovers:
             text += "; STILL PRESENT: " + ", ".join(self.leftovers)
@@ -173,6 +195,55 @@ def delete_registered(
     return deleted
 
 
+def uncordon_run_nodes(k8s: K8sClients, run_id: str, *, pid: int | None = None) -> list[str]:
+    """Uncordon the nodes the run cordoned (only those of process `pid` when given)."""
+    uncordoned = []
+    for node in k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items:
+        annotations = node.metadata.annotations or {}
+        if pid is not None and annotations.get(CORDONED_BY_PID_ANNOTATION) != str(pid):
+            continue
+        patch = {
+            "spec": {"unschedulable": False},
+            "metadata": {
+                "labels": {CORDONED_BY_LABEL: None},
+                "annotations": {CORDONED_BY_PID_ANNOTATION: None},
+            },
+        }
+        try:
+            k8s.core.patch_node(node.metadata.name, patch)
+        except ApiException as exc:
+            if exc.status != 404:  # a deleted node has nothing left to uncordon
+                raise
+            continue
+        uncordoned.append(node.metadata.name)
+    return uncordoned
+
+
+def labelled_cluster_objects(
+    k8s: K8sClients, selector: str, api_versions: Sequence[str] | None = None
+) -> list[tuple[str, str, str, str]]:
+    """(kind, apiVersion, name, run id) of the cluster-scoped objects `selector` matches, each
+    once (a DeviceTaintRule served in two versions is one object)."""
+    found: dict[tuple[str, str], tuple[str, str]] = {}
+    for kind, api_version in CLUSTER_SCOPED_KINDS:
+        if (
+            api_versions is not None
+            and api_version.startswith("resource.k8s.io/")
+            and api_version not in api_versions
+        ):
+            continue
+        try:
+            items = objects.ops_for(k8s, kind, api_version).list(label_selector=selector).items
+        except ApiException as exc:
+            if exc.status == 404:
+                continue
+            raise
+        for item in items:
+            run = (item.metadata.labels or {}).get(RUN_LABEL, "")
+            found.setdefault((kind, item.metadata.name), (api_version, run))
+    return [(kind, version, name, run) for (kind, name), (version, run) in sorted(found.items())]
+
+
 def sweep_run(
     k8s: K8sClients,
     run_id: str,
@@ -180,42 +251,29 @@ def sweep_run(
     *,
     timeout: float,
     api_versions: Sequence[str] | None = None,
+    fault_sweeper: FaultSweeper | None = None,
 ) -> SweepResult:
-    """Delete everything labelled `dra-conformance.io/run=<run_id>`; wait for namespaces.
+    """Delete everything labelled `dra-conformance.io/run=<run_id>`, uncordon the nodes the run
+    cordoned, undo its injected faults (`fault_sweeper`); wait for namespaces.
 
     `api_versions`: the resource.k8s.io group versions the cluster serves (skips kinds it
     does not serve instead of provoking 404s)."""
     result = SweepResult()
+    if fault_sweeper is not None:
+        # First: a fault (a device failing every prepare) can keep a namespace's pods stuck.
+        undone, errors = fault_sweeper(run_id)
+        result.faults += undone
+        result.leftovers += [f"fault: {e}" for e in errors]
     selector = f"{RUN_LABEL}={run_id}"
     names = {ns.metadata.name for ns in k8s.core.list_namespace(label_selector=selector).items}
     names |= {r["namespace"] for r in (registry.entries() if registry else [])}
     for name in sorted(names):
         if objects.delete(k8s, "Namespace", name):
             result.namespaces.append(name)
-    for kind, api_version in CLUSTER_SCOPED_KINDS:
-        group_version = api_version
-        if (
-            api_versions is not None
-            and group_version.startswith("resource.k8s.io/")
-            and group_version not in api_versions
-        ):
-            continue
-        ops = objects.ops_for(k8s, kind, api_version)
-        try:
-            items = ops.list(label_selector=selector).items
-        except ApiException as exc:
-            if exc.status == 404:
-                continue
-            raise
-        for item in items:
-            if objects.delete(k8s, kind, item.metadata.name, api_version=api_version):
-                result.cluster_objects.append(f"{kind}/{item.metadata.name}")
-    for node in k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items:
-        k8s.core.patch_node(
-            node.metadata.name,
-            {"spec": {"unschedulable": False}, "metadata": {"labels": {CORDONED_BY_LABEL: None}}},
-        )
-        result.uncordoned.append(node.metadata.name)
+    for kind, api_version, name, _ in labelled_cluster_objects(k8s, selector, api_versions):
+        if objects.delete(k8s, kind, name, api_version=api_version):
+            result.cluster_objects.append(f"{kind}/{name}")
+    result.uncordoned += uncordon_run_nodes(k8s, run_id)
     deadline = time.monotonic() + timeout
     for name in sorted(names):
         remaining = max(1.0, deadline - time.monotonic())

@@ -22,6 +22,7 @@ other tests running at the same time in other runs against the same cluster; the
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,9 @@ from conformance.model.naming import CORDONED_BY_LABEL
 from conformance.report.steps import attach_yaml, step
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+# Beside CORDONED_BY_LABEL: the process that cordoned, so an interrupted xdist worker uncordons
+# the nodes its own test cordoned and no other worker's.
+CORDONED_BY_PID_ANNOTATION = "dra-conformance.io/cordoned-by-pid"
 EVICTION_RETRY_SECONDS = 1.0  # kubectl waits 5 s; a test wants to see the budget open sooner
 
 
@@ -92,7 +96,11 @@ def cordon(k8s: K8sClients, node: str, run_id: str) -> bool:
         return False
     with step(f"cordon node {node}"):
         # Label first: a crash between the two patches must still leave the node findable.
-        k8s.core.patch_node(node, {"metadata": {"labels": {CORDONED_BY_LABEL: run_id}}})
+        record = {
+            "labels": {CORDONED_BY_LABEL: run_id},
+            "annotations": {CORDONED_BY_PID_ANNOTATION: str(os.getpid())},
+        }
+        k8s.core.patch_node(node, {"metadata": record})
         k8s.core.patch_node(node, {"spec": {"unschedulable": True}})
         return True
 
@@ -104,7 +112,10 @@ def uncordon(k8s: K8sClients, node: str) -> None:
                 node,
                 {
                     "spec": {"unschedulable": False},
-                    "metadata": {"labels": {CORDONED_BY_LABEL: None}},
+                    "metadata": {
+                        "labels": {CORDONED_BY_LABEL: None},
+                        "annotations": {CORDONED_BY_PID_ANNOTATION: None},
+                    },
                 },
             )
         except ApiException as exc:

@@ -14,6 +14,7 @@ from conformance.kube.cleanup import (
     NamespaceRegistry,
     delete_registered,
     sweep_run,
+    uncordon_run_nodes,
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.plugin.state import (
@@ -27,7 +28,9 @@ log = logging.getLogger("conformance.plugin")
 
 
 class InterruptHooks:
-    """Ctrl-C / SIGTERM: delete this process's namespaces now (the hook gets no config)."""
+    """Ctrl-C / SIGTERM (controller or xdist worker): delete this process's namespaces and
+    uncordon the nodes it cordoned now (the hook gets no config). The current test's fixtures
+    then undo its faults and DeviceTaintRules as the interrupted session tears down."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -41,8 +44,9 @@ class InterruptHooks:
             delete_registered(
                 k8s, NamespaceRegistry(context.harness_dir / "namespaces"), pid=os.getpid()
             )
+            uncordon_run_nodes(k8s, context.run_id, pid=os.getpid())
         except Exception as exc:  # noqa: BLE001 - best effort while being interrupted
-            log.warning("could not delete this process's namespaces: %s", exc)
+            log.warning("could not delete this process's namespaces and cordons: %s", exc)
 
 
 @pytest.hookimpl(trylast=True)
@@ -60,6 +64,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             NamespaceRegistry(context.harness_dir / "namespaces"),
             timeout=context.timeout("namespaceDeleted"),
             api_versions=list(context.served_resources),
+            fault_sweeper=_fault_sweeper(context, k8s),
         )
         state.sweep_summary = result.summary()
         restored = _restore_deleted_nodes(k8s, context)
@@ -67,10 +72,35 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             state.sweep_summary += "; restored deleted node(s) " + ", ".join(restored)
     except Exception as exc:  # noqa: BLE001 - report, do not turn a verdict into a crash
         state.sweep_summary = (
-            f"end-of-run sweep failed: {type(exc).__name__}: {exc}; delete "
-            f"leftovers with: kubectl delete ns -l "
-            f"dra-conformance.io/run={context.run_id}"
+            f"end-of-run sweep failed: {type(exc).__name__}: {exc}; remove the leftovers "
+            f"with: dra-conformance cleanup --run-id {context.run_id}"
         )
+    finally:
+        _unregister_run(config, context)
+
+
+def _fault_sweeper(context: RunContext, k8s: K8sClients) -> Any:
+    """Every configured injector's sweep of this run's faults (FaultInjector.sweep)."""
+    from conformance.faults.registry import fault_sweeper
+
+    version = context.device_taint_rule_api_version()
+    return fault_sweeper(
+        context.profile,
+        k8s.api_client,
+        kubeconfig=context.cluster.kubeconfig,
+        kube_context=context.cluster.context,
+        taint_rule_version=version.split("/", 1)[1] if version else None,
+    )
+
+
+def _unregister_run(config: pytest.Config, context: RunContext) -> None:
+    from conformance.plugin.fixtures import lease_dir
+    from conformance.run.live_runs import unregister_run
+
+    try:
+        unregister_run(lease_dir(config, context), context.run_id)
+    except OSError as exc:
+        log.warning("could not remove the run's entry from the live-run registry: %s", exc)
 
 
 def _restore_deleted_nodes(k8s: K8sClients, context: RunContext) -> list[str]:

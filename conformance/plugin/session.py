@@ -74,6 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
             context = RunContext.from_json(data, state.profile)
             config.stash[CONTEXT_KEY] = context
             _publish_facts(config, context)
+            # A killed worker (SIGTERM) takes the Ctrl-C path too: InterruptHooks, then the
+            # current test's fixtures undo its cordons, taints and faults.
+            _install_sigterm_handler(state)
         # Workers too: only they can label and write each test's Allure result.
         install_report_collector(config)
         return
@@ -175,6 +178,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config.stash[CONTEXT_KEY] = context
     _publish_facts(config, context)
     _install_sigterm_handler(state)
+    config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
+
+
+LEFTOVERS_KEY = pytest.StashKey[str]()  # the header's line on leftovers of dead runs
+
+
+def _register_and_find_leftovers(config: pytest.Config, context: RunContext) -> str:
+    """Register this run as alive, then name what runs without a live process left on the
+    cluster (never deleted here: `dra-conformance cleanup --run-id ID` does that)."""
+    from conformance.kube.leftovers import dead_runs_note, find_leftovers
+    from conformance.plugin.fixtures import lease_dir
+    from conformance.run.live_runs import live_run_ids, register_run
+
+    book = lease_dir(config, context)
+    try:
+        register_run(book, context.run_id)
+        k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
+        leftovers = find_leftovers(k8s, api_versions=list(context.served_resources))
+        return dead_runs_note(leftovers, live_run_ids(book), context.run_id)
+    except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+        status = getattr(exc, "status", None)
+        detail = f"HTTP {status} {getattr(exc, 'reason', '')}" if status else str(exc)
+        return f"dra-conformance: could not look for leftovers of earlier runs: {detail}"
 
 
 def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
@@ -265,6 +291,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"cluster {context.cluster.name} ({context.git_version}); devices: {kinds}"
         )
         lines.append(f"dra-conformance: run directory {context.run_dir}")
+        if config.stash.get(LEFTOVERS_KEY, ""):
+            lines.append(config.stash[LEFTOVERS_KEY])
         if context.readiness_failure is not None:
             lines.append(
                 "dra-conformance: NO TEST RUNS: the driver never became ready: "

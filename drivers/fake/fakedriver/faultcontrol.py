@@ -2,6 +2,11 @@
 plug-in, its CLI, and the project's own tests): ConfigMap ``fake-dra-control`` in
 ``dra-fake-driver`` holds the faults (format: fakedriver.controls), and the driver reports
 what it applied in ConfigMap ``fake-dra-status-<node>``.
+
+A control made with a ``run_id`` records which run injected each fault, in the control
+ConfigMap's annotation ``dra-conformance.io/fault-runs`` (fault key -> run id), written in the
+same update as the fault itself: a run killed right after an injection still leaves a record,
+and ``sweep(run_id)`` undoes exactly that run's faults.
 """
 
 from __future__ import annotations
@@ -22,6 +27,32 @@ FAKE_DRIVER_NAMESPACE = "dra-fake-driver"
 CONTROL_CONFIGMAP = "fake-dra-control"
 STATUS_CONFIGMAP_PREFIX = "fake-dra-status-"
 ALL_NODES = "*"  # every node; stored under ALL_NODES_KEY (ConfigMap keys cannot contain "*")
+FAULT_RUNS_ANNOTATION = "dra-conformance.io/fault-runs"
+CONTROL_LABELS = {"app.kubernetes.io/name": "fake-dra-kubelet-plugin"}
+
+Records = dict[str, str]  # fault key "<node>|<device>|<what>" -> run id
+
+
+def fault_key(node: str, device: str | None, what: str) -> str:
+    return f"{node}|{device or ''}|{what}"
+
+
+def parse_fault_key(key: str) -> tuple[str, str | None, str]:
+    node, device, what = key.split("|", 2)
+    return node, device or None, what
+
+
+def _annotations(cm: Any) -> dict[str, str]:
+    return dict(getattr(cm.metadata, "annotations", None) or {}) if cm is not None else {}
+
+
+def _records_of(cm: Any) -> Records:
+    annotations = _annotations(cm)
+    try:
+        records = json.loads(annotations.get(FAULT_RUNS_ANNOTATION) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else {}
 
 
 def _resource_version_reached(observed: str, wanted: str) -> bool:
@@ -41,8 +72,10 @@ class FakeDriverControl:
         namespace: str = FAKE_DRIVER_NAMESPACE,
         configmap: str = CONTROL_CONFIGMAP,
         status_prefix: str = STATUS_CONFIGMAP_PREFIX,
+        run_id: str | None = None,
     ) -> None:
         self.core = core_api
+        self.run_id = run_id  # recorded as the injector of every fault this control adds
         self.namespace = namespace
         self.configmap = configmap
         self.status_prefix = status_prefix
@@ -64,7 +97,44 @@ class FakeDriverControl:
             raise
         return {k: json.loads(v or "{}") for k, v in (cm.data or {}).items()}
 
-    def _mutate(self, node: str, change: Callable[[dict[str, Any]], None]) -> str:
+    def read_records(self) -> Records:
+        """Which run injected each recorded fault (fault key -> run id)."""
+        try:
+            cm = self.core.read_namespaced_config_map(self.configmap, self.namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return {}
+            raise
+        return _records_of(cm)
+
+    def _record(self, node: str, device: str | None, what: str) -> Callable[[Records], None]:
+        """Record this control's run as the injector of the fault (nothing without a run)."""
+
+        def change(records: Records) -> None:
+            if self.run_id:
+                records[fault_key(node, device, what)] = self.run_id
+
+        return change
+
+    @staticmethod
+    def _forget(node: str, device: str | None, what: str) -> Callable[[Records], None]:
+        """Drop the record of an undone fault (`what` ending in ":" drops every such record)."""
+
+        def change(records: Records) -> None:
+            prefix = fault_key(node, device, what)
+            for key in [
+                k for k in records if k == prefix or (what.endswith(":") and k.startswith(prefix))
+            ]:
+                del records[key]
+
+        return change
+
+    def _mutate(
+        self,
+        node: str,
+        change: Callable[[dict[str, Any]], None],
+        records: Callable[[Records], None] | None = None,
+    ) -> str:
         key = self._key(node)
         for _ in range(10):
             try:
@@ -74,7 +144,7 @@ class FakeDriverControl:
             except ApiException as exc:
                 if exc.status != 404:
                     raise
-                data, resource_version = {}, None
+                cm, data, resource_version = None, {}, None
             document = json.loads(data.get(key) or "{}")
             change(document)
             _prune(document)
@@ -82,10 +152,19 @@ class FakeDriverControl:
                 data[key] = json.dumps(document, sort_keys=True)
             else:
                 data.pop(key, None)
+            annotations = _annotations(cm)
+            fault_runs = _records_of(cm)
+            if records is not None:
+                records(fault_runs)
+            if fault_runs:
+                annotations[FAULT_RUNS_ANNOTATION] = json.dumps(fault_runs, sort_keys=True)
+            else:
+                annotations.pop(FAULT_RUNS_ANNOTATION, None)
             metadata: dict[str, Any] = {
                 "name": self.configmap,
                 "namespace": self.namespace,
-                "labels": {"app.kubernetes.io/name": "fake-dra-kubelet-plugin"},
+                "labels": dict(CONTROL_LABELS),
+                "annotations": annotations,
             }
             body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
             try:
@@ -104,11 +183,17 @@ class FakeDriverControl:
             return self.last_resource_version
         raise RuntimeError(f"could not update ConfigMap {self.namespace}/{self.configmap}")
 
-    def _device(self, node: str, device: str, change: Callable[[dict[str, Any]], None]) -> str:
+    def _device(
+        self,
+        node: str,
+        device: str,
+        change: Callable[[dict[str, Any]], None],
+        records: Callable[[Records], None] | None = None,
+    ) -> str:
         def apply(document: dict[str, Any]) -> None:
             change(document.setdefault("devices", {}).setdefault(device, {}))
 
-        return self._mutate(node, apply)
+        return self._mutate(node, apply, records)
 
     # -- device faults ----------------------------------------------------------
 
@@ -116,7 +201,10 @@ class FakeDriverControl:
         self, node: str, device: str, message: str = "injected by dra-conformance"
     ) -> str:
         return self._device(
-            node, device, lambda d: d.update(health="Unhealthy", healthMessage=message)
+            node,
+            device,
+            lambda d: d.update(health="Unhealthy", healthMessage=message),
+            self._record(node, device, "health"),
         )
 
     def set_healthy(self, node: str, device: str) -> str:
@@ -124,18 +212,31 @@ class FakeDriverControl:
             d.pop("health", None)
             d.pop("healthMessage", None)
 
-        return self._device(node, device, change)
+        return self._device(node, device, change, self._forget(node, device, "health"))
 
     def set_health_unknown(self, node: str, device: str, message: str = "") -> str:
         return self._device(
-            node, device, lambda d: d.update(health="Unknown", healthMessage=message)
+            node,
+            device,
+            lambda d: d.update(health="Unknown", healthMessage=message),
+            self._record(node, device, "health"),
         )
 
     def withdraw(self, node: str, device: str) -> str:
-        return self._device(node, device, lambda d: d.update(withdrawn=True))
+        return self._device(
+            node,
+            device,
+            lambda d: d.update(withdrawn=True),
+            self._record(node, device, "withdrawn"),
+        )
 
     def restore(self, node: str, device: str) -> str:
-        return self._device(node, device, lambda d: d.pop("withdrawn", None))
+        return self._device(
+            node,
+            device,
+            lambda d: d.pop("withdrawn", None),
+            self._forget(node, device, "withdrawn"),
+        )
 
     def add_taint(
         self, node: str, device: str, key: str, value: str = "", effect: str = "NoSchedule"
@@ -147,7 +248,9 @@ class FakeDriverControl:
             taints = [t for t in d.get("taints", []) if (t["key"], t["effect"]) != (key, effect)]
             d["taints"] = [*taints, {"key": key, "value": value, "effect": effect}]
 
-        return self._device(node, device, change)
+        return self._device(
+            node, device, change, self._record(node, device, f"taint:{key}:{effect}")
+        )
 
     def remove_taint(
         self, node: str, device: str, key: str, value: str | None = None, effect: str | None = None
@@ -159,8 +262,13 @@ class FakeDriverControl:
                 and (effect is None or t["effect"] == effect)
             )
 
+        what = f"taint:{key}:{effect}" if effect is not None and value is None else f"taint:{key}:"
+        forget = self._forget(node, device, what) if value is None else None
         return self._device(
-            node, device, lambda d: d.update(taints=[t for t in d.get("taints", []) if keep(t)])
+            node,
+            device,
+            lambda d: d.update(taints=[t for t in d.get("taints", []) if keep(t)]),
+            forget,
         )
 
     # -- prepare faults ---------------------------------------------------------
@@ -184,9 +292,14 @@ class FakeDriverControl:
             else:
                 d["failPrepare"] = spec
 
+        records = (
+            self._forget(node, device, "failPrepare")
+            if spec is None
+            else self._record(node, device, "failPrepare")
+        )
         if device is None:
-            return self._mutate(node, change)
-        return self._device(node, device, change)
+            return self._mutate(node, change, records)
+        return self._device(node, device, change, records)
 
     def clear_fail_prepare(self, node: str, device: str | None = None) -> str:
         return self.fail_prepare(node, device, count=0)
@@ -201,7 +314,12 @@ class FakeDriverControl:
             else:
                 d.pop("prepareDelaySeconds", None)
 
-        return self._mutate(node, change)
+        records = (
+            self._record(node, None, "prepareDelay")
+            if seconds
+            else self._forget(node, None, "prepareDelay")
+        )
+        return self._mutate(node, change, records)
 
     # -- misbehaviours and reset -----------------------------------------------
 
@@ -224,7 +342,12 @@ class FakeDriverControl:
     def clear(self, node: str | None = None) -> str:
         """Remove every fault of one node (or of all nodes, including ``*``)."""
         if node is not None:
-            return self._mutate(node, lambda d: d.clear())
+
+            def forget_node(records: Records) -> None:
+                for key in [k for k in records if parse_fault_key(k)[0] == node]:
+                    del records[key]
+
+            return self._mutate(node, lambda d: d.clear(), forget_node)
         for _ in range(10):
             try:
                 cm = self.core.read_namespaced_config_map(self.configmap, self.namespace)
@@ -239,7 +362,11 @@ class FakeDriverControl:
                     "name": self.configmap,
                     "namespace": self.namespace,
                     "resourceVersion": cm.metadata.resource_version,
-                    "labels": {"app.kubernetes.io/name": "fake-dra-kubelet-plugin"},
+                    "labels": dict(CONTROL_LABELS),
+                    # Every fault is gone, and so is every record of who injected one.
+                    "annotations": {
+                        k: v for k, v in _annotations(cm).items() if k != FAULT_RUNS_ANNOTATION
+                    },
                 },
                 "data": {},
             }
@@ -254,6 +381,40 @@ class FakeDriverControl:
             self.last_resource_version = str(result.metadata.resource_version)
             return self.last_resource_version
         raise RuntimeError(f"could not clear ConfigMap {self.namespace}/{self.configmap}")
+
+    # -- faults of a run ------------------------------------------------------------
+
+    def fault_runs(self) -> set[str]:
+        """The runs that have recorded faults in effect."""
+        return set(self.read_records().values())
+
+    def sweep(self, run_id: str) -> list[str]:
+        """Undo every fault recorded for `run_id` (e.g. of a killed run); what was undone."""
+        undone = []
+        for key, run in sorted(self.read_records().items()):
+            if run != run_id:
+                continue
+            node, device, what = parse_fault_key(key)
+            self._undo(node, device, what)
+            undone.append(f"{what} on {node}" + (f"/{device}" if device else ""))
+        return undone
+
+    def _undo(self, node: str, device: str | None, what: str) -> None:
+        if what == "failPrepare":
+            self.clear_fail_prepare(node, device)
+        elif what == "prepareDelay":
+            self.delay_prepare(node, 0)
+        elif device is None:  # a device fault without a device: a malformed record
+            self._mutate(node, lambda d: None, self._forget(node, device, what))
+        elif what == "health":
+            self.set_healthy(node, device)
+        elif what == "withdrawn":
+            self.restore(node, device)
+        elif what.startswith("taint:"):
+            _, key, effect = what.split(":", 2)
+            self.remove_taint(node, device, key, effect=effect or None)
+        else:
+            self._mutate(node, lambda d: None, self._forget(node, device, what))
 
     # -- read back -------------------------------------------------------------
 

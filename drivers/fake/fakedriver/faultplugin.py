@@ -7,6 +7,9 @@ Every fault kind, through the driver's control channel (fakedriver.faultcontrol)
 injection waits until the driver on that node reports it applied the change, so a scenario
 acts on a fault that is in effect. Options (faults.<kind>.options): `namespace` of the control
 ConfigMap (default: the profile's readiness.daemonSet namespace, else dra-fake-driver).
+
+Every fault is recorded with the run that injected it (FaultContext.run_id), so `sweep(run_id)`
+undoes what a run left behind when it could not restore it itself (killed, interrupted).
 """
 
 from __future__ import annotations
@@ -101,6 +104,12 @@ class FakeDriverInjector(InjectorBase):
         for node in dict.fromkeys(nodes):
             self._applied(node)
 
+    def sweep(self, run_id: str) -> list[str]:
+        """Undo every fault `run_id` injected through this control channel, by any process of
+        the run; the ConfigMap is the driver's truth, so there is no wait for a driver that may
+        be gone."""
+        return self.control.sweep(run_id)
+
 
 class FakeDriverFaults(FakeDriverInjector):
     """The entry point: made by dra-conformance with the test's FaultContext."""
@@ -110,4 +119,5 @@ class FakeDriverFaults(FakeDriverInjector):
             context.options.get("namespace") or context.driver_namespace or FAKE_DRIVER_NAMESPACE
         )
         core = k8s_client.CoreV1Api(context.api_client)
-        super().__init__(FakeDriverControl(core, namespace=namespace), timeout=context.timeout)
+        control = FakeDriverControl(core, namespace=namespace, run_id=context.run_id)
+        super().__init__(control, timeout=context.timeout)

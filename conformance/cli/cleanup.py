@@ -1,0 +1,157 @@
+"""`dra-conformance cleanup`: remove what a dead run (SIGKILL, a lost CI runner) left on a
+cluster: its namespaces, its labelled DeviceTaintRules, DeviceClasses and PriorityClasses, the
+cordons of nodes it cordoned, and the faults it injected (through the profile's injectors'
+`sweep`, or the bundled fake driver's control channel when no profile is given).
+
+Exit 0 when nothing of those runs is left afterwards, 1 when something could not be removed
+(named), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import ConformanceError
+from conformance.suite_root import bundled
+
+DEFAULT_CLUSTER = "dra-conformance"
+FaultSweeper = Callable[[str], tuple[list[str], list[str]]]
+
+
+def add_cleanup_command(sub: argparse._SubParsersAction) -> None:
+    cleanup = sub.add_parser(
+        "cleanup",
+        help="remove what a dead run left on a cluster (namespaces, labelled objects, "
+        "cordons, injected faults)",
+    )
+    which = cleanup.add_mutually_exclusive_group(required=True)
+    which.add_argument("--run-id", default=None, help="the run whose leftovers to remove")
+    which.add_argument(
+        "--all", action="store_true", help="every run with leftovers and no live process"
+    )
+    cleanup.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster name")
+    cleanup.add_argument("--kubeconfig", default=None, help="an existing cluster instead of kind")
+    cleanup.add_argument("--context", default=None, help="kubeconfig context (with --kubeconfig)")
+    cleanup.add_argument(
+        "--profile",
+        default=None,
+        type=bundled,
+        metavar="FILE",
+        help="undo faults through this profile's injectors (default: the fake driver's "
+        "control channel, if the cluster has one)",
+    )
+    cleanup.add_argument(
+        "--timeout", type=float, default=180.0, help="seconds to wait for namespaces to go"
+    )
+    cleanup.set_defaults(func=_cleanup)
+
+
+def _lease_book(args: argparse.Namespace) -> Path:
+    """The cluster's lease book, where live runs are registered (as `run` names it)."""
+    from conformance.run.lease import cluster_lease_dir
+
+    if args.kubeconfig:
+        return cluster_lease_dir(args.context or "existing", args.context)
+    return cluster_lease_dir(args.name, None)
+
+
+def _fault_sweeper(args: argparse.Namespace, k8s: Any, served: dict) -> tuple[Any, FaultSweeper]:
+    """(fault records reader or None, sweeper): the profile's injectors, else the fake driver."""
+    if args.profile:
+        from conformance.cli.driver_commands import _load
+        from conformance.faults.registry import fault_sweeper
+
+        profile = _load(args.profile)
+        version = next(
+            (v for v in ("v1", "v1beta2", "v1alpha3") if f"resource.k8s.io/{v}" in served), None
+        )
+        sweeper = fault_sweeper(
+            profile,
+            k8s.api_client,
+            kubeconfig=args.kubeconfig,
+            kube_context=args.context,
+            taint_rule_version=version,
+        )
+        return _fake_control(k8s), sweeper
+    control = _fake_control(k8s)
+    if control is None:
+        return None, lambda run_id: ([], [])
+    return control, lambda run_id: (control.sweep(run_id), [])
+
+
+def _fake_control(k8s: Any) -> Any:
+    """The bundled fake driver's control channel, or None when it is not installed here."""
+    try:
+        from fakedriver.faultcontrol import FakeDriverControl
+    except ImportError:
+        return None
+    return FakeDriverControl(k8s.core)
+
+
+def _fault_counts(control: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for run in (control.read_records() if control is not None else {}).values():
+        counts[run] = counts.get(run, 0) + 1
+    return counts
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    from conformance.cli.driver_commands import _target
+    from conformance.install import installer
+    from conformance.kube.cleanup import sweep_run
+    from conformance.kube.leftovers import find_leftovers
+    from conformance.model.naming import is_label_value
+    from conformance.run.context import read_served_resources
+    from conformance.run.live_runs import forget_dead_runs, live_run_ids
+
+    if args.run_id is not None and not is_label_value(args.run_id):
+        raise ConformanceError(
+            f"--run-id {args.run_id!r} is not a run id (a Kubernetes label value)",
+            "pass the id a run printed in its header (dra-conformance: run ID on ...)",
+        )
+    kubeconfig, context, _ = _target(args)
+    k8s = installer.ensure_reachable(kubeconfig, context)
+    served = read_served_resources(k8s)
+    control, sweeper = _fault_sweeper(args, k8s, served)
+    book = _lease_book(args)
+    live = live_run_ids(book)
+    if args.run_id is not None and args.run_id in live:
+        raise ConformanceError(
+            f"run {args.run_id} is still running (registered in {book / 'runs'})",
+            "stop it first; a live run removes its own objects when it ends",
+        )
+    found = find_leftovers(k8s, api_versions=list(served), fault_counts=_fault_counts(control))
+    if args.run_id is not None:
+        runs = [args.run_id]
+    else:
+        runs = sorted(r for r in found if r not in live)
+        for run in sorted(r for r in found if r in live):
+            print(f"run {run}: still running, left alone")
+    problems: list[str] = []
+    for run in runs:
+        result = sweep_run(
+            k8s, run, None, timeout=args.timeout, api_versions=list(served), fault_sweeper=sweeper
+        )
+        counts = result.counts()
+        removed = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
+        print(f"run {run}: removed {removed}")
+        problems += [f"run {run}: {left}" for left in result.leftovers]
+    after = find_leftovers(
+        k8s,
+        api_versions=list(served),
+        fault_counts=_fault_counts(control),
+        include_terminating=True,
+    )
+    for run in runs:
+        left = after.get(run)
+        if left is not None and left.names():
+            problems.append(f"run {run}: still present: " + ", ".join(left.names()))
+    if not runs:
+        print("no leftovers of dead runs")
+    forget_dead_runs(book, set(runs))
+    for problem in dict.fromkeys(problems):
+        print(f"dra-conformance: could not remove: {problem}")
+    return 1 if problems else 0
