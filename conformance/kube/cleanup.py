@@ -241,7 +241,9 @@ def labelled_cluster_objects(
         for item in items:
             run = (item.metadata.labels or {}).get(RUN_LABEL, "")
             found.setdefault((kind, item.metadata.name), (api_version, run))
-    return [(kind, version, name, run) for (kind, name), (version, run) in sorted(found.items())]
+    order = [kind for kind, _ in CLUSTER_SCOPED_KINDS]  # rules before the classes they name
+    ranked = sorted(found.items(), key=lambda item: (order.index(item[0][0]), item[0][1]))
+    return [(kind, version, name, run) for (kind, name), (version, run) in ranked]
 
 
 def sweep_run(

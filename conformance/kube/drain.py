@@ -2,8 +2,9 @@
 
 - `cordon` sets spec.unschedulable and labels the node `CORDONED_BY_LABEL=<run id>`; the label is
   the registry the end-of-run sweep (cleanup.sweep_run) uncordons from, so a node stays cordoned
-  no longer than the run even when a worker is killed. A node that was already cordoned before
-  the test is neither labelled nor uncordoned by us.
+  no longer than the run even when a worker is killed. The annotation `CORDONED_BY_PID_ANNOTATION`
+  names the process, so an interrupted worker uncordons its own nodes at once. A node that was
+  already cordoned before the test is neither labelled nor uncordoned by us.
 - `drain` cordons, then evicts every pod on the node except mirror pods and DaemonSet pods
   (kubectl's --ignore-daemonsets: a DaemonSet pod tolerates the unschedulable taint and would
   come straight back, and a DRA driver's kubelet plugin has to stay until its consumers are

@@ -178,7 +178,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config.stash[CONTEXT_KEY] = context
     _publish_facts(config, context)
     _install_sigterm_handler(state)
-    config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
+    note = config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if note and reporter is not None and config.get_verbosity() < 0:
+        reporter.write_line(note)  # -q (as `dra-conformance run` calls pytest) shows no header
 
 
 LEFTOVERS_KEY = pytest.StashKey[str]()  # the header's line on leftovers of dead runs
