@@ -30,6 +30,7 @@ SUITES = (
     "node_drain",
     "no_preemption",
     "extended_resource",
+    "node_restart",
 )
 LEVELS = ("MUST", "SHOULD", "MAY")
 

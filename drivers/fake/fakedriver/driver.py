@@ -54,6 +54,8 @@ from fakedriver.status import StatusReporter, StatusSink
 
 log = logging.getLogger(__name__)
 
+REREGISTRATION_REPUBLISH_DELAY = 5.0  # seconds; see on_registration_status
+
 
 @dataclass
 class DriverOptions:
@@ -142,6 +144,7 @@ class FakeDriver:
         )
         self.publisher = SlicePublisher(slices, self.driver, self.node, owner)
         self.registered = False
+        self.registered_once = False  # by any kubelet since this process started
         self.registration_error = ""
         self.published = False
         self.last_plan: PoolPlan | None = None
@@ -223,8 +226,26 @@ class FakeDriver:
 
     def on_registration_status(self, registered: bool, error: str) -> None:
         self.registered, self.registration_error = registered, error
+        self.registered_once = self.registered_once or registered
         self._write_ready()
         self.status.mark_dirty()
+        if registered and not self.stopping.is_set():
+            # A kubelet that (re)starts deletes every ResourceSlice of its node (v1.37
+            # DRAPluginManager.wipeResourceSlices), racing with this registration: publish
+            # again now and once more a little later, not only at the next resync.
+            threading.Thread(target=self._republish_after_registration, daemon=True).start()
+
+    def _republish_after_registration(self) -> None:
+        self.republish()
+        if not self.stopping.wait(REREGISTRATION_REPUBLISH_DELAY):
+            self.republish()
+
+    def _refuse_registration(self) -> str:
+        """Misbehaviour `register-once`: a plugin that treats registration as a one-time event
+        (its registration server stays, but cannot answer again)."""
+        if self.registered_once and self.faults.misbehaving("register-once"):
+            return "misbehaviour register-once: this plugin was registered already"
+        return ""
 
     def _sync_registration(self) -> None:
         """Serve the registration socket unless misbehaviour `unregistered` is on: then the
@@ -249,6 +270,7 @@ class FakeDriver:
             str(opts.dra_socket),
             opts.supported_versions(),
             self.on_registration_status,
+            self._refuse_registration,
         )
         return UnixSocketServer(
             "registration",

@@ -40,7 +40,9 @@ class RegistrationService(pluginregistration_v1_pb2_grpc.RegistrationServicer):
         endpoint: str,
         supported_versions: Sequence[str],
         on_status: Callable[[bool, str], None],
+        refuse: Callable[[], str] = lambda: "",
     ) -> None:
+        self._refuse = refuse  # a reason to fail GetInfo (a misbehaviour), "" to answer
         self._info = pluginregistration_v1_pb2.PluginInfo(
             type=PLUGIN_TYPE,
             name=driver,
@@ -50,6 +52,9 @@ class RegistrationService(pluginregistration_v1_pb2_grpc.RegistrationServicer):
         self._on_status = on_status
 
     def GetInfo(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        if reason := self._refuse():
+            log.warning("kubelet GetInfo refused: %s", reason)
+            context.abort(grpc.StatusCode.UNAVAILABLE, reason)
         log.info(
             "kubelet GetInfo: endpoint %s, versions %s",
             self._info.endpoint,

@@ -55,6 +55,7 @@ SPEC_LEVELS = {
     "DRA-EXT-004": "MUST",
     "DRA-EXT-005": "MAY",
     "DRA-EXT-006": "MAY",
+    "DRA-KUBELET-001": "MUST",
 }
 SUITE_OF_PREFIX = {
     "CORE": "core",
@@ -64,6 +65,8 @@ SUITE_OF_PREFIX = {
     "DRAIN": "node_drain",
     "PREEMPT": "no_preemption",
     "EXT": "extended_resource",
+    "KUBELET": "node_restart",
+    "REBOOT": "node_restart",
 }
 # "MUST when the profile names an extended resource"
 CONDITIONAL_MUST = {
@@ -72,7 +75,7 @@ CONDITIONAL_MUST = {
     "DRA-EXT-004": "extended-resource",
 }
 # cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
-DISRUPTIVE_PREFIXES = ("DRA-DRAIN-", "DRA-PREEMPT-", "DRA-LOSS-")
+DISRUPTIVE_PREFIXES = ("DRA-DRAIN-", "DRA-PREEMPT-", "DRA-LOSS-", "DRA-KUBELET-", "DRA-REBOOT-")
 # Checked against k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go
 KNOWN_GATES_V1_37_2 = {
     "DRAAdminAccess",

@@ -1,0 +1,92 @@
+"""DRA-KUBELET-001: a kubelet restart alone leaves running pods alone, and the driver's plugin
+registers again with the restarted kubelet, so new claims on the node are prepared.
+
+A restarting kubelet deletes every ResourceSlice of its node (v1.37.2
+pkg/kubelet/cm/dra/plugin/dra_plugin_manager.go, wipeResourceSlices at start), so the driver
+must publish them again; the kubelet prepares claims only through a registered plugin, so a pod
+with a new claim running on the node proves the re-registration."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from conformance.kube import slices, state, waits
+from conformance.report import record_metric
+from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
+
+
+def _container_ids(pod: Mapping[str, Any] | None) -> dict[str, str]:
+    return {
+        c["name"]: c.get("containerID") or ""
+        for c in (pod or {}).get("status", {}).get("containerStatuses") or ()
+    }
+
+
+def _slice_uids(k8s, driver: str, node: str) -> set[str]:
+    return {
+        s["metadata"]["uid"]
+        for s in slices.slices_of_node(k8s, node)
+        if s["spec"].get("driver") == driver
+    }
+
+
+@pytest.mark.dra_requirement("DRA-KUBELET-001")
+@pytest.mark.dra_node_exclusive(at_least=2)  # restarts the node's kubelet; two claims there
+def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
+    request, dra_context, k8s, workload, node_restarts, device_lease
+):
+    driver = dra_context.profile.driver
+    node = device_lease.node
+    node_restarts.container(node)  # not run on a cluster whose kubelet cannot be restarted
+    workload.claim("survivor")
+    pod = workload.run("survivor", ["survivor"], node=node)
+    [held] = workload.results("survivor")
+    baseline = PodBaseline.of(pod)
+    containers = _container_ids(pod)
+    before = slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node))
+    assert before.devices, f"{driver} publishes no devices for node {node}"
+    old_slices = _slice_uids(k8s, driver, node)
+
+    started = time.monotonic()
+    node_restarts.restart_kubelet(node)
+    # The restarted kubelet deleted the old slices; the same devices must come back in new ones.
+    waits.wait_until(
+        lambda: (
+            _slice_uids(k8s, driver, node),
+            slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node)),
+        ),
+        lambda now: not (now[0] & old_slices) and not before.differences(now[1]),
+        describe=f"{driver} to publish the same devices for {node} again in new ResourceSlices "
+        "after the restarted kubelet deleted the node's slices",
+        timeout=dra_context.timeout("slicesPublished"),
+        show=lambda now: {
+            "slices left from before the restart": sorted(now[0] & old_slices),
+            "device differences": before.differences(now[1]),
+        },
+    )
+    record_metric(request, "kubelet_restart_to_slices", time.monotonic() - started, node=node)
+
+    # Only a plugin registered with the new kubelet can prepare this claim.
+    workload.claim("newcomer")
+    workload.run("newcomer", ["newcomer"], node=node)
+    record_metric(request, "kubelet_restart_to_new_pod", time.monotonic() - started, node=node)
+    [got] = workload.results("newcomer")
+    assert got.driver == driver
+    published = {d.id for d in slices.current_devices(k8s, driver, node)}
+    assert got.device_id in published, f"newcomer got {got.device_id}, not a device of {node}"
+    workload.assert_sees_exactly("newcomer", [got])
+
+    # The pod that ran through the restart: same containers, same claim, same device.
+    assert_undisturbed(k8s, [baseline])
+    now = _container_ids(workload.read_pod("survivor"))
+    assert now == containers, (
+        f"pod survivor's containers were replaced by the kubelet restart: {containers} -> {now}"
+    )
+    claim = workload.read_claim("survivor")
+    assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]
+    assert [r.uid for r in state.reserved_for(claim)] == [baseline.uid]
+    workload.assert_sees_exactly("survivor", [held])

@@ -1,0 +1,58 @@
+"""Broken-driver checks for the MUST requirements of the node_restart suite (see
+test_broken_device_loss.py for how they run).
+
+`register-once`: the plugin answers the kubelet's GetInfo only until it was registered once,
+so nothing changes until the kubelet restarts; the restarted kubelet can then never register
+it, and the new claim on the node is never prepared ("DRA driver ... is not registered").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+
+from conformance.kube import nodes
+from conformance.kube.client import K8sClients
+from conformance.kube.daemonsets import wait_driver_ready
+from conformance.kube.readiness import selected_nodes
+from conformance.model.profile import Profile
+from conformance.run.lease import cluster_lease_dir
+from conformance.run.node_marks import wait_until_kubelet_restart_allowed
+
+pytestmark = pytest.mark.e2e
+
+# DRA-EXT-006's mark may still be on a node of this cluster (5 min and slack).
+LONGEST_MARK_SECONDS = 360.0
+
+
+@pytest.fixture
+def run_then_reregister(
+    run_scenario_against_broken_driver: Callable[..., Any],
+    fake_driver: Profile,
+    kind_cluster: Any,
+    k8s: K8sClients,
+) -> Iterator[Callable[..., Any]]:
+    """`run_scenario_against_broken_driver`, and afterwards (still under its exclusive lease):
+    `register-once` off, every driver node's kubelet restarted so it registers the plugin at
+    once (a kubelet that gave up retries only after its back-off, up to about 2 minutes), and
+    the driver ready again."""
+    yield run_scenario_against_broken_driver
+    control = FakeDriverControl(k8s.core)
+    control.set_misbehaviour("register-once", False, ALL_NODES)
+    for node in selected_nodes(k8s, fake_driver):
+        control.wait_applied(node, timeout=60)
+        wait_until_kubelet_restart_allowed(
+            cluster_lease_dir(kind_cluster.name), node, timeout=LONGEST_MARK_SECONDS
+        )
+        nodes.restart_kubelet(node)  # a kind node's container has the node's name
+    wait_driver_ready(k8s, fake_driver, timeout=300)
+
+
+def test_kubelet_001_fails_when_the_plugin_does_not_register_with_a_restarted_kubelet(
+    run_then_reregister,
+):
+    result = run_then_reregister("DRA-KUBELET-001", ["register-once"])
+    result.assert_requirement_failed("is not registered")
