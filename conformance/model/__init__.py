@@ -11,6 +11,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |
 | `opaque_config`  | the profile's `opaqueConfig` (DRA-ALLOC-014)                            |
+| `node_commands`  | the profile's `nodeCommands` (kubelet restart on an existing cluster)  |
 | `cel`            | CEL references and a tiny evaluator for device selectors               |
 | `devices`        | published devices (from ResourceSlices) and which kinds can use them   |
 | `node_selection` | does a Node match a NodeSelector                                       |

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from conformance import suite_root
 from conformance.faults.spec import FaultsConfig
 from conformance.model.frozen import FrozenMap
+from conformance.model.node_commands import NodeCommands
 from conformance.model.opaque_config import OpaqueConfig
 from conformance.model.schema import (
     DocumentError,
@@ -174,6 +175,8 @@ class Profile:
     faults: FaultsConfig  # how each fault kind is injected (conformance.faults.spec)
     timeouts: Timeouts
     opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.model.opaque_config)
+    # How to restart a node's kubelet on an existing cluster (conformance.model.node_commands)
+    node_commands: NodeCommands = field(default_factory=NodeCommands)
 
     @property
     def default_class(self) -> str:

@@ -12,6 +12,7 @@ from conformance.faults.spec import FaultsConfig, parse_faults
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.model.cel import attribute_name_problem, resolve_name
 from conformance.model.frozen import FrozenMap
+from conformance.model.node_commands import parse_node_commands
 from conformance.model.opaque_config import parse_opaque_config
 from conformance.model.profile import (
     API_VERSION,
@@ -59,6 +60,7 @@ _TOP_KEYS = (
     "faults",
     "timeouts",
     "opaqueConfig",
+    "nodeCommands",
 )
 _REQUIRED_TOP = ("apiVersion", "kind", "driver", "deviceClasses", "install", "verification")
 
@@ -110,6 +112,7 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
     capabilities = builder.capabilities(document.get("capabilities"))
     extended = builder.extended_resource(document.get("extendedResource"))
     faults = builder.faults(document.get("faults"))
+    node_commands = parse_node_commands(p, document.get("nodeCommands"))
     timeouts = builder.timeouts(document.get("timeouts"))
     opaque = (
         parse_opaque_config(p, document["opaqueConfig"]) if "opaqueConfig" in document else None
@@ -155,6 +158,7 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
         faults=faults,
         timeouts=timeouts,
         opaque_config=opaque,
+        node_commands=node_commands,
     )
 
 

@@ -1,10 +1,10 @@
 """Fixtures of the node-restart suite: restart a node's kubelet (and, on kind, the node),
 honouring the node's "no kubelet restart before T" mark (conformance/run/node_marks.py).
 
-A kubelet restart is `systemctl restart kubelet` in the kind node container; on any other
-cluster the requirement is not run. Every test leases its node whole
-(`@pytest.mark.dra_node_exclusive`): the broker hands out nodes with a mark last, and the
-restart waits for a mark that is still on the leased node.
+A kubelet restart is the profile's `nodeCommands.restartKubelet` if it names one, else
+`systemctl restart kubelet` in the kind node container; without either it is not run.
+Every test leases its node whole (`@pytest.mark.dra_node_exclusive`): the broker hands out
+nodes with a mark last, and the restart waits for a mark that is still on the leased node.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conformance.kube import nodes
+from conformance.kube import kubelet, nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.model.outcome import not_run
@@ -36,17 +36,20 @@ class NodeRestarts:
         self.lease = lease
         self.restarted: list[str] = []
 
-    def container(self, node: str) -> str:
-        """The kind node container of `node`, or not run: nothing else can restart a kubelet."""
+    def check_possible(self, node: str) -> None:
+        """Not run unless the kubelet of `node` can be restarted: by the profile's
+        `nodeCommands.restartKubelet`, or in the node container of a kind cluster."""
+        if self.context.profile.node_commands.restart_kubelet:
+            return
         cluster = self.context.cluster
-        container = cluster.node_containers.get(node)
-        if cluster.provider != "kind" or not container:
+        if cluster.provider != "kind" or not cluster.node_containers.get(node):
             not_run(
-                f"the kubelet of node {node} cannot be restarted: the suite restarts it with "
-                f"systemctl in a kind node container, and this is a {cluster.provider} cluster",
-                "run this requirement on a kind cluster created by dra-conformance",
+                f"the kubelet of node {node} cannot be restarted: the profile names no "
+                f"nodeCommands.restartKubelet, and this {cluster.provider} cluster has no "
+                "kind node container to restart it in",
+                "set nodeCommands.restartKubelet in the profile (docs/profile.md), or run on "
+                "a kind cluster created by dra-conformance",
             )
-        return container
 
     def wait_restart_allowed(self, node: str) -> None:
         """Wait out the node's "no kubelet restart" mark, or not run if it lasts too long."""
@@ -61,11 +64,21 @@ class NodeRestarts:
                 not_run(str(exc), "run this requirement again once the mark has expired")
 
     def restart_kubelet(self, node: str) -> None:
-        container = self.container(node)
+        self.check_possible(node)
         self.wait_restart_allowed(node)
+        commands = self.context.profile.node_commands
+        cluster = self.context.cluster
+        if commands.restart_kubelet:
+            argv = commands.expand(commands.restart_kubelet, node, cluster.kubeconfig)
+            with step(f"restart the kubelet of node {node}: {' '.join(argv)}"):
+                self.restarted.append(node)
+                kubelet.restart_kubelet_by_command(
+                    argv, node, cluster.kubeconfig, commands.timeout * self.context.timeout_scale
+                )
+            return
         with step(f"restart the kubelet of node {node} (systemctl restart kubelet)"):
             self.restarted.append(node)
-            nodes.restart_kubelet(container)
+            nodes.restart_kubelet(cluster.node_containers[node])
 
     def wait_driver_ready(self) -> None:
         wait_driver_ready(

@@ -41,7 +41,7 @@ def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
 ):
     driver = dra_context.profile.driver
     node = device_lease.node
-    node_restarts.container(node)  # not run on a cluster whose kubelet cannot be restarted
+    node_restarts.check_possible(node)  # not run where no kubelet can be restarted
     workload.claim("survivor")
     pod = workload.run("survivor", ["survivor"], node=node)
     [held] = workload.results("survivor")

@@ -1,0 +1,78 @@
+"""The profile's `nodeCommands`: how the suite restarts a node's kubelet on a cluster it did
+not create (on its own kind clusters it runs `systemctl restart kubelet` in the node
+container). Each command is an argv run on the harness host with {node} and {kubeconfig}
+filled in (also exported as DRA_NODE and DRA_KUBECONFIG); it must return once the restart
+is done."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.model.schema import Problems, join, parse_duration
+
+PLACEHOLDERS = ("node", "kubeconfig")
+ENV_NAMES = {"node": "DRA_NODE", "kubeconfig": "DRA_KUBECONFIG"}
+_KEYS = ("restartKubelet", "timeout")
+DEFAULT_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class NodeCommands:
+    restart_kubelet: tuple[str, ...] = ()  # empty: not given
+    timeout: float = DEFAULT_TIMEOUT
+
+    def expand(self, argv: tuple[str, ...], node: str, kubeconfig: str) -> list[str]:
+        values = {"node": node, "kubeconfig": kubeconfig}
+        return [item.format_map(values) for item in argv]
+
+
+def parse_node_commands(p: Problems, value: Any) -> NodeCommands:
+    if value is None:
+        return NodeCommands()
+    section = p.mapping("nodeCommands", value, _KEYS)
+    if section is None:
+        return NodeCommands()
+    argv = _argv(p, join("nodeCommands", "restartKubelet"), section.get("restartKubelet"))
+    timeout = DEFAULT_TIMEOUT
+    if "timeout" in section:
+        seconds = parse_duration(section["timeout"])
+        if seconds is None or seconds <= 0:
+            p.wrong(
+                "nodeCommands.timeout",
+                "a positive duration in seconds (120) or with units (120s, 2m)",
+                section["timeout"],
+            )
+        else:
+            timeout = seconds
+    return NodeCommands(argv, timeout)
+
+
+def _argv(p: Problems, path: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        p.wrong(path, "a non-empty list of strings (an argv, not a shell line)", value)
+        return ()
+    out: list[str] = []
+    for i, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            p.wrong(join(path, i), "a string", item)
+            continue
+        text = str(item)
+        try:
+            names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+        except ValueError as exc:
+            p.add(join(path, i), f"not a valid template ({exc}); write {{{{ and }}}} for braces")
+            continue
+        unknown = [n for n in names if n not in PLACEHOLDERS]
+        if unknown:
+            p.add(
+                join(path, i),
+                f"unknown placeholder {{{unknown[0]}}}; placeholders are {{node}}, "
+                "{kubeconfig} (write {{ and }} for literal braces)",
+            )
+            continue
+        out.append(text)
+    return tuple(out)

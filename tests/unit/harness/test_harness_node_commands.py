@@ -1,0 +1,81 @@
+"""The profile's `nodeCommands` (docs/profile.md): parsed into argv templates, every bad
+field a one-line error naming it; and the runner's one-line errors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.kube.kubelet import restart_kubelet_by_command
+from conformance.model.node_commands import NodeCommands
+from conformance.model.profile import ProfileError
+from conformance.model.profile_parse import load_profile
+
+GOOD: dict[str, Any] = {
+    "apiVersion": "dra-conformance.io/v1alpha1",
+    "kind": "DriverProfile",
+    "driver": "gpu.example.com",
+    "deviceClasses": {"default": "gpu.example.com"},
+    "install": {"method": "preinstalled"},
+    "verification": {"method": "env", "nameRegex": "^GPU_", "value": "device"},
+}
+
+
+def load(tmp_path: Path, node_commands: Any) -> Any:
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump({**GOOD, "nodeCommands": node_commands}))
+    return load_profile(path)
+
+
+def test_default_is_no_command(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump(GOOD))
+    assert load_profile(path).node_commands == NodeCommands()
+
+
+def test_restart_kubelet_argv_and_timeout(tmp_path: Path) -> None:
+    profile = load(
+        tmp_path,
+        {"restartKubelet": ["ssh", "{node}", "systemctl", "restart", "kubelet"], "timeout": "2m"},
+    )
+    commands = profile.node_commands
+    assert commands.timeout == 120.0
+    assert commands.expand(commands.restart_kubelet, "w1", "/k") == [
+        "ssh",
+        "w1",
+        "systemctl",
+        "restart",
+        "kubelet",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"restartKubelet": "ssh node"}, "nodeCommands.restartKubelet: expected a non-empty list"),
+        ({"restartKubelet": ["x", "{device}"]}, "unknown placeholder {device}"),
+        ({"restartKubelet": ["x"], "timeout": "soon"}, "nodeCommands.timeout: expected a positive"),
+        ({"restartKubelt": ["x"]}, "nodeCommands.restartKubelt: unknown field"),
+    ],
+)
+def test_bad_node_commands(tmp_path: Path, value: Any, message: str) -> None:
+    with pytest.raises(ProfileError) as err:
+        load(tmp_path, value)
+    assert message in str(err.value)
+
+
+def test_runner_passes_node_in_environment_and_names_a_failing_command(tmp_path: Path) -> None:
+    out = tmp_path / "node"
+    script = f"import os; open({str(out)!r}, 'w').write(os.environ['DRA_NODE'])"
+    restart_kubelet_by_command([sys.executable, "-c", script], "w1", "/k", timeout=30)
+    assert out.read_text() == "w1"
+    fail = [sys.executable, "-c", "import sys; sys.exit('no route to w1')"]
+    with pytest.raises(RuntimeError) as err:
+        restart_kubelet_by_command(fail, "w1", "/k", timeout=30)
+    assert "exited 1: no route to w1" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(RuntimeError, match="no executable 'no-such-tool-here'"):
+        restart_kubelet_by_command(["no-such-tool-here"], "w1", "/k", timeout=30)
