@@ -81,16 +81,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def _fault_sweeper(context: RunContext, k8s: K8sClients) -> Any:
     """Every configured injector's sweep of this run's faults (FaultInjector.sweep)."""
-    from conformance.faults.registry import fault_sweeper
 
-    version = context.device_taint_rule_api_version()
-    return fault_sweeper(
-        context.profile,
-        k8s.api_client,
-        kubeconfig=context.cluster.kubeconfig,
-        kube_context=context.cluster.context,
-        taint_rule_version=version.split("/", 1)[1] if version else None,
-    )
+    def sweep(run_id: str) -> tuple[list[str], list[str]]:
+        from conformance.faults.registry import sweep_faults
+
+        version = context.device_taint_rule_api_version()
+        result = sweep_faults(
+            context.profile,
+            run_id,
+            k8s.api_client,
+            kubeconfig=context.cluster.kubeconfig,
+            kube_context=context.cluster.context,
+            taint_rule_version=version.split("/", 1)[1] if version else None,
+        )
+        return result.removed, result.errors
+
+    return sweep
 
 
 def _unregister_run(config: pytest.Config, context: RunContext) -> None:

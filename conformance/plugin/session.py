@@ -200,10 +200,13 @@ def _register_and_find_leftovers(config: pytest.Config, context: RunContext) -> 
         k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
         leftovers = find_leftovers(k8s, api_versions=list(context.served_resources))
         return dead_runs_note(leftovers, live_run_ids(book), context.run_id)
-    except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a header note never stops a run
         status = getattr(exc, "status", None)
         detail = f"HTTP {status} {getattr(exc, 'reason', '')}" if status else str(exc)
-        return f"dra-conformance: could not look for leftovers of earlier runs: {detail}"
+        return (
+            "dra-conformance: could not look for leftovers of earlier runs: "
+            f"{type(exc).__name__}: {detail.splitlines()[0] if detail else ''}"
+        )
 
 
 def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:

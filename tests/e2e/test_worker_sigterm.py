@@ -1,0 +1,76 @@
+"""SIGTERM of one xdist worker mid-test (an OOM killer's polite first step, a CI runner
+reaping children): the worker takes the Ctrl-C path, so it uncordons the node its test
+cordoned and deletes its namespace right away, while the rest of the run goes on; the run still
+ends with nothing of it left on the cluster, and its verdict is not CONFORMANT."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from leftovers_check import NotYet, left_of, poll, run_cmd
+
+from conformance.cluster import kind
+from conformance.kube.client import K8sClients
+from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
+from conformance.model.naming import CORDONED_BY_LABEL
+from conformance.model.profile import SUITE_ROOT, Profile
+
+
+def test_sigterm_of_a_worker_undoes_its_test(
+    kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
+) -> None:
+    run_id = f"sigterm-{secrets.token_hex(4)}"
+    report_dir = tmp_path / "report"
+    run = subprocess.Popen(
+        run_cmd(
+            kind_cluster.name, run_id, report_dir, "-n", "2", "--dra-requirement", "DRA-DRAIN-001"
+        ),
+        cwd=SUITE_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+
+        def cordoning_worker() -> int:
+            if run.poll() is not None:
+                pytest.fail(f"the run ended (exit {run.returncode}) before it cordoned")
+            nodes = k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items
+            if not nodes:
+                raise NotYet("no node cordoned by the run yet")
+            return int(nodes[0].metadata.annotations[CORDONED_BY_PID_ANNOTATION])
+
+        worker = poll(cordoning_worker, timeout=240, interval=0.5)
+        assert worker != run.pid, "the cordon must be the worker's, not the controller's"
+        os.kill(worker, signal.SIGTERM)
+
+        def worker_undid_its_test() -> dict[str, list[str]]:
+            left = left_of(k8s, run_id)
+            live = [
+                n.metadata.name
+                for n in k8s.core.list_namespace(
+                    label_selector=f"dra-conformance.io/run={run_id}"
+                ).items
+                if n.metadata.deletion_timestamp is None
+            ]
+            if left["cordons"] or live:
+                raise NotYet(f"still cordoned or namespaces not being deleted: {left}")
+            return left
+
+        poll(worker_undid_its_test, timeout=60, interval=0.5)
+        output, _ = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait(timeout=30)
+    assert not any(left_of(k8s, run_id).values()), (left_of(k8s, run_id), output[-3000:])
+    summary = report_dir / "summary.json"
+    assert summary.is_file(), output[-3000:]
+    assert json.loads(summary.read_text())["verdict"] != "CONFORMANT", output[-3000:]
