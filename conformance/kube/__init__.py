@@ -17,6 +17,7 @@
 | `nodes`          | delete a Node object and bring the node back (kind)                     |
 | `kubelet`        | what a node's kubelet says about DRA (node proxy)                       |
 | `podexec`        | exec in a container, restart a container                                |
-| `cleanup`        | test namespaces and the end-of-run sweep                                |
+| `cleanup`        | test namespaces, the end-of-run sweep, `dra-conformance cleanup`        |
+| `leftovers`      | what dead runs left on the cluster (by run label)                       |
 | `diagnostics`    | what a failed test leaves for a person to read                          |
 """
