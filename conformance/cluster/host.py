@@ -9,9 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+
+import tenacity
 
 from conformance.errors import HostError
 from conformance.progress import Progress
@@ -170,11 +172,8 @@ def _start_dockerd(progress: Progress, log_path: Path) -> None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(log_path, "ab")  # noqa: SIM115 - handed to the daemon for its lifetime
         subprocess.Popen([dockerd], stdout=log, stderr=log, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if docker_running():
-            return
-        time.sleep(1)
+    if _poll(docker_running, seconds=60):
+        return
     tail = log_path.read_text()[-2000:] if log_path.exists() else ""
     raise HostError(
         f"dockerd did not come up within 60 s; last log lines:\n{tail}", f"see {log_path}"
@@ -183,10 +182,21 @@ def _start_dockerd(progress: Progress, log_path: Path) -> None:
 
 def _stop_dockerd() -> None:
     subprocess.run(["pkill", "-x", "dockerd"], check=False)
-    for _ in range(30):
-        if subprocess.run(["pgrep", "-x", "dockerd"], capture_output=True).returncode != 0:
-            return
-        time.sleep(1)
+    _poll(
+        lambda: subprocess.run(["pgrep", "-x", "dockerd"], capture_output=True).returncode != 0,
+        seconds=30,
+    )
+
+
+def _poll(done: Callable[[], bool], *, seconds: float) -> bool:
+    """Whether `done()` became true within `seconds`, asked once a second."""
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_delay(seconds),
+        wait=tenacity.wait_fixed(1),
+        retry=tenacity.retry_if_result(lambda ok: not ok),
+        retry_error_callback=lambda _: False,
+    )
+    return retrying(done)
 
 
 # Every kind node runs a kubelet and containerd that each take inotify instances; with the

@@ -3,11 +3,13 @@ the `kubernetes` service IP, and resource.k8s.io/v1 serves every DRA resource.""
 
 from __future__ import annotations
 
-import time
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 
 from kubernetes import client, config
+
+from conformance.kube.waits import WaitTimeout, wait_until
 
 DRA_RESOURCES = (
     "deviceclasses",
@@ -88,9 +90,9 @@ def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> S
             pod = _probe_pod(f"probe-{node}"[:60], node, workload_image)
             core.create_namespaced_pod(namespace, pod)
             pods[node] = pod["metadata"]["name"]
-        deadline = time.monotonic() + timeout_s
         pending = dict(pods)
-        while pending and time.monotonic() < deadline:
+
+        def poll() -> dict[str, str]:
             for node, name in list(pending.items()):
                 phase = core.read_namespaced_pod(name, namespace).status.phase
                 result.pods_ran_on[node] = phase
@@ -98,7 +100,15 @@ def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> S
                     log = core.read_namespaced_pod_log(name, namespace)
                     result.api_via_service[node] = "API-REACHABLE" in log
                     del pending[node]
-            time.sleep(1)
+            return dict(result.pods_ran_on)
+
+        with contextlib.suppress(WaitTimeout):  # the problems below name each pod's last phase
+            wait_until(
+                poll,
+                lambda _: not pending,
+                describe=f"the probe pods on {', '.join(pods)} to finish",
+                timeout=timeout_s,
+            )
         for node in result.workers:
             if result.pods_ran_on.get(node) != "Succeeded":
                 result.problems.append(
