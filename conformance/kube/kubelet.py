@@ -36,9 +36,11 @@ def kubelet_metrics(k8s: K8sClients, node: str) -> str:
     return k8s.get_raw(f"/api/v1/nodes/{node}/proxy/metrics", accept="text/plain")
 
 
-def restart_kubelet_by_command(argv: list[str], node: str, kubeconfig: str, timeout: float) -> None:
-    """Run the profile's `nodeCommands.restartKubelet` (already expanded) on this host; a
-    failure is one line naming the command."""
+def run_node_command(
+    name: str, argv: list[str], node: str, kubeconfig: str, timeout: float
+) -> None:
+    """Run the profile's `nodeCommands.<name>` (already expanded) on this host; a failure is
+    one line naming the command."""
     shown = " ".join(argv)
     env = {**os.environ, "DRA_NODE": node, "DRA_KUBECONFIG": kubeconfig}
     try:
@@ -46,14 +48,12 @@ def restart_kubelet_by_command(argv: list[str], node: str, kubeconfig: str, time
             argv, env=env, capture_output=True, text=True, timeout=timeout, check=False
         )
     except FileNotFoundError:
-        raise RuntimeError(f"nodeCommands.restartKubelet: no executable {argv[0]!r}") from None
+        raise RuntimeError(f"nodeCommands.{name}: no executable {argv[0]!r}") from None
     except subprocess.TimeoutExpired:
-        raise RuntimeError(
-            f"nodeCommands.restartKubelet `{shown}` timed out after {timeout:g}s"
-        ) from None
+        raise RuntimeError(f"nodeCommands.{name} `{shown}` timed out after {timeout:g}s") from None
     if done.returncode != 0:
         last = [ln.strip() for ln in (done.stderr or "").splitlines() if ln.strip()][-1:]
         raise RuntimeError(
-            f"nodeCommands.restartKubelet `{shown}` exited {done.returncode}"
+            f"nodeCommands.{name} `{shown}` exited {done.returncode}"
             + (f": {last[0][:300]}" if last else "")
         )

@@ -84,6 +84,29 @@ def restart_kubelet(container: str) -> None:
         )
 
 
+def restart_node_container(container: str, *, stop_timeout: int = 10) -> None:
+    """Restart a kind node container: a reboot as far as the node can tell (its processes
+    start anew and /run, a tmpfs, comes back empty). The node must keep its address: the
+    kubelet runs with --node-ip of the old one, so another address is an error here."""
+    from conformance.docker_client import client
+
+    node = client().containers.get(container)
+
+    def addresses() -> dict[str, str]:
+        node.reload()
+        networks = node.attrs["NetworkSettings"]["Networks"]
+        return {name: net.get("IPAddress") or "" for name, net in networks.items()}
+
+    before = addresses()
+    node.restart(timeout=stop_timeout)
+    after = addresses()
+    if after != before:
+        raise RuntimeError(
+            f"kind node container {container} came back with other addresses ({before} -> "
+            f"{after}); its kubelet still uses the old one: recreate the cluster"
+        )
+
+
 def wait_registered(k8s: K8sClients, snapshot: NodeSnapshot, *, timeout: float) -> dict:
     """The Node is back (a new object) and Ready."""
     return wait_until(

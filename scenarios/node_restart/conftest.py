@@ -72,13 +72,55 @@ class NodeRestarts:
             argv = commands.expand(commands.restart_kubelet, node, cluster.kubeconfig)
             with step(f"restart the kubelet of node {node}: {' '.join(argv)}"):
                 self.restarted.append(node)
-                kubelet.restart_kubelet_by_command(
-                    argv, node, cluster.kubeconfig, commands.timeout * self.context.timeout_scale
+                kubelet.run_node_command(
+                    "restartKubelet",
+                    argv,
+                    node,
+                    cluster.kubeconfig,
+                    commands.timeout * self.context.timeout_scale,
                 )
             return
         with step(f"restart the kubelet of node {node} (systemctl restart kubelet)"):
             self.restarted.append(node)
             nodes.restart_kubelet(cluster.node_containers[node])
+
+    def check_reboot_possible(self, node: str) -> None:
+        """Not run unless `node` can be restarted: by the profile's `nodeCommands.restartNode`,
+        or as the node container of a kind cluster."""
+        if self.context.profile.node_commands.restart_node:
+            return
+        cluster = self.context.cluster
+        if cluster.provider != "kind" or not cluster.node_containers.get(node):
+            not_run(
+                f"node {node} cannot be restarted: the profile names no "
+                f"nodeCommands.restartNode, and this {cluster.provider} cluster has no kind "
+                "node container to restart",
+                "set nodeCommands.restartNode in the profile (docs/profile.md), or run on a "
+                "kind cluster created by dra-conformance",
+            )
+
+    def restart_node(self, node: str) -> None:
+        """Reboot `node` (its kubelet restarts too, so the node's mark is waited out)."""
+        self.check_reboot_possible(node)
+        self.wait_restart_allowed(node)
+        commands = self.context.profile.node_commands
+        cluster = self.context.cluster
+        if commands.restart_node:
+            argv = commands.expand(commands.restart_node, node, cluster.kubeconfig)
+            with step(f"restart node {node}: {' '.join(argv)}"):
+                self.restarted.append(node)
+                kubelet.run_node_command(
+                    "restartNode",
+                    argv,
+                    node,
+                    cluster.kubeconfig,
+                    commands.timeout * self.context.timeout_scale,
+                )
+            return
+        container = cluster.node_containers[node]
+        with step(f"restart node {node} (restart of kind node container {container})"):
+            self.restarted.append(node)
+            nodes.restart_node_container(container)
 
     def wait_driver_ready(self) -> None:
         wait_driver_ready(

@@ -143,7 +143,13 @@ class DevicePreparer:
     def _prepare_claim(self, ref: ClaimRef) -> PrepareOutcome:
         with self._lock:
             done = self._prepared.get(ref.uid)
-            if done is not None and self._cdi.path_for(ref.uid).exists():
+            # A prepare of a claim prepared before (a restarted kubelet asks again) must bring
+            # back its CDI spec if a reboot emptied /run; the misbehaviour answers from the
+            # checkpoint alone, and the container runtime cannot resolve the CDI device.
+            if done is not None and (
+                self._cdi.path_for(ref.uid).exists()
+                or self._faults.misbehaving("cdi-not-recreated")
+            ):
                 return PrepareOutcome(devices=done.devices)
         # The API read happens outside the lock: it is the slow part.
         try:

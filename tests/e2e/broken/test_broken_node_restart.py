@@ -4,6 +4,8 @@ test_broken_device_loss.py for how they run).
 `register-once`: the plugin answers the kubelet's GetInfo only until it was registered once,
 so nothing changes until the kubelet restarts; the restarted kubelet can then never register
 it, and the new claim on the node is never prepared ("DRA driver ... is not registered").
+`cdi-not-recreated`: after a node restart the driver does not write the CDI specs that the
+restart removed, so the pods that ran there cannot start again.
 """
 
 from __future__ import annotations
@@ -56,3 +58,13 @@ def test_kubelet_001_fails_when_the_plugin_does_not_register_with_a_restarted_ku
 ):
     result = run_then_reregister("DRA-KUBELET-001", ["register-once"])
     result.assert_requirement_failed("is not registered")
+
+
+def test_reboot_001_fails_when_the_driver_does_not_recreate_cdi_specs(
+    run_scenario_against_broken_driver,
+):
+    """`cdi-not-recreated`: after the restart emptied /run the driver answers the kubelet's
+    prepare from its checkpoint without writing the claim's CDI spec again, so the container
+    runtime cannot resolve the CDI device and the pod's containers never start."""
+    result = run_scenario_against_broken_driver("DRA-REBOOT-001", ["cdi-not-recreated"])
+    result.assert_requirement_failed("cannot start after the node restart")

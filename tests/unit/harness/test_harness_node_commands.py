@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.kube.kubelet import restart_kubelet_by_command
+from conformance.kube.kubelet import run_node_command
 from conformance.model.node_commands import NodeCommands
 from conformance.model.profile import ProfileError
 from conformance.model.profile_parse import load_profile
@@ -40,10 +40,15 @@ def test_default_is_no_command(tmp_path: Path) -> None:
 def test_restart_kubelet_argv_and_timeout(tmp_path: Path) -> None:
     profile = load(
         tmp_path,
-        {"restartKubelet": ["ssh", "{node}", "systemctl", "restart", "kubelet"], "timeout": "2m"},
+        {
+            "restartKubelet": ["ssh", "{node}", "systemctl", "restart", "kubelet"],
+            "restartNode": ["ssh", "{node}", "reboot"],
+            "timeout": "2m",
+        },
     )
     commands = profile.node_commands
     assert commands.timeout == 120.0
+    assert commands.restart_node == ("ssh", "{node}", "reboot")
     assert commands.expand(commands.restart_kubelet, "w1", "/k") == [
         "ssh",
         "w1",
@@ -71,11 +76,12 @@ def test_bad_node_commands(tmp_path: Path, value: Any, message: str) -> None:
 def test_runner_passes_node_in_environment_and_names_a_failing_command(tmp_path: Path) -> None:
     out = tmp_path / "node"
     script = f"import os; open({str(out)!r}, 'w').write(os.environ['DRA_NODE'])"
-    restart_kubelet_by_command([sys.executable, "-c", script], "w1", "/k", timeout=30)
+    run_node_command("restartKubelet", [sys.executable, "-c", script], "w1", "/k", 30)
     assert out.read_text() == "w1"
     fail = [sys.executable, "-c", "import sys; sys.exit('no route to w1')"]
     with pytest.raises(RuntimeError) as err:
-        restart_kubelet_by_command(fail, "w1", "/k", timeout=30)
+        run_node_command("restartNode", fail, "w1", "/k", 30)
+    assert "nodeCommands.restartNode" in str(err.value)
     assert "exited 1: no route to w1" in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(RuntimeError, match="no executable 'no-such-tool-here'"):
-        restart_kubelet_by_command(["no-such-tool-here"], "w1", "/k", timeout=30)
+        run_node_command("restartKubelet", ["no-such-tool-here"], "w1", "/k", 30)

@@ -56,6 +56,8 @@ SPEC_LEVELS = {
     "DRA-EXT-005": "MAY",
     "DRA-EXT-006": "MAY",
     "DRA-KUBELET-001": "MUST",
+    "DRA-REBOOT-001": "MUST",
+    "DRA-REBOOT-002": "MUST",
 }
 SUITE_OF_PREFIX = {
     "CORE": "core",
