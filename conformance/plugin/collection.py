@@ -183,17 +183,19 @@ def parse_node_exclusive(
 
 def lease_rank(item: ItemView) -> int:
     """Run order: tests marked dra_run_early first (they start a clock, such as a kubelet
-    grace period, that the run must wait out before it ends), then cluster-wide exclusive
-    tests (they run alone, so early rather than as a lone tail), then node-exclusive ones
-    (long: drains, restarts, settle windows), then the rest, which fill the gaps. Stable
+    grace period, that the run must wait out before it ends), then node-exclusive ones (long:
+    drains, restarts, settle windows), then the rest, which fill the gaps, and cluster-wide
+    exclusive tests last: such a test waits until no other test holds a device, and every
+    later request queues behind it, so anywhere else it would stall every worker; last, it
+    waits only for the tests still running (xdist hands out the last items last). Stable
     within a rank."""
     if item.marks(RUN_EARLY_MARK):
         return 0
     if parse_devices(item)[1]:
-        return 1
+        return 3
     if item.marks(NODE_EXCLUSIVE_MARK):
-        return 2
-    return 3
+        return 1
+    return 2
 
 
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:

@@ -14,6 +14,9 @@ from conformance.scenario_api.slice_checks import decided_slice_problems, slice_
 
 
 @pytest.mark.dra_requirement("DRA-CORE-002")
+# Cluster-wide: it reads every node's slices, which a node restart or deletion by another test
+# (DRA-REBOOT-*, DRA-KUBELET-001, DRA-DRAIN-005) takes away for a while.
+@pytest.mark.dra_devices("default", exclusive=True)
 def test_published_slices_are_consistent_pools(dra_context: RunContext, k8s: K8sClients) -> None:
     profile = dra_context.profile
     minimum = profile.readiness.slices_per_node

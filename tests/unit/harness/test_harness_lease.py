@@ -371,10 +371,10 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
         pick_node(context, lease=plain)
 
 
-def test_run_early_then_cluster_exclusive_then_node_exclusive_tests_run_first() -> None:
+def test_run_early_and_node_exclusive_tests_run_first_and_cluster_exclusive_ones_last() -> None:
     plain = _item(("dra_devices", ("big",), {}))
     node = _item(("dra_node_exclusive", (), {}), ("dra_devices", ("small",), {}))
     cluster = _item(("dra_devices", ("big",), {"exclusive": True}))
     early = _item(("dra_node_exclusive", (), {}), ("dra_run_early", ("a clock",), {}))
     order = sorted([plain, node, plain, cluster, early], key=lease_rank)
-    assert order == [early, cluster, node, plain, plain]
+    assert order == [early, node, plain, plain, cluster]

@@ -308,11 +308,12 @@ def test_only_a_run_reorders_tests_by_lease(
         "core",
         """
 @pytest.mark.dra_requirement("DRA-CORE-001")
+@pytest.mark.dra_devices("default", exclusive=True)
 def test_a():
     pass
 
 @pytest.mark.dra_requirement("DRA-CORE-002")
-@pytest.mark.dra_devices("default", exclusive=True)
+@pytest.mark.dra_node_exclusive()
 def test_b():
     pass
 """,
