@@ -11,14 +11,13 @@ Pure parsing: nothing is imported or run here; `conformance.faults.registry` doe
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from conformance.faults.interface import FAULT_KINDS, FaultKind
 from conformance.model.frozen import FrozenMap
-from conformance.model.schema import Problems, describe, join, parse_duration
+from conformance.model.schema import Problems, describe, join, parse_argv_template, parse_duration
 
 METHODS = ("device-taint-rule", "command", "exec", "python")
 FaultMethod = Literal["device-taint-rule", "command", "exec", "python"]
@@ -194,38 +193,7 @@ def _spec(p: Problems, path: str, kind: FaultKind, raw: Any) -> FaultSpec | None
 
 
 def _argv(p: Problems, path: str, value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not value:
-        p.wrong(path, "a non-empty list of strings (an argv, not a shell line)", value)
-        return ()
-    out: list[str] = []
-    for i, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, str | int | float):
-            p.wrong(join(path, i), "a string", item)
-            continue
-        text = str(item)
-        bad = _bad_placeholder(text)
-        if bad is not None:
-            p.add(
-                join(path, i),
-                f"{bad}; placeholders are {', '.join('{' + n + '}' for n in PLACEHOLDERS)} "
-                "(write {{ and }} for literal braces)",
-            )
-            continue
-        out.append(text)
-    return tuple(out)
-
-
-def _bad_placeholder(text: str) -> str | None:
-    try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
-    except ValueError as exc:
-        return f"not a valid template ({exc})"
-    for name in fields:
-        if name not in PLACEHOLDERS:
-            return f"unknown placeholder {{{name}}}"
-    return None
+    return parse_argv_template(p, path, value, PLACEHOLDERS)
 
 
 def expand(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:

@@ -6,11 +6,10 @@ it must return once the restart is done."""
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.model.schema import Problems, join, parse_duration
+from conformance.model.schema import Problems, join, parse_argv_template, parse_duration
 
 PLACEHOLDERS = ("node", "kubeconfig")
 ENV_NAMES = {"node": "DRA_NODE", "kubeconfig": "DRA_KUBECONFIG"}
@@ -52,29 +51,4 @@ def parse_node_commands(p: Problems, value: Any) -> NodeCommands:
 
 
 def _argv(p: Problems, path: str, value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not value:
-        p.wrong(path, "a non-empty list of strings (an argv, not a shell line)", value)
-        return ()
-    out: list[str] = []
-    for i, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, str | int | float):
-            p.wrong(join(path, i), "a string", item)
-            continue
-        text = str(item)
-        try:
-            names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
-        except ValueError as exc:
-            p.add(join(path, i), f"not a valid template ({exc}); write {{{{ and }}}} for braces")
-            continue
-        unknown = [n for n in names if n not in PLACEHOLDERS]
-        if unknown:
-            p.add(
-                join(path, i),
-                f"unknown placeholder {{{unknown[0]}}}; placeholders are {{node}}, "
-                "{kubeconfig} (write {{ and }} for literal braces)",
-            )
-            continue
-        out.append(text)
-    return tuple(out)
+    return parse_argv_template(p, path, value, PLACEHOLDERS)

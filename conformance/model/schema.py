@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -227,4 +228,43 @@ def parse_duration(value: Any) -> float | None:
         m = _DURATION_RE.match(value.strip())
         if m and any(m.groupdict().values()):
             return int(m["h"] or 0) * 3600 + int(m["m"] or 0) * 60 + float(m["s"] or 0)
+    return None
+
+
+def parse_argv_template(
+    p: Problems, path: str, value: Any, placeholders: Sequence[str]
+) -> tuple[str, ...]:
+    """A profile's argv (a list, never a shell line) whose items may use `{placeholder}`s of
+    `placeholders`; () when absent or wrong, with every problem added to `p`."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        p.wrong(path, "a non-empty list of strings (an argv, not a shell line)", value)
+        return ()
+    out: list[str] = []
+    for i, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            p.wrong(join(path, i), "a string", item)
+            continue
+        text = str(item)
+        bad = _bad_placeholder(text, placeholders)
+        if bad is not None:
+            p.add(
+                join(path, i),
+                f"{bad}; placeholders are {', '.join('{' + n + '}' for n in placeholders)} "
+                "(write {{ and }} for literal braces)",
+            )
+            continue
+        out.append(text)
+    return tuple(out)
+
+
+def _bad_placeholder(text: str, placeholders: Sequence[str]) -> str | None:
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+    except ValueError as exc:
+        return f"not a valid template ({exc})"
+    for name in fields:
+        if name not in placeholders:
+            return f"unknown placeholder {{{name}}}"
     return None
