@@ -66,19 +66,10 @@ class NodeRestarts:
     def restart_kubelet(self, node: str) -> None:
         self.check_possible(node)
         self.wait_restart_allowed(node)
-        commands = self.context.profile.node_commands
         cluster = self.context.cluster
-        if commands.restart_kubelet:
-            argv = commands.expand(commands.restart_kubelet, node, cluster.kubeconfig)
-            with step(f"restart the kubelet of node {node}: {' '.join(argv)}"):
-                self.restarted.append(node)
-                kubelet.run_node_command(
-                    "restartKubelet",
-                    argv,
-                    node,
-                    cluster.kubeconfig,
-                    commands.timeout * self.context.timeout_scale,
-                )
+        command = self.context.profile.node_commands.restart_kubelet
+        if command:
+            self._run_profile_command("restartKubelet", command, node, "restart the kubelet of")
             return
         with step(f"restart the kubelet of node {node} (systemctl restart kubelet)"):
             self.restarted.append(node)
@@ -103,24 +94,28 @@ class NodeRestarts:
         """Reboot `node` (its kubelet restarts too, so the node's mark is waited out)."""
         self.check_reboot_possible(node)
         self.wait_restart_allowed(node)
-        commands = self.context.profile.node_commands
         cluster = self.context.cluster
-        if commands.restart_node:
-            argv = commands.expand(commands.restart_node, node, cluster.kubeconfig)
-            with step(f"restart node {node}: {' '.join(argv)}"):
-                self.restarted.append(node)
-                kubelet.run_node_command(
-                    "restartNode",
-                    argv,
-                    node,
-                    cluster.kubeconfig,
-                    commands.timeout * self.context.timeout_scale,
-                )
+        command = self.context.profile.node_commands.restart_node
+        if command:
+            self._run_profile_command("restartNode", command, node, "restart")
             return
         container = cluster.node_containers[node]
         with step(f"restart node {node} (restart of kind node container {container})"):
             self.restarted.append(node)
             nodes.restart_node_container(container)
+
+    def _run_profile_command(
+        self, field: str, template: tuple[str, ...], node: str, action: str
+    ) -> None:
+        """The profile's `nodeCommands.<field>` for `node`, as the step "<action> node N: argv"."""
+        commands = self.context.profile.node_commands
+        kubeconfig = self.context.cluster.kubeconfig
+        argv = commands.expand(template, node, kubeconfig)
+        with step(f"{action} node {node}: {' '.join(argv)}"):
+            self.restarted.append(node)
+            kubelet.run_node_command(
+                field, argv, node, kubeconfig, commands.timeout * self.context.timeout_scale
+            )
 
     def wait_driver_ready(self) -> None:
         wait_driver_ready(

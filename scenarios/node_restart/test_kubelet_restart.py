@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from republish import Republish
 
-from conformance.kube import slices, state, waits
+from conformance.kube import slices, state
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
 
@@ -23,14 +24,6 @@ def _container_ids(pod: Mapping[str, Any] | None) -> dict[str, str]:
     return {
         c["name"]: c.get("containerID") or ""
         for c in (pod or {}).get("status", {}).get("containerStatuses") or ()
-    }
-
-
-def _slice_uids(k8s, driver: str, node: str) -> set[str]:
-    return {
-        s["metadata"]["uid"]
-        for s in slices.slices_of_node(k8s, node)
-        if s["spec"].get("driver") == driver
     }
 
 
@@ -47,26 +40,14 @@ def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
     [held] = workload.results("survivor")
     baseline = PodBaseline.of(pod)
     containers = _container_ids(pod)
-    before = slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node))
-    assert before.devices, f"{driver} publishes no devices for node {node}"
-    old_slices = _slice_uids(k8s, driver, node)
+    republish = Republish.before_restart(k8s, driver, node)
 
     started = time.monotonic()
     node_restarts.restart_kubelet(node)
     # The restarted kubelet deleted the old slices; the same devices must come back in new ones.
-    waits.wait_until(
-        lambda: (
-            _slice_uids(k8s, driver, node),
-            slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node)),
-        ),
-        lambda now: not (now[0] & old_slices) and not before.differences(now[1]),
-        describe=f"{driver} to publish the same devices for {node} again in new ResourceSlices "
-        "after the restarted kubelet deleted the node's slices",
+    republish.wait(
+        after="after the restarted kubelet deleted the node's slices",
         timeout=dra_context.timeout("slicesPublished"),
-        show=lambda now: {
-            "slices left from before the restart": sorted(now[0] & old_slices),
-            "device differences": before.differences(now[1]),
-        },
     )
     record_metric(request, "kubelet_restart_to_slices", time.monotonic() - started, node=node)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from republish import Republish
 
 from conformance.kube import slices, state, waits
 from conformance.report import record_metric
@@ -31,36 +32,16 @@ def _cannot_start(pod) -> str | None:
     return None
 
 
-def _slice_uids(k8s, driver: str, node: str) -> set[str]:
-    return {
-        s["metadata"]["uid"]
-        for s in slices.slices_of_node(k8s, node)
-        if s["spec"].get("driver") == driver
-    }
-
-
 def _reboot_and_wait_for_driver(request, dra_context, k8s, node_restarts, node: str) -> float:
     """Restart the node; return once the restarted kubelet's slice wipe is over and the driver
     published the same devices again in new slices. Returns when the restart began."""
     driver = dra_context.profile.driver
-    before = slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node))
-    assert before.devices, f"{driver} publishes no devices for node {node}"
-    old_slices = _slice_uids(k8s, driver, node)
+    republish = Republish.before_restart(k8s, driver, node)
     started = time.monotonic()
     node_restarts.restart_node(node)
-    waits.wait_until(
-        lambda: (
-            _slice_uids(k8s, driver, node),
-            slices.DeviceSnapshot.of(slices.current_devices(k8s, driver, node)),
-        ),
-        lambda now: not (now[0] & old_slices) and not before.differences(now[1]),
-        describe=f"{driver} to publish the same devices for {node} again in new ResourceSlices "
-        "after the node restarted",
+    republish.wait(
+        after="after the node restarted",
         timeout=dra_context.timeout("slicesPublished") + dra_context.timeout("driverReady"),
-        show=lambda now: {
-            "slices left from before the restart": sorted(now[0] & old_slices),
-            "device differences": before.differences(now[1]),
-        },
     )
     record_metric(request, "node_restart_to_slices", time.monotonic() - started, node=node)
     return started
