@@ -20,7 +20,8 @@ from conformance.faults.interface import (
     FaultNotSupported,
     InjectorBase,
 )
-from conformance.faults.spec import FaultSpec, expand
+from conformance.faults.spec import FaultSpec
+from conformance.model.schema import expand_argv
 
 # placeholder -> environment variable
 ENV_NAMES: Mapping[str, str] = {
@@ -174,7 +175,9 @@ class TemplateInjector(InjectorBase):
 
     def _invoke(self, phase: str, argv: tuple[str, ...], values: Mapping[str, str]) -> None:
         label = self.spec.kind.value if phase == "inject" else f"{self.spec.kind.value} (undo)"
-        self._run(label, expand(argv, values), self.environment(phase, values), self.spec.timeout)
+        self._run(
+            label, expand_argv(argv, values), self.environment(phase, values), self.spec.timeout
+        )
 
     def _undo_matching(self, wanted: Callable[[Invocation], bool]) -> None:
         errors: list[FaultCommandError] = []

@@ -194,8 +194,3 @@ def _spec(p: Problems, path: str, kind: FaultKind, raw: Any) -> FaultSpec | None
 
 def _argv(p: Problems, path: str, value: Any) -> tuple[str, ...]:
     return parse_argv_template(p, path, value, PLACEHOLDERS)
-
-
-def expand(argv: tuple[str, ...], values: Mapping[str, str]) -> list[str]:
-    """The argv with {placeholders} filled in (validated by parse_faults)."""
-    return [item.format_map(values) for item in argv]

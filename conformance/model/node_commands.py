@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.model.schema import Problems, join, parse_argv_template, parse_duration
+from conformance.model.schema import (
+    Problems,
+    expand_argv,
+    join,
+    parse_argv_template,
+    parse_duration,
+)
 
 PLACEHOLDERS = ("node", "kubeconfig")
 ENV_NAMES = {"node": "DRA_NODE", "kubeconfig": "DRA_KUBECONFIG"}
@@ -24,8 +30,7 @@ class NodeCommands:
     timeout: float = DEFAULT_TIMEOUT
 
     def expand(self, argv: tuple[str, ...], node: str, kubeconfig: str) -> list[str]:
-        values = {"node": node, "kubeconfig": kubeconfig}
-        return [item.format_map(values) for item in argv]
+        return expand_argv(argv, {"node": node, "kubeconfig": kubeconfig})
 
 
 def parse_node_commands(p: Problems, value: Any) -> NodeCommands:

@@ -268,3 +268,8 @@ def _bad_placeholder(text: str, placeholders: Sequence[str]) -> str | None:
         if name not in placeholders:
             return f"unknown placeholder {{{name}}}"
     return None
+
+
+def expand_argv(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
+    """An argv template (validated by parse_argv_template) with its {placeholders} filled in."""
+    return [item.format_map(values) for item in argv]

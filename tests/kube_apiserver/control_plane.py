@@ -32,6 +32,7 @@ from testcontainers.core.wait_strategies import HttpWaitStrategy
 
 from conformance import docker_client
 from conformance.cluster import kindconfig
+from conformance.run.lease import pid_alive
 
 OWNER_LABEL = "dra-conformance.io/test-apiserver-pid"
 API_PORT = 6443
@@ -120,28 +121,18 @@ def _kcm_kubeconfig(token: str) -> bytes:
     ).encode()
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale(client: docker.DockerClient) -> list[str]:
     """Containers and networks of test sessions whose process is gone (killed: no teardown).
     Low-level listings: other sessions remove their own containers meanwhile, and the SDK's
     high-level list would inspect each one and fail on those."""
     removed = []
     for container in client.api.containers(all=True, filters={"label": OWNER_LABEL}):
-        if not _pid_alive(int(container["Labels"].get(OWNER_LABEL, "0"))):
+        if not pid_alive(int(container["Labels"].get(OWNER_LABEL, "0"))):
             with contextlib.suppress(docker.errors.NotFound):
                 client.api.remove_container(container["Id"], force=True)
                 removed.append(container["Names"][0].lstrip("/"))
     for network in client.api.networks(filters={"label": OWNER_LABEL}):
-        if not _pid_alive(int(network["Labels"].get(OWNER_LABEL, "0"))):
+        if not pid_alive(int(network["Labels"].get(OWNER_LABEL, "0"))):
             with contextlib.suppress(docker.errors.APIError):  # gone, or still in use
                 client.api.remove_network(network["Id"])
                 removed.append(network["Name"])

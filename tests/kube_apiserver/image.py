@@ -3,14 +3,13 @@
 The offline node-image build commits one image holding kube-apiserver, the other control-plane
 binaries and etcd, tagged with every name kubeadm uses. A machine that never built a node image
 (a cold CI runner, before the e2e tier's cluster fixture) builds just that image here, from the
-same code and caches, under a build lock; nothing is ever pulled.
+same code and caches, under their build locks; nothing is ever pulled.
 """
 
 from __future__ import annotations
 
 from conformance import docker_client
 from conformance.cluster import gobuild, nodeimage, rootfs
-from conformance.cluster.buildlock import build_lock
 from conformance.cluster.versions import NodeVersions, cache_root
 from conformance.progress import Progress
 
@@ -40,9 +39,7 @@ def ensure_component_image(versions: NodeVersions | None = None) -> str:
     """The kube-apiserver image reference (etcd is in the same image), built if missing."""
     versions = versions or NodeVersions(kubernetes=KUBERNETES)
     ref = apiserver_ref(versions)
-    if docker_client.image_exists(ref):
-        return ref
-    with build_lock(f"components-image-{versions.kubernetes}"):
-        if not docker_client.image_exists(ref):
-            _build(versions, Progress())
+    if not docker_client.image_exists(ref):
+        # Each build step takes its own lock (rootfs, Go builds, the component image itself).
+        _build(versions, Progress())
     return ref
