@@ -45,6 +45,8 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-LOSS-003": ("not-run", "the profile has no fault method for withdraw"),
     "DRA-LOSS-004": ("not-applicable", "does not declare capability health-reporting"),
     "DRA-LOSS-005": ("not-run", "the profile has no fault method for fail-prepare"),
+    "DRA-LOSS-008": ("not-applicable", "does not declare capability health-reporting"),
+    "DRA-LOSS-009": ("not-applicable", "does not declare capability device-taints"),
 }
 # Requirement -> a stable part of the failure reason, for requirements the test driver breaks
 # only when a race goes one way; either passed or that failure is right. DRA-DEL-006 (SHOULD):

@@ -65,6 +65,7 @@ MISBEHAVIOURS = frozenset(
         "cdi-not-recreated",  # a claim prepared before gets no new CDI spec after a reboot
         "prepare-held-devices",  # prepares a device still prepared for another claim
         "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
+        "sticky-unhealthy",  # a device once Unhealthy stays Unhealthy and tainted after recovery
     }
 )
 
@@ -77,6 +78,11 @@ class Taint:
 
     def to_dict(self) -> dict[str, str]:
         return {"key": self.key, "value": self.value, "effect": self.effect}
+
+
+# The driver's own taint on a device it finds unhealthy (as health-monitoring drivers do): new
+# allocations keep off it, its current users keep running. Gone once the device recovers.
+UNHEALTHY_TAINT = Taint("fake.dra-conformance.io/unhealthy", "", "NoSchedule")
 
 
 @dataclass(frozen=True)
@@ -258,6 +264,19 @@ def parse_controls(data: Mapping[str, str] | None, node_name: str) -> NodeContro
     return replace(controls, errors=tuple(errors))
 
 
+def _with_health_taints(controls: NodeControls, unhealthy: Iterable[str]) -> NodeControls:
+    devices = dict(controls.devices)
+    for name in unhealthy:
+        device = devices.get(name) or DeviceControls()
+        devices[name] = replace(
+            device,
+            health="Unhealthy",
+            health_message=device.health_message or "unhealthy before",
+            taints=(*device.taints, UNHEALTHY_TAINT),
+        )
+    return replace(controls, devices=devices)
+
+
 class FaultState:
     """The controls in force plus what they consumed, shared by all components.
 
@@ -271,6 +290,8 @@ class FaultState:
         self._resource_version = ""
         self._consumed: dict[str, int] = {}
         self._taint_times: dict[tuple[str, Taint], str] = {}
+        self._published = NodeControls()
+        self._ever_unhealthy: frozenset[str] = frozenset()
         self._listeners: list[Callable[[NodeControls], None]] = []
         self._counters_file = counters_file
         if counters_file and counters_file.is_file():
@@ -289,6 +310,12 @@ class FaultState:
     def resource_version(self) -> str:
         return self._resource_version
 
+    @property
+    def published(self) -> NodeControls:
+        """The controls as the driver acts on them: unhealthy devices carry UNHEALTHY_TAINT,
+        and under sticky-unhealthy a device once unhealthy stays so."""
+        return self._published
+
     def misbehaving(self, name: str) -> bool:
         return name in self._controls.misbehaviours
 
@@ -300,9 +327,14 @@ class FaultState:
         with self._lock:
             self._controls = controls
             self._resource_version = resource_version
+            unhealthy = {n for n, d in controls.devices.items() if d.health == "Unhealthy"}
+            sticky = "sticky-unhealthy" in controls.misbehaviours
+            self._ever_unhealthy = (self._ever_unhealthy | unhealthy) if sticky else frozenset()
+            self._published = _with_health_taints(controls, unhealthy | self._ever_unhealthy)
             # Remember when each taint first appeared: timeAdded must not move
             # on every republish, or tolerationSeconds would never run out.
-            current = {(name, t) for name, d in controls.devices.items() for t in d.taints}
+            published = self._published.devices.items()
+            current = {(name, t) for name, d in published for t in d.taints}
             self._taint_times = {k: v for k, v in self._taint_times.items() if k in current}
             for key in current:
                 self._taint_times.setdefault(key, now)

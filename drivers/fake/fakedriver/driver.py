@@ -216,7 +216,7 @@ class FakeDriver:
             self.driver,
             self.node,
             self.inventory,
-            self.faults.controls,
+            self.faults.published,
             self.faults.taint_time,
             self.partitionable,
             prepared,

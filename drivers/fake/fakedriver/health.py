@@ -53,7 +53,7 @@ class HealthMonitor:
 
     def snapshot(self) -> list[DeviceHealthInfo]:
         now = int(time.time())
-        controls = self._faults.controls
+        controls = self._faults.published
         out = []
         for device in self._inventory().devices:
             fault = controls.device(device.name)

@@ -1,4 +1,4 @@
-"""Broken-driver checks for the MUST requirements of the device_loss suite: each requirement's
+"""Broken-driver checks for the requirements of the device_loss suite: each requirement's
 scenario must FAIL against a fake driver that breaks it (the fixture switches the
 misbehaviour on, runs the scenario in a subprocess on the same cluster, switches it off).
 
@@ -45,3 +45,19 @@ def test_loss_006_fails_when_the_driver_loses_its_checkpoint_on_restart(
     # spec, so the running pod's container cannot start again.
     result = run_scenario_against_broken_driver("DRA-LOSS-006", ["lose-checkpoint-on-restart"])
     result.assert_requirement_failed("container main of pod survivor")
+
+
+# SHOULDs, checked all the same: a driver that never reports recovery keeps the device Unhealthy
+# in the pod status and its own health taint in the slice.
+def test_loss_008_fails_when_a_recovered_device_stays_unhealthy(
+    run_scenario_against_broken_driver,
+):
+    result = run_scenario_against_broken_driver("DRA-LOSS-008", ["sticky-unhealthy"])
+    result.assert_requirement_failed("as Healthy again")
+
+
+def test_loss_009_fails_when_the_health_taint_stays_after_recovery(
+    run_scenario_against_broken_driver,
+):
+    result = run_scenario_against_broken_driver("DRA-LOSS-009", ["sticky-unhealthy"])
+    result.assert_requirement_failed("to remove taint")

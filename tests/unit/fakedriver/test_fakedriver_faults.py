@@ -255,3 +255,34 @@ def test_unregistered_removes_and_restores_the_registration_socket(harness):
     harness.channel(driver, registration=True).close()
     driver.apply_controls({"_all": json.dumps({"misbehaviours": ["unregistered"]})}, "3")
     assert not socket.exists()
+
+
+def _published_health(harness, driver) -> tuple[str, list[str]]:
+    """fa80-0's health as the status reports it and its published taint keys."""
+    driver.status.flush()
+    health = harness.sink.documents[-1]["health"]["fa80-0"]
+    taints = _slice_devices(harness)["fa80-0"].get("taints") or []
+    return health, [f"{t['key']}:{t['effect']}" for t in taints]
+
+
+UNHEALTHY = "fake.dra-conformance.io/unhealthy:NoSchedule"
+
+
+def test_an_unhealthy_device_is_tainted_until_it_recovers(harness):
+    driver = harness.start()
+    driver.apply_controls(_controls(devices={"fa80-0": {"health": "Unhealthy"}}), "2")
+    assert _published_health(harness, driver) == ("Unhealthy", [UNHEALTHY])
+    driver.apply_controls({}, "3")
+    assert _published_health(harness, driver) == ("Healthy", [])
+    # The ConfigMap's controls stay what was written: the taint is the driver's own doing.
+    assert harness.sink.documents[-1]["applied"]["devices"] == {}
+
+
+def test_sticky_unhealthy_keeps_health_and_taint_after_recovery(harness):
+    sticky = {"misbehaviours": {"sticky-unhealthy": True}}
+    driver = harness.start()
+    driver.apply_controls(_controls(devices={"fa80-0": {"health": "Unhealthy"}}, **sticky), "2")
+    driver.apply_controls(_controls(**sticky), "3")
+    assert _published_health(harness, driver) == ("Unhealthy", [UNHEALTHY])
+    driver.apply_controls({}, "4")  # switched off: what it remembered is forgotten
+    assert _published_health(harness, driver) == ("Healthy", [])

@@ -35,6 +35,8 @@ SPEC_LEVELS = {
     "DRA-LOSS-005": "SHOULD",
     "DRA-LOSS-006": "MUST",
     "DRA-LOSS-007": "SHOULD",
+    "DRA-LOSS-008": "SHOULD",
+    "DRA-LOSS-009": "SHOULD",
     "DRA-DEL-001": "MUST",
     "DRA-DEL-002": "MUST",
     "DRA-DEL-003": "MUST",
