@@ -12,7 +12,6 @@ and ``sweep(run_id)`` undoes exactly that run's faults.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -20,50 +19,27 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from fakedriver.controls import ALL_NODES_KEY, MISBEHAVIOURS, TAINT_EFFECTS
-from fakedriver.status import STATUS_KEY
+from fakedriver.faultrecords import (
+    FAULT_RUNS_ANNOTATION,
+    Records,
+    annotations_of,
+    fault_key,
+    forget,
+    parse_fault_key,
+    prune,
+    records_of,
+)
+from fakedriver.faultstatus import DriverStatusReads
 
 FAKE_DRIVER_NAME = "fake.dra-conformance.io"
 FAKE_DRIVER_NAMESPACE = "dra-fake-driver"
 CONTROL_CONFIGMAP = "fake-dra-control"
 STATUS_CONFIGMAP_PREFIX = "fake-dra-status-"
 ALL_NODES = "*"  # every node; stored under ALL_NODES_KEY (ConfigMap keys cannot contain "*")
-FAULT_RUNS_ANNOTATION = "dra-conformance.io/fault-runs"
 CONTROL_LABELS = {"app.kubernetes.io/name": "fake-dra-kubelet-plugin"}
 
-Records = dict[str, str]  # fault key "<node>|<device>|<what>" -> run id
 
-
-def fault_key(node: str, device: str | None, what: str) -> str:
-    return f"{node}|{device or ''}|{what}"
-
-
-def parse_fault_key(key: str) -> tuple[str, str | None, str]:
-    node, device, what = key.split("|", 2)
-    return node, device or None, what
-
-
-def _annotations(cm: Any) -> dict[str, str]:
-    return dict(getattr(cm.metadata, "annotations", None) or {}) if cm is not None else {}
-
-
-def _records_of(cm: Any) -> Records:
-    annotations = _annotations(cm)
-    try:
-        records = json.loads(annotations.get(FAULT_RUNS_ANNOTATION) or "{}")
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in records.items()} if isinstance(records, dict) else {}
-
-
-def _resource_version_reached(observed: str, wanted: str) -> bool:
-    if observed == wanted:
-        return True
-    if observed.isdigit() and wanted.isdigit():
-        return int(observed) >= int(wanted)
-    return False
-
-
-class FakeDriverControl:
+class FakeDriverControl(DriverStatusReads):
     """Read-modify-write client of the fake driver's control ConfigMap."""
 
     def __init__(
@@ -105,7 +81,7 @@ class FakeDriverControl:
             if exc.status == 404:
                 return {}
             raise
-        return _records_of(cm)
+        return records_of(cm)
 
     def _record(self, node: str, device: str | None, what: str) -> Callable[[Records], None]:
         """Record this control's run as the injector of the fault (nothing without a run)."""
@@ -113,19 +89,6 @@ class FakeDriverControl:
         def change(records: Records) -> None:
             if self.run_id:
                 records[fault_key(node, device, what)] = self.run_id
-
-        return change
-
-    @staticmethod
-    def _forget(node: str, device: str | None, what: str) -> Callable[[Records], None]:
-        """Drop the record of an undone fault (`what` ending in ":" drops every such record)."""
-
-        def change(records: Records) -> None:
-            prefix = fault_key(node, device, what)
-            for key in [
-                k for k in records if k == prefix or (what.endswith(":") and k.startswith(prefix))
-            ]:
-                del records[key]
 
         return change
 
@@ -147,13 +110,13 @@ class FakeDriverControl:
                 cm, data, resource_version = None, {}, None
             document = json.loads(data.get(key) or "{}")
             change(document)
-            _prune(document)
+            prune(document)
             if document:
                 data[key] = json.dumps(document, sort_keys=True)
             else:
                 data.pop(key, None)
-            annotations = _annotations(cm)
-            fault_runs = _records_of(cm)
+            annotations = annotations_of(cm)
+            fault_runs = records_of(cm)
             if records is not None:
                 records(fault_runs)
             if fault_runs:
@@ -212,7 +175,7 @@ class FakeDriverControl:
             d.pop("health", None)
             d.pop("healthMessage", None)
 
-        return self._device(node, device, change, self._forget(node, device, "health"))
+        return self._device(node, device, change, forget(node, device, "health"))
 
     def set_health_unknown(self, node: str, device: str, message: str = "") -> str:
         return self._device(
@@ -235,7 +198,7 @@ class FakeDriverControl:
             node,
             device,
             lambda d: d.pop("withdrawn", None),
-            self._forget(node, device, "withdrawn"),
+            forget(node, device, "withdrawn"),
         )
 
     def add_taint(
@@ -263,12 +226,12 @@ class FakeDriverControl:
             )
 
         what = f"taint:{key}:{effect}" if effect is not None and value is None else f"taint:{key}:"
-        forget = self._forget(node, device, what) if value is None else None
+        records = forget(node, device, what) if value is None else None
         return self._device(
             node,
             device,
             lambda d: d.update(taints=[t for t in d.get("taints", []) if keep(t)]),
-            forget,
+            records,
         )
 
     # -- prepare faults ---------------------------------------------------------
@@ -293,7 +256,7 @@ class FakeDriverControl:
                 d["failPrepare"] = spec
 
         records = (
-            self._forget(node, device, "failPrepare")
+            forget(node, device, "failPrepare")
             if spec is None
             else self._record(node, device, "failPrepare")
         )
@@ -317,7 +280,7 @@ class FakeDriverControl:
         records = (
             self._record(node, None, "prepareDelay")
             if seconds
-            else self._forget(node, None, "prepareDelay")
+            else forget(node, None, "prepareDelay")
         )
         return self._mutate(node, change, records)
 
@@ -365,7 +328,7 @@ class FakeDriverControl:
                     "labels": dict(CONTROL_LABELS),
                     # Every fault is gone, and so is every record of who injected one.
                     "annotations": {
-                        k: v for k, v in _annotations(cm).items() if k != FAULT_RUNS_ANNOTATION
+                        k: v for k, v in annotations_of(cm).items() if k != FAULT_RUNS_ANNOTATION
                     },
                 },
                 "data": {},
@@ -405,7 +368,7 @@ class FakeDriverControl:
         elif what == "prepareDelay":
             self.delay_prepare(node, 0)
         elif device is None:  # a device fault without a device: a malformed record
-            self._mutate(node, lambda d: None, self._forget(node, device, what))
+            self._mutate(node, lambda d: None, forget(node, device, what))
         elif what == "health":
             self.set_healthy(node, device)
         elif what == "withdrawn":
@@ -414,58 +377,4 @@ class FakeDriverControl:
             _, key, effect = what.split(":", 2)
             self.remove_taint(node, device, key, effect=effect or None)
         else:
-            self._mutate(node, lambda d: None, self._forget(node, device, what))
-
-    # -- read back -------------------------------------------------------------
-
-    def applied(self, node: str) -> dict[str, Any] | None:
-        """The driver's status document for the node, or None before its first write."""
-        try:
-            cm = self.core.read_namespaced_config_map(f"{self.status_prefix}{node}", self.namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
-        raw = (cm.data or {}).get(STATUS_KEY)
-        return json.loads(raw) if raw else None
-
-    def wait_applied(
-        self,
-        node: str,
-        timeout: float = 60.0,
-        predicate: Callable[[dict[str, Any]], bool] | None = None,
-        resource_version: str | None = None,
-        interval: float = 0.5,
-    ) -> dict[str, Any]:
-        """Wait until the node's driver applied our last write (and ``predicate`` holds)."""
-        wanted = resource_version or self.last_resource_version
-        deadline = time.monotonic() + timeout
-        status: dict[str, Any] | None = None
-        while True:
-            status = self.applied(node)
-            if status is not None:
-                observed = str(status.get("observedControlResourceVersion") or "")
-                if (wanted is None or _resource_version_reached(observed, wanted)) and (
-                    predicate is None or predicate(status)
-                ):
-                    return status
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"fake driver on {node} did not apply control resourceVersion {wanted} "
-                    f"within {timeout:.0f}s; last status: {json.dumps(status)[:2000]}"
-                )
-            time.sleep(interval)
-
-
-def _prune(document: dict[str, Any]) -> None:
-    """Drop empty containers so a reverted fault leaves no trace."""
-    devices = document.get("devices")
-    if isinstance(devices, dict):
-        for name in [n for n, d in devices.items() if not d or d == {"taints": []}]:
-            del devices[name]
-        for d in devices.values():
-            if d.get("taints") == []:
-                del d["taints"]
-    for key in ("devices", "misbehaviours"):
-        if key in document and not document[key]:
-            del document[key]
+            self._mutate(node, lambda d: None, forget(node, device, what))
