@@ -6,6 +6,7 @@
 | `scope`           | what every part of `Workloads` works in: cluster, namespace, run      |
 | `claims`          | ResourceClaims and templates: create, wait for allocation, results    |
 | `pods`            | workload pods: create, run until ready, restart, delete, events       |
+| `running_wait`    | what ends a wait for Running at once (pure)                           |
 | `container_view`  | what a container sees against what its claims were allocated          |
 | `device_requests` | requests per device kind, CEL describing one device (pure)            |
 | `deployments`     | Deployments whose pods get claims from a ResourceClaimTemplate        |
