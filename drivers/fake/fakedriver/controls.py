@@ -65,6 +65,8 @@ MISBEHAVIOURS = frozenset(
         "cdi-not-recreated",  # a claim prepared before gets no new CDI spec after a reboot
         "prepare-held-devices",  # prepares a device still prepared for another claim
         "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
+        "first-claim-only",  # of several claims prepared together, only the first gets devices
+        "leak-cdi-spec",  # unprepare releases the claim but leaves its CDI spec on the node
     }
 )
 
