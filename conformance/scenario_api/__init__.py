@@ -6,6 +6,7 @@
 | `scope`           | what every part of `Workloads` works in: cluster, namespace, run      |
 | `claims`          | ResourceClaims and templates: create, wait for allocation, results    |
 | `pods`            | workload pods: create, run until ready, restart, delete, events       |
+| `running_wait`    | what ends a wait for Running at once (pure)                           |
 | `container_view`  | what a container sees against what its claims were allocated          |
 | `device_requests` | requests per device kind, CEL describing one device (pure)            |
 | `deployments`     | Deployments whose pods get claims from a ResourceClaimTemplate        |
@@ -13,6 +14,7 @@
 | `disruption`      | what "keeps running" means across a disruptive step                   |
 | `verification`    | how a container proves which devices it received                      |
 | `device_reuse`    | proving a released device can be allocated again                      |
+| `cdi_specs`       | the CDI spec files on a node that name a claim (DRA-CORE-008)         |
 | `slice_checks`    | what DRA-CORE-002 demands of ResourceSlices (pure checks)             |
 | `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |
 

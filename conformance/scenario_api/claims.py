@@ -109,18 +109,10 @@ class ClaimOps(WorkloadScope):
         return state.allocation_results(claim) if claim else []
 
     def pod_claim_names(self, pod: Mapping[str, Any]) -> dict[str, str]:
-        """pod claim entry name -> ResourceClaim name (generated ones from
-        pod.status.resourceClaimStatuses)."""
-        generated = {
-            s["name"]: s.get("resourceClaimName")
-            for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-        }
-        out: dict[str, str] = {}
-        for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
-            name = entry.get("resourceClaimName") or generated.get(entry["name"])
-            if name:
-                out[entry["name"]] = name
-        return out
+        """pod claim entry name -> ResourceClaim name (see `running_wait.pod_claim_names`)."""
+        from conformance.scenario_api.running_wait import pod_claim_names
+
+        return pod_claim_names(pod)
 
     def live_devices(self) -> dict[str, PublishedDevice]:
         """The devices published right now, by `<pool>/<device>` (the ResourceSlices read are

@@ -11,11 +11,18 @@ from typing import Any
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import PodClaim
 from conformance.report.steps import attach_yaml, step
+from conformance.scenario_api.running_wait import (
+    PoolWatch,
+    claim_pools,
+    hopeless_reason,
+    pod_claim_names,
+    prepare_failures,
+    published_pools,
+)
 from conformance.scenario_api.scope import WorkloadScope
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 MAIN = "main"
-PREPARE_FAILED = "FailedPrepareDynamicResources"  # the kubelet's event reason (v1.37.2)
 
 
 def node_selector_for(node: Mapping[str, Any]) -> dict[str, str]:
@@ -77,7 +84,7 @@ class PodOps(WorkloadScope):
         name: str,
         claims: Sequence[PodClaim | str] = (),
         *,
-        abort_on_prepare_failure: bool = False,
+        abort_on_prepare_failure: bool = True,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """Create a pod and wait until it is Running with every container ready (see
@@ -104,31 +111,29 @@ class PodOps(WorkloadScope):
         name: str,
         *,
         timeout: float | None = None,
-        abort_on_prepare_failure: bool = False,
+        abort_on_prepare_failure: bool = True,
     ) -> dict[str, Any]:
         """Running with all containers ready (the workload prints, then sleeps).
 
-        `abort_on_prepare_failure` stops at the first FailedPrepareDynamicResources event,
-        with the kubelet's message: for scenarios where any prepare error is the failure
-        (the kubelet would otherwise retry until the timeout)."""
+        A failure that waiting cannot change ends the wait at once with its reason
+        (`running_wait`): a FailedPrepareDynamicResources event for the pod, with the
+        kubelet's message, or a claim's pool gone from the ResourceSlices. Scenarios that
+        expect a passing prepare failure (a fault they clear, a driver or kubelet coming back)
+        pass `abort_on_prepare_failure=False`; a pod that finished still ends the wait."""
+        pools = PoolWatch()
 
         def read() -> dict[str, Any]:
             pod = state.read_pod(self.k8s, self.namespace, name)
-            failed = (
-                self.warning_events(PREPARE_FAILED, "Pod", name)
-                if abort_on_prepare_failure and not pod_ready(pod)
-                else []
-            )
-            return {"pod": pod, "failed": failed}
+            seen: dict[str, Any] = {"pod": pod, "failed": [], "pools_gone": None}
+            if abort_on_prepare_failure and pod is not None and not pod_ready(pod):
+                uid = (pod.get("metadata") or {}).get("uid")
+                seen["failed"] = prepare_failures(self.events("Pod", name), uid)
+                if (pod.get("spec") or {}).get("nodeName"):
+                    seen["pools_gone"] = self._pools_gone(pod, pools)
+            return seen
 
         def abort(seen: dict[str, Any]) -> str | None:
-            if seen["failed"]:
-                return (
-                    f"the kubelet could not prepare the pod's claims ({PREPARE_FAILED}): "
-                    f"{seen['failed'][-1].get('message')}"
-                )
-            phase = state.pod_phase(seen["pod"])
-            return f"the pod reached phase {phase}" if phase in ("Succeeded", "Failed") else None
+            return hopeless_reason(seen["pod"], seen["failed"], seen["pools_gone"])
 
         with step(f"wait for pod {self.ref(name)} Running", is_wait=True):
             try:
@@ -145,6 +150,19 @@ class PodOps(WorkloadScope):
                 raise
             attach_yaml(f"Pod {name} (running)", pod)
             return pod
+
+    def _pools_gone(self, pod: dict[str, Any], watch: PoolWatch) -> str | None:
+        """The watch's verdict on the pools the pod's allocated claims come from."""
+        from conformance.kube.slices import list_slices
+
+        claims = {
+            claim: state.read_claim(self.k8s, self.namespace, claim)
+            for claim in pod_claim_names(pod).values()
+        }
+        allocated = claim_pools(claims)
+        drivers = sorted({p.driver for pools in allocated.values() for p in pools})
+        published = published_pools(s for d in drivers for s in list_slices(self.k8s, d))
+        return watch.observe(allocated, published)
 
     def _pod_with_warnings(self, name: str, pod: dict[str, Any] | None) -> dict[str, Any]:
         """The pod's summary and its Warning events: why a pod is stuck is usually in the

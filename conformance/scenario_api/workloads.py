@@ -26,12 +26,12 @@ from conformance.scenario_api.device_requests import (
 from conformance.scenario_api.pods import (
     HOSTNAME_LABEL,
     MAIN,
-    PREPARE_FAILED,
     PodOps,
     node_selector_for,
     pod_ready,
     restart_count,
 )
+from conformance.scenario_api.running_wait import PREPARE_FAILED
 
 __all__ = [
     "HOSTNAME_LABEL",

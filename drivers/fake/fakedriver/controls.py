@@ -66,6 +66,8 @@ MISBEHAVIOURS = frozenset(
         "prepare-held-devices",  # prepares a device still prepared for another claim
         "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
         "sticky-unhealthy",  # a device once Unhealthy stays Unhealthy and tainted after recovery
+        "first-claim-only",  # of several claims prepared together, only the first gets devices
+        "leak-cdi-spec",  # unprepare releases the claim but leaves its CDI spec on the node
     }
 )
 

@@ -131,6 +131,11 @@ class DevicePreparer:
         results: dict[str, PrepareOutcome] = {}
         for ref in claims:
             results[ref.uid] = self._prepare_claim(ref)
+        if len(claims) > 1 and self._faults.misbehaving("first-claim-only"):
+            for ref in claims[1:]:
+                if not results[ref.uid].error:
+                    results[ref.uid] = PrepareOutcome()  # success, but no CDI device
+            log.warning("misbehaviour first-claim-only: devices only for claim %s", claims[0].uid)
         if claims and self._faults.misbehaving("skip-claim-in-prepare"):
             skipped = claims[-1].uid
             results.pop(skipped, None)
@@ -337,6 +342,7 @@ class DevicePreparer:
         results: dict[str, str] = {}
         noop = self._faults.misbehaving("noop-unprepare")
         refuse = self._faults.misbehaving("fail-unprepare")
+        leak = self._faults.misbehaving("leak-cdi-spec")
         with self._lock:
             for ref in claims:
                 if refuse:
@@ -349,7 +355,10 @@ class DevicePreparer:
                     continue
                 # Unknown claims are success; the spec file is removed anyway in
                 # case an older instance wrote it and lost its checkpoint.
-                self._cdi.remove(ref.uid)
+                if leak:
+                    log.warning("misbehaviour leak-cdi-spec: keeping the spec of %s", ref.uid)
+                else:
+                    self._cdi.remove(ref.uid)
                 known = self._prepared.pop(ref.uid, None)
                 results[ref.uid] = ""
                 log.info(

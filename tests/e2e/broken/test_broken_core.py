@@ -4,7 +4,12 @@ misbehaviour on, runs the scenario in a subprocess on the same cluster, switches
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
 import pytest
+
+BROKEN_POD_RUNNING_S = 40  # conftest.BROKEN_RUN_TIMEOUTS["podRunning"]
 
 pytestmark = pytest.mark.e2e
 
@@ -74,3 +79,34 @@ def test_core_006_fails_when_the_cdi_spec_changes_under_a_running_claim(
 ):
     result = run_scenario_against_broken_driver("DRA-CORE-006", ["unstable-cdi-spec"])
     result.assert_requirement_failed("sees")
+
+
+def test_core_007_fails_when_only_the_first_claim_gets_its_device(
+    run_scenario_against_broken_driver,
+):
+    result = run_scenario_against_broken_driver("DRA-CORE-007", ["first-claim-only"])
+    # The reason names the device of claim second that no container got.
+    result.assert_requirement_failed("missing: [")
+    assert "should see exactly" in result.output, result.explain()
+
+
+def test_core_008_fails_when_unprepare_leaves_the_cdi_spec(run_scenario_against_broken_driver):
+    result = run_scenario_against_broken_driver("DRA-CORE-008", ["leak-cdi-spec"])
+    result.assert_requirement_failed("still name it: /var/run/cdi/")
+
+
+def test_a_prepare_failure_ends_the_wait_for_running_at_once(
+    run_scenario_against_broken_driver, tmp_path: Path
+):
+    # DRA-CORE-007 waits with the default: the kubelet retries the failed prepare until the
+    # wait times out (podRunning: 40 s in broken runs, 120 s by default), unless the
+    # FailedPrepareDynamicResources event ends the wait at once.
+    result = run_scenario_against_broken_driver("DRA-CORE-007", ["skip-claim-in-prepare"])
+    result.assert_requirement_failed("stopped waiting for pod")
+    assert "could not prepare the pod's claims" in result.output, result.explain()
+    assert "timed out" not in result.output, result.explain()
+    junit = ET.parse(tmp_path / "run-1" / "report" / "junit.xml").getroot()
+    seconds = [float(case.get("time") or 0) for case in junit.iter("testcase")]
+    assert seconds and max(seconds) < BROKEN_POD_RUNNING_S / 2, (
+        f"test times {seconds} s: the wait did not end at the prepare failure"
+    )

@@ -234,3 +234,34 @@ def test_cdi_device_names_stay_unique_for_shared_devices(harness, v1):
     ]
     spec = json.loads(spec_path(harness, UID).read_text())
     assert [d["name"] for d in spec["devices"]] == [f"{UID}-fa80-0"]
+
+
+def _misbehaving(harness, name):
+    controls = {"_all": json.dumps({"misbehaviours": [name]})}
+    driver = harness.start(controls=controls)
+    return driver, dra_v1_pb2_grpc.DRAPluginStub(harness.channel(driver))
+
+
+def test_misbehaviour_first_claim_only_answers_the_others_without_devices(harness):
+    _, stub = _misbehaving(harness, "first-claim-only")
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-1"}]))
+    response = prepare(stub, dra_v1_pb2, UID, UID2)
+    assert [d.device_name for d in response.claims[UID].devices] == ["fa80-0"]
+    assert response.claims[UID2].error == "" and list(response.claims[UID2].devices) == []
+    # Alone in its call, a claim gets its devices.
+    assert [d.device_name for d in prepare(stub, dra_v1_pb2, UID2).claims[UID2].devices] == [
+        "fa80-1"
+    ]
+
+
+def test_misbehaviour_leak_cdi_spec_releases_the_claim_but_keeps_its_spec(harness):
+    driver, stub = _misbehaving(harness, "leak-cdi-spec")
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
+    prepare(stub, dra_v1_pb2, UID)
+    assert unprepare(stub, dra_v1_pb2, UID).claims[UID].error == ""
+    assert spec_path(harness, UID).exists()
+    assert json.loads(driver.checkpoint.path.read_text())["claims"] == {}
+    # The device is released: another claim gets it at once.
+    assert prepare(stub, dra_v1_pb2, UID2).claims[UID2].error == ""
