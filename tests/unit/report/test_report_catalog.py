@@ -58,6 +58,11 @@ SPEC_LEVELS = {
     "DRA-KUBELET-001": "MUST",
     "DRA-REBOOT-001": "MUST",
     "DRA-REBOOT-002": "MUST",
+    # least privilege (issue 14 item 4; not in spec/requirements.md)
+    "DRA-SEC-001": "MUST",
+    "DRA-SEC-002": "MUST",
+    "DRA-SEC-003": "MUST",
+    "DRA-SEC-004": "SHOULD",
 }
 SUITE_OF_PREFIX = {
     "CORE": "core",
@@ -69,6 +74,7 @@ SUITE_OF_PREFIX = {
     "EXT": "extended_resource",
     "KUBELET": "node_restart",
     "REBOOT": "node_restart",
+    "SEC": "security",
 }
 # "MUST when the profile names an extended resource"
 CONDITIONAL_MUST = {
@@ -87,6 +93,7 @@ KNOWN_GATES_V1_37_2 = {
     "DRAExtendedResource",
     "DRAPartitionableDevices",
     "DRAPrioritizedList",
+    "DRAResourceClaimGranularStatusAuthorization",
     "ResourceHealthStatus",
 }
 
