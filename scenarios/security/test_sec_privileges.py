@@ -15,7 +15,8 @@ import pytest
 from conformance.kube.access import violations
 from conformance.kube.client import K8sClients
 from conformance.model import privileges
-from conformance.model.privileges import AccessCheck, ServiceAccountRef
+from conformance.model.privileges import AccessCheck, ServiceAccountRef, Violation
+from conformance.report.steps import attach_yaml, step
 from conformance.run.context import RunContext
 
 
@@ -23,7 +24,20 @@ def assert_none_allowed(
     k8s: K8sClients, accounts: Iterable[ServiceAccountRef], checks: Iterable[AccessCheck]
 ) -> None:
     accounts, checks = tuple(accounts), tuple(checks)
-    found = violations(k8s.api_client, accounts, checks)
+    found: list[Violation] = []
+    for account in accounts:
+        with step(f"SubjectAccessReview of {len(checks)} forbidden accesses for {account}"):
+            allowed = violations(k8s.api_client, [account], checks)
+            attach_yaml(
+                f"reviews of {account}",
+                {
+                    "user": account.user,
+                    "groups": list(account.groups),
+                    "allowed": [f"{v.check}: {v.reason}" for v in allowed],
+                    "denied": [str(c) for c in checks if c not in {v.check for v in allowed}],
+                },
+            )
+            found += allowed
     assert not found, (
         f"the authorizer allows {len(found)} forbidden access(es) to the driver's accounts "
         f"({', '.join(map(str, accounts))}):\n" + "\n".join(f"  {v}" for v in found)
