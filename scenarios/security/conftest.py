@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.access import driver_service_accounts
 from conformance.kube.client import K8sClients
@@ -21,7 +22,16 @@ def driver_accounts(dra_context: RunContext, k8s: K8sClients) -> tuple[ServiceAc
             "the profile names no namespace of the driver, so its service accounts are unknown",
             "name the kubelet-plugin DaemonSet in the profile's readiness.daemonSet",
         )
-    accounts = driver_service_accounts(k8s, profile)
+    try:
+        accounts = driver_service_accounts(k8s, profile)
+    except ApiException as exc:
+        if exc.status not in (401, 403):
+            raise
+        not_run(
+            f"the harness may not read the driver's pods, DaemonSets or Deployments "
+            f"(HTTP {exc.status})",
+            f"run with credentials that may list them in {list(driver_namespaces(profile))}",
+        )
     if not accounts:
         not_run(
             f"no pod, DaemonSet or Deployment of the driver in {list(driver_namespaces(profile))}",

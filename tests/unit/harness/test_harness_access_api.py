@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import tenacity
 import yaml
-from kube_apiserver.server import ClusterScoped, unique_name
+from kube_apiserver.access import clients_with_rules
+from kube_apiserver.server import ApiServer, ClusterScoped, unique_name
 from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
@@ -252,3 +253,25 @@ def test_driver_accounts_come_from_the_daemonset_and_the_pods_of_its_namespace(
     assert accounts == tuple(
         ServiceAccountRef(api_namespace, n) for n in ("default", "hook", "plugin-sa")
     )
+
+
+def test_a_harness_that_may_not_review_gets_the_servers_403(
+    kube_apiserver: ApiServer,
+    apiserver_k8s: K8sClients,
+    cluster_scoped: ClusterScoped,
+    api_namespace: str,
+    tmp_path: Path,
+) -> None:
+    # The suite turns this 403 into "not run" with a remedy (scenarios/security), never a pass.
+    restricted = clients_with_rules(
+        kube_apiserver,
+        apiserver_k8s,
+        cluster_scoped,
+        api_namespace,
+        [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
+        tmp_path,
+    )
+    account = ServiceAccountRef(api_namespace, "plugin")
+    with pytest.raises(ApiException) as raised:
+        violations(restricted.api_client, [account], privileges.secret_reads([api_namespace]))
+    assert raised.value.status == 403
