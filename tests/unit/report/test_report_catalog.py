@@ -60,6 +60,11 @@ SPEC_LEVELS = {
     "DRA-KUBELET-001": "MUST",
     "DRA-REBOOT-001": "MUST",
     "DRA-REBOOT-002": "MUST",
+    # least privilege (issue 14 item 4; not in spec/requirements.md)
+    "DRA-SEC-001": "MUST",
+    "DRA-SEC-002": "MUST",
+    "DRA-SEC-003": "MUST",
+    "DRA-SEC-004": "SHOULD",
 }
 SUITE_OF_PREFIX = {
     "CORE": "core",
@@ -71,6 +76,7 @@ SUITE_OF_PREFIX = {
     "EXT": "extended_resource",
     "KUBELET": "node_restart",
     "REBOOT": "node_restart",
+    "SEC": "security",
 }
 # "MUST when the profile names an extended resource"
 CONDITIONAL_MUST = {
@@ -89,6 +95,7 @@ KNOWN_GATES_V1_37_2 = {
     "DRAExtendedResource",
     "DRAPartitionableDevices",
     "DRAPrioritizedList",
+    "DRAResourceClaimGranularStatusAuthorization",
     "ResourceHealthStatus",
 }
 

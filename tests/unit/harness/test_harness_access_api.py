@@ -1,0 +1,277 @@
+"""The security suite's reviews against the real test API server (v1.37.2, RBAC): what the
+authorizer grants a driver account is the server's decision, never assumed here.
+
+The fake driver's own RBAC (drivers/fake/deploy/rbac.yaml) must pass every requirement; an
+account bound to cluster-admin, or granted Secrets outside its namespace, or an unscoped
+resourceclaims/driver rule, must not — with the verb and resource in the violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tenacity
+import yaml
+from kube_apiserver.access import clients_with_rules
+from kube_apiserver.server import ApiServer, ClusterScoped, unique_name
+from kubernetes import client as k8s_client
+from kubernetes.client.exceptions import ApiException
+
+from conformance.kube.access import driver_service_accounts, review, violations
+from conformance.kube.client import K8sClients
+from conformance.model import privileges
+from conformance.model.privileges import AccessCheck, ServiceAccountRef
+from conformance.model.profile import SUITE_ROOT
+from conformance.model.profile_parse import load_profile
+
+RBAC = "rbac.authorization.k8s.io"
+FAKE_RBAC = SUITE_ROOT / "drivers" / "fake" / "deploy" / "rbac.yaml"
+DRIVER = "fake.dra-conformance.io"
+
+
+def all_checks(namespace: str) -> tuple[AccessCheck, ...]:
+    own = [namespace]
+    return (
+        privileges.secret_reads(own)
+        + privileges.escalations(own)
+        + privileges.claim_status_writes(DRIVER)
+        + privileges.dra_admin_writes()
+    )
+
+
+def await_allowed(k8s: K8sClients, account: ServiceAccountRef, check: AccessCheck) -> None:
+    """RBAC reads bindings through informers: wait until the server grants `check`."""
+    for attempt in tenacity.Retrying(
+        stop=tenacity.stop_after_delay(20), wait=tenacity.wait_fixed(0.1), reraise=True
+    ):
+        with attempt:
+            allowed, reason = review(k8s.api_client, account, check)
+            assert allowed, f"{account} not yet allowed to {check}: {reason!r}"
+
+
+@pytest.fixture
+def bind(apiserver_k8s: K8sClients, cluster_scoped: ClusterScoped) -> Iterator[Callable[..., None]]:
+    """bind(account, rules=None, cluster_role=None, namespace=None): a ClusterRole (or the
+    named one) bound cluster-wide, or a Role bound in `namespace`; all deleted afterwards
+    (kube-system outlives the test)."""
+    rbac = k8s_client.RbacAuthorizationV1Api(apiserver_k8s.api_client)
+    namespaced: list[tuple[str, str]] = []
+
+    def bind(
+        account: ServiceAccountRef,
+        rules: list[dict[str, Any]] | None = None,
+        cluster_role: str | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        name = unique_name("sec")
+        subject = [{"kind": "ServiceAccount", "name": account.name, "namespace": account.namespace}]
+        if namespace:
+            rbac.create_namespaced_role(namespace, {"metadata": {"name": name}, "rules": rules})
+            namespaced.append((namespace, name))
+            rbac.create_namespaced_role_binding(
+                namespace,
+                {
+                    "metadata": {"name": name},
+                    "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": name},
+                    "subjects": subject,
+                },
+            )
+            return
+        if cluster_role is None:
+            cluster_role = name
+            cluster_scoped.create(
+                {
+                    "apiVersion": f"{RBAC}/v1",
+                    "kind": "ClusterRole",
+                    "metadata": {"name": name},
+                    "rules": rules,
+                }
+            )
+        cluster_scoped.create(
+            {
+                "apiVersion": f"{RBAC}/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": cluster_role},
+                "subjects": subject,
+            }
+        )
+
+    yield bind
+    for namespace, name in namespaced:
+        for delete in (rbac.delete_namespaced_role_binding, rbac.delete_namespaced_role):
+            try:
+                delete(name, namespace)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+
+
+def fake_driver_rules() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(ClusterRole rules, Role rules) of the fake driver's manifests."""
+    docs = list(yaml.safe_load_all(FAKE_RBAC.read_text()))
+    cluster = next(d["rules"] for d in docs if d["kind"] == "ClusterRole")
+    role = next(d["rules"] for d in docs if d["kind"] == "Role")
+    return cluster, role
+
+
+def test_the_fake_drivers_rbac_passes_every_requirement(
+    apiserver_k8s: K8sClients, api_namespace: str, bind: Callable[..., None]
+) -> None:
+    account = ServiceAccountRef(api_namespace, "plugin")
+    cluster_rules, role_rules = fake_driver_rules()
+    bind(account, cluster_rules)
+    bind(account, role_rules, namespace=api_namespace)
+    # Both bindings in effect: what the driver needs is granted ...
+    await_allowed(
+        apiserver_k8s, account, AccessCheck("create", "resourceslices", group="resource.k8s.io")
+    )
+    await_allowed(
+        apiserver_k8s, account, AccessCheck("patch", "configmaps", namespace=api_namespace)
+    )
+    # ... and nothing the requirements forbid.
+    assert violations(apiserver_k8s.api_client, [account], all_checks(api_namespace)) == []
+
+
+def test_cluster_admin_violates_every_requirement_naming_verb_and_resource(
+    apiserver_k8s: K8sClients, api_namespace: str, bind: Callable[..., None]
+) -> None:
+    account = ServiceAccountRef(api_namespace, "plugin")
+    bind(account, cluster_role="cluster-admin")
+    await_allowed(apiserver_k8s, account, AccessCheck("*", "*", group="*"))
+    for checks in (
+        privileges.secret_reads([api_namespace]),
+        privileges.escalations([api_namespace]),
+        privileges.claim_status_writes(DRIVER),
+        privileges.dra_admin_writes(),
+    ):
+        found = violations(apiserver_k8s.api_client, [account], checks)
+        assert [v.check for v in found] == list(checks)  # every review allowed
+        assert all('ClusterRole "cluster-admin"' in v.reason for v in found), found[0].reason
+    text = str(violations(apiserver_k8s.api_client, [account], privileges.secret_reads([]))[0])
+    assert text.startswith(f"ServiceAccount {api_namespace}/plugin may get secrets cluster-wide (")
+
+
+def test_secrets_in_the_own_namespace_pass_and_in_kube_system_fail(
+    apiserver_k8s: K8sClients, api_namespace: str, bind: Callable[..., None]
+) -> None:
+    account = ServiceAccountRef(api_namespace, "plugin")
+    read = [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}]
+    bind(account, read, namespace=api_namespace)
+    await_allowed(apiserver_k8s, account, AccessCheck("get", "secrets", namespace=api_namespace))
+    checks = privileges.secret_reads([api_namespace])
+    assert violations(apiserver_k8s.api_client, [account], checks) == []
+
+    bind(
+        account,
+        [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}],
+        namespace="kube-system",
+    )
+    await_allowed(apiserver_k8s, account, AccessCheck("get", "secrets", namespace="kube-system"))
+    found = violations(apiserver_k8s.api_client, [account], checks)
+    assert [str(v.check) for v in found] == ["get secrets in namespace kube-system"]
+    assert "RoleBinding" in found[0].reason
+
+
+def test_device_status_scoped_to_the_own_driver_passes_and_unscoped_fails(
+    apiserver_k8s: K8sClients, api_namespace: str, bind: Callable[..., None]
+) -> None:
+    own, unscoped = (ServiceAccountRef(api_namespace, n) for n in ("own", "unscoped"))
+    rule = {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaims/driver"],
+        "verbs": ["associated-node:update", "associated-node:patch"],
+    }
+    bind(own, [{**rule, "resourceNames": [DRIVER]}])
+    bind(unscoped, [rule])
+    status = [
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceclaims/status"],
+            "verbs": ["update"],
+        }
+    ]
+    bind(own, status)
+    mine = AccessCheck(
+        "associated-node:update", "resourceclaims", "resource.k8s.io", "driver", name=DRIVER
+    )
+    await_allowed(apiserver_k8s, own, mine)
+    await_allowed(apiserver_k8s, unscoped, mine)
+    checks = privileges.claim_status_writes(DRIVER)
+    assert violations(apiserver_k8s.api_client, [own], checks) == []
+    found = violations(apiserver_k8s.api_client, [unscoped], checks)
+    assert sorted(v.check.verb for v in found) == [
+        "associated-node:patch",
+        "associated-node:update",
+    ]
+    assert all(v.check.name == privileges.OTHER_DRIVER for v in found)
+
+
+def test_driver_accounts_come_from_the_daemonset_and_the_pods_of_its_namespace(
+    apiserver_k8s: K8sClients, api_namespace: str, tmp_path: Path
+) -> None:
+    labels = {"app": "plugin"}
+    spec = {"containers": [{"name": "c", "image": "registry.invalid/x:1"}]}
+    apiserver_k8s.apps.create_namespaced_daemon_set(
+        api_namespace,
+        {
+            "metadata": {"name": "plugin"},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {**spec, "serviceAccountName": "plugin-sa"},
+                },
+            },
+        },
+    )
+    apiserver_k8s.core.create_namespaced_pod(
+        api_namespace,
+        {"metadata": {"name": "webhook"}, "spec": {**spec, "serviceAccountName": "hook"}},
+    )
+    apiserver_k8s.core.create_namespaced_pod(
+        api_namespace, {"metadata": {"name": "bare"}, "spec": spec}
+    )
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "dra-conformance.io/v1alpha1",
+                "kind": "DriverProfile",
+                "driver": DRIVER,
+                "deviceClasses": {"default": DRIVER},
+                "install": {"method": "preinstalled"},
+                "readiness": {"daemonSet": {"namespace": api_namespace, "name": "plugin"}},
+                "verification": {"method": "env", "nameRegex": "^X_", "value": "device"},
+            }
+        )
+    )
+    accounts = driver_service_accounts(apiserver_k8s, load_profile(profile))
+    assert accounts == tuple(
+        ServiceAccountRef(api_namespace, n) for n in ("default", "hook", "plugin-sa")
+    )
+
+
+def test_a_harness_that_may_not_review_gets_the_servers_403(
+    kube_apiserver: ApiServer,
+    apiserver_k8s: K8sClients,
+    cluster_scoped: ClusterScoped,
+    api_namespace: str,
+    tmp_path: Path,
+) -> None:
+    # The suite turns this 403 into "not run" with a remedy (scenarios/security), never a pass.
+    restricted = clients_with_rules(
+        kube_apiserver,
+        apiserver_k8s,
+        cluster_scoped,
+        api_namespace,
+        [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}],
+        tmp_path,
+    )
+    account = ServiceAccountRef(api_namespace, "plugin")
+    with pytest.raises(ApiException) as raised:
+        violations(restricted.api_client, [account], privileges.secret_reads([api_namespace]))
+    assert raised.value.status == 403
