@@ -65,6 +65,7 @@ MISBEHAVIOURS = frozenset(
         "cdi-not-recreated",  # a claim prepared before gets no new CDI spec after a reboot
         "prepare-held-devices",  # prepares a device still prepared for another claim
         "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
+        "unprepare-on-shutdown",  # stopping unprepares every prepared claim (specs, checkpoint)
     }
 )
 

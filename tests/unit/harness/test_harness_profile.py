@@ -394,13 +394,12 @@ BAD: list[tuple[str, Any, str]] = [
     (
         "update without an image",
         mutate("readiness.daemonSet", {"namespace": "n", "name": "d", "update": {}}),
-        "readiness.daemonSet.update.image: required field is missing (expected an image "
-        "reference)",
+        "readiness.daemonSet.update.image: required field is missing (expected an image reference)",
     ),
     (
         "update image with a space",
         mutate("readiness.daemonSet", {"namespace": "n", "name": "d", "update": {"image": "a b"}}),
-        "readiness.daemonSet.update.image: expected an image reference, got \"a b\"",
+        'readiness.daemonSet.update.image: expected an image reference, got "a b"',
     ),
     (
         "update container not a DNS label",
@@ -408,7 +407,7 @@ BAD: list[tuple[str, Any, str]] = [
             "readiness.daemonSet",
             {"namespace": "n", "name": "d", "update": {"image": "a:1", "container": "A_B"}},
         ),
-        "readiness.daemonSet.update.container: expected a container name, got \"A_B\"",
+        'readiness.daemonSet.update.container: expected a container name, got "A_B"',
     ),
 ]
 

@@ -58,6 +58,8 @@ SPEC_LEVELS = {
     "DRA-KUBELET-001": "MUST",
     "DRA-REBOOT-001": "MUST",
     "DRA-REBOOT-002": "MUST",
+    "DRA-UPD-001": "MUST",
+    "DRA-UPD-002": "SHOULD",
 }
 SUITE_OF_PREFIX = {
     "CORE": "core",
@@ -69,6 +71,7 @@ SUITE_OF_PREFIX = {
     "EXT": "extended_resource",
     "KUBELET": "node_restart",
     "REBOOT": "node_restart",
+    "UPD": "driver_update",
 }
 # "MUST when the profile names an extended resource"
 CONDITIONAL_MUST = {
@@ -77,7 +80,14 @@ CONDITIONAL_MUST = {
     "DRA-EXT-004": "extended-resource",
 }
 # cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
-DISRUPTIVE_PREFIXES = ("DRA-DRAIN-", "DRA-PREEMPT-", "DRA-LOSS-", "DRA-KUBELET-", "DRA-REBOOT-")
+DISRUPTIVE_PREFIXES = (
+    "DRA-DRAIN-",
+    "DRA-PREEMPT-",
+    "DRA-LOSS-",
+    "DRA-KUBELET-",
+    "DRA-REBOOT-",
+    "DRA-UPD-",
+)
 # Checked against k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go
 KNOWN_GATES_V1_37_2 = {
     "DRAAdminAccess",
