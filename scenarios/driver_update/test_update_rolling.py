@@ -78,9 +78,10 @@ def test_rolling_update_keeps_pods_and_serves_new_claims(
     missed = sorted({s.node for s in survivors} - replaced)
     assert not missed, f"the rollout did not replace the plugin pod of node(s) {missed}"
 
+    assert_survivors_undisturbed(k8s, workload, survivors)
+    restart_survivors(workload, survivors)
+
+    # Last: the kubelet retries a failed prepare only every 10-15 s (pod worker back-off).
     workload.wait_running("newcomer")
     record_metric(request, "update_new_claim_to_running", time.monotonic() - created, node=node)
     check_newcomer(k8s, workload, "newcomer", node)
-
-    assert_survivors_undisturbed(k8s, workload, survivors)
-    restart_survivors(workload, survivors)
