@@ -46,9 +46,11 @@ def changed_template(
     meta["annotations"] = {**(meta.get("annotations") or {}), **(annotations or {})}
     if image or pull_policy:
         containers = out["spec"]["containers"]
-        target = next((c for c in containers if c["name"] == container), None)
-        if container is None:
-            target = containers[0]
+        target = (
+            containers[0]
+            if container is None
+            else next((c for c in containers if c["name"] == container), None)
+        )
         if target is None:
             names = [c["name"] for c in containers]
             raise ValueError(f"the pod template has no container {container!r} (it has {names})")
