@@ -4,8 +4,9 @@ running and seeing their devices, and a pod with a new claim created during the 
 The update is a pod-template annotation change, plus the profile's second image
 (readiness.daemonSet.update) if it names one. The new claim's pod goes to a node whose plugin
 pod is being replaced when the test sees one (else to one not updated yet), so its claim waits
-for the new plugin. Per node, the time without a ready plugin pod (when new claims there could
-not be prepared) is recorded as metric update_plugin_unavailable.
+for the new plugin. Metrics: per node, the time without a ready plugin pod, when new claims
+there could not be prepared (update_plugin_unavailable); and how long that pod took to run
+(update_new_claim_to_running), which adds the kubelet's retry back-off after failed prepares.
 """
 
 from __future__ import annotations
