@@ -151,6 +151,7 @@ class RolloutWatch:
         """What a timeout reports: the DaemonSet's state and each node's pods."""
         return {
             "daemonset": f"{self.namespace}/{self.name}: {self.state}",
+            "generation of the change": self.generation,
             "nodes": {
                 node: {
                     "old pod": seen.old_uid,
