@@ -15,14 +15,16 @@ def _selector(match_labels: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(match_labels.items()))
 
 
-def daemonset_pods_on_node(
-    k8s: K8sClients, namespace: str, name: str, node: str
+def daemonset_pods(
+    k8s: K8sClients, namespace: str, name: str, node: str | None = None
 ) -> list[dict[str, Any]]:
-    """Pods the DaemonSet controls on `node`, terminating ones included."""
+    """Pods the DaemonSet controls (on `node` only, if given), terminating ones included."""
     ds = k8s.to_dict(k8s.apps.read_namespaced_daemon_set(name, namespace))
     labels = ((ds.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     listing = k8s.core.list_namespaced_pod(
-        namespace, label_selector=_selector(labels), field_selector=f"spec.nodeName={node}"
+        namespace,
+        label_selector=_selector(labels),
+        **({"field_selector": f"spec.nodeName={node}"} if node else {}),
     )
     uid = ds["metadata"]["uid"]
     return [
@@ -35,6 +37,13 @@ def daemonset_pods_on_node(
     ]
 
 
+def daemonset_pods_on_node(
+    k8s: K8sClients, namespace: str, name: str, node: str
+) -> list[dict[str, Any]]:
+    """Pods the DaemonSet controls on `node`, terminating ones included."""
+    return daemonset_pods(k8s, namespace, name, node)
+
+
 def is_ready(pod: dict[str, Any] | None) -> bool:
     if not pod or (pod.get("metadata") or {}).get("deletionTimestamp"):
         return False
@@ -42,7 +51,7 @@ def is_ready(pod: dict[str, Any] | None) -> bool:
     return bool(cond and cond.get("status") == "True")
 
 
-def _brief(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def brief(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
             "name": p["metadata"]["name"],
@@ -77,7 +86,7 @@ def wait_ready_pod_on_node(
         describe=f"a ready pod of DaemonSet {namespace}/{name} on node {node}"
         + (f" other than the one with UID {not_uid}" if not_uid else ""),
         timeout=timeout,
-        show=_brief,
+        show=brief,
     )
     return ready_one(pods)  # type: ignore[return-value]
 

@@ -119,6 +119,10 @@ class Readiness:
     daemonset_name: str | None
     daemonset_namespace: str | None
     slices_per_node: int  # minimum ResourceSlices of the driver on every selected node
+    # DRA-UPD-001 also sets this image (daemonSet.update.image) on this container (None: the
+    # first) of the DaemonSet's pod template, besides changing a template annotation.
+    update_image: str | None = None
+    update_container: str | None = None
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,11 @@ _REQUIRED_TOP = ("apiVersion", "kind", "driver", "deviceClasses", "install", "ve
 _EXTENDED_RESOURCE_RE = re.compile(
     r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
+# name[:tag][@digest], the name's first part possibly a registry host[:port].
+_IMAGE_REF_RE = re.compile(
+    r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]([a-z0-9._-]*[a-z0-9])?)*"
+    r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$"
+)
 
 
 def load_profile(path: str | Path) -> Profile:
@@ -258,9 +263,11 @@ class _Builder:
         section = self.p.mapping("readiness", value, ("daemonSet", "slicesPerNode"))
         if section is None:
             return Readiness(None, None, 1)
-        name = namespace = None
+        name = namespace = image = container = None
         if "daemonSet" in section:
-            ds = self.p.mapping("readiness.daemonSet", section["daemonSet"], ("name", "namespace"))
+            ds = self.p.mapping(
+                "readiness.daemonSet", section["daemonSet"], ("name", "namespace", "update")
+            )
             if ds is not None:
                 for key in ("name", "namespace"):
                     if key not in ds:
@@ -285,10 +292,32 @@ class _Builder:
                     if "namespace" in ds
                     else None
                 )
+                if "update" in ds:
+                    image, container = self.daemonset_update(ds["update"])
         slices = 1
         if "slicesPerNode" in section:
             slices = self.p.integer("readiness.slicesPerNode", section["slicesPerNode"]) or 0
-        return Readiness(name, namespace, slices)
+        return Readiness(name, namespace, slices, image, container)
+
+    def daemonset_update(self, value: Any) -> tuple[str | None, str | None]:
+        """`readiness.daemonSet.update: {image, container}`: the second image DRA-UPD-001
+        rolls out, and the container to set it on (default: the first)."""
+        path = "readiness.daemonSet.update"
+        section = self.p.mapping(path, value, ("image", "container"))
+        if section is None:
+            return None, None
+        image = container = None
+        if "image" not in section:
+            self.p.missing(join(path, "image"), "an image reference")
+        else:
+            image = self.p.string(
+                join(path, "image"), section["image"], "an image reference", _IMAGE_REF_RE
+            )
+        if "container" in section:
+            container = self.p.string(
+                join(path, "container"), section["container"], "a container name", DNS_LABEL_RE
+            )
+        return image, container
 
     def qualified(self, path: str, value: Any, driver: str | None) -> str | None:
         """An attribute or capacity name, fully qualified: `<name>` is in the driver's

@@ -31,6 +31,7 @@ SUITES = (
     "no_preemption",
     "extended_resource",
     "node_restart",
+    "driver_update",
     "security",
 )
 LEVELS = ("MUST", "SHOULD", "MAY")

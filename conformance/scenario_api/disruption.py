@@ -2,14 +2,15 @@
 does.
 
 A pod is undisturbed when it is the same object (UID), not being deleted, still Running on the
-same node with every container ready and not restarted, and carries no DisruptionTarget
+same node with every container ready, not restarted and not replaced (the same
+`containerID`), and carries no DisruptionTarget
 condition (the mark every eviction path - taint manager, Eviction API, preemption - sets).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.kube import state
@@ -27,6 +28,7 @@ class PodBaseline:
     uid: str
     node: str
     restarts: Mapping[str, int]  # container -> restartCount
+    container_ids: Mapping[str, str] = field(default_factory=dict)  # container -> containerID
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> PodBaseline:
@@ -38,6 +40,10 @@ class PodBaseline:
             (pod.get("spec") or {}).get("nodeName") or "",
             {
                 c["name"]: int(c.get("restartCount") or 0)
+                for c in (pod.get("status") or {}).get("containerStatuses") or ()
+            },
+            {
+                c["name"]: c.get("containerID") or ""
                 for c in (pod.get("status") or {}).get("containerStatuses") or ()
             },
         )
@@ -66,6 +72,13 @@ def disturbances(baseline: PodBaseline, pod: Mapping[str, Any] | None) -> list[s
             problems.append(
                 f"{who} container {name} restarted "
                 f"(restartCount {before} -> {now.get('restartCount')})"
+            )
+        elif baseline.container_ids.get(name) and baseline.container_ids[name] != now.get(
+            "containerID"
+        ):
+            problems.append(
+                f"{who} container {name} was replaced (containerID "
+                f"{baseline.container_ids.get(name)} -> {now.get('containerID')})"
             )
         if not now.get("ready"):
             problems.append(f"{who} container {name} is not ready: {now.get('state')}")

@@ -49,6 +49,24 @@ def restart_count(pod: Mapping[str, Any] | None, container: str = MAIN) -> int:
     return 0
 
 
+# Waiting reasons of a container that will not start however long one waits (the kubelet's
+# CreateContainerError covers a CDI device the runtime cannot resolve).
+CANNOT_START = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError")
+
+
+def cannot_start(pod: Mapping[str, Any] | None, container: str = MAIN) -> str | None:
+    """Why `container` of `pod` cannot start, or None."""
+    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or ():
+        waiting = (status.get("state") or {}).get("waiting") or {}
+        if status.get("name") == container and waiting.get("reason") in CANNOT_START:
+            name = (pod or {}).get("metadata", {}).get("name")
+            return (
+                f"container {container} of pod {name} cannot start: "
+                f"{waiting.get('reason')}: {waiting.get('message')}"
+            )
+    return None
+
+
 def _claims_text(claims: Sequence[PodClaim]) -> str:
     names = [c.claim or f"{c.name} from template {c.template}" for c in claims]
     return f" with claims {', '.join(names)}" if claims else ""
@@ -183,7 +201,8 @@ class PodOps(WorkloadScope):
 
     def restart_container(self, pod: str, container: str = MAIN) -> dict[str, Any]:
         """Make the workload container exit (it restarts under restartPolicy Always) and wait
-        until it runs again with a higher restartCount; returns the pod."""
+        until it runs again with a higher restartCount; returns the pod. Stops early when the
+        container cannot start (its devices' CDI specs are gone, for one)."""
         from conformance.kube.podexec import ask_workload_to_exit
 
         with step(f"restart container {container} of pod {self.ref(pod)}"):
@@ -196,6 +215,7 @@ class PodOps(WorkloadScope):
                 f"(restartCount > {before}) and be ready again",
                 timeout=self.timeout("podRunning"),
                 show=state.pod_summary,
+                abort=lambda p: cannot_start(p, container),
             )
 
     def delete_pod(self, name: str, *, wait: bool = True, grace_period: int | None = None) -> None:

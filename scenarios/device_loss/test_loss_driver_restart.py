@@ -7,19 +7,9 @@ import time
 
 import pytest
 
-from conformance.kube import podexec, slices, state, waits
+from conformance.kube import slices, state, waits
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
-
-CANNOT_START = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError")
-
-
-def _cannot_start(pod) -> str | None:
-    for status in (pod or {}).get("status", {}).get("containerStatuses") or ():
-        waiting = (status.get("state") or {}).get("waiting") or {}
-        if status.get("name") == "main" and waiting.get("reason") in CANNOT_START:
-            return f"container main cannot start: {waiting.get('reason')}: {waiting.get('message')}"
-    return None
 
 
 @pytest.mark.dra_requirement("DRA-LOSS-006")
@@ -56,21 +46,7 @@ def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
 
     # A container of the running pod that restarts now must still get its device: the
     # restarted driver has to know what it prepared before (its checkpoint, CDI specs).
-    podexec.ask_workload_to_exit(k8s, workload.namespace, "survivor", "main")
-    waits.wait_until(
-        lambda: workload.read_pod("survivor"),
-        lambda p: any(
-            c.get("name") == "main"
-            and int(c.get("restartCount") or 0) == baseline.restarts["main"] + 1
-            and c.get("ready")
-            for c in (p or {}).get("status", {}).get("containerStatuses") or ()
-        ),
-        describe="container main of pod survivor to restart and be ready again after the "
-        "driver restart",
-        timeout=dra_context.timeout("podRunning"),
-        show=state.pod_summary,
-        abort=_cannot_start,
-    )
+    workload.restart_container("survivor")
     workload.assert_sees_exactly("survivor", [held])
 
     workload.claim("newcomer")

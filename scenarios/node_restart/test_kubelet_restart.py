@@ -9,8 +9,6 @@ with a new claim running on the node proves the re-registration."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any
 
 import pytest
 from republish import Republish
@@ -18,13 +16,6 @@ from republish import Republish
 from conformance.kube import slices, state
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
-
-
-def _container_ids(pod: Mapping[str, Any] | None) -> dict[str, str]:
-    return {
-        c["name"]: c.get("containerID") or ""
-        for c in (pod or {}).get("status", {}).get("containerStatuses") or ()
-    }
 
 
 @pytest.mark.dra_requirement("DRA-KUBELET-001")
@@ -39,7 +30,6 @@ def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
     pod = workload.run("survivor", ["survivor"], node=node)
     [held] = workload.results("survivor")
     baseline = PodBaseline.of(pod)
-    containers = _container_ids(pod)
     republish = Republish.before_restart(k8s, driver, node)
 
     started = time.monotonic()
@@ -63,12 +53,8 @@ def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
     assert got.device_id in published, f"newcomer got {got.device_id}, not a device of {node}"
     workload.assert_sees_exactly("newcomer", [got])
 
-    # The pod that ran through the restart: same containers, same claim, same device.
+    # The pod that ran through the restart: same containers (containerID), claim and device.
     assert_undisturbed(k8s, [baseline])
-    now = _container_ids(workload.read_pod("survivor"))
-    assert now == containers, (
-        f"pod survivor's containers were replaced by the kubelet restart: {containers} -> {now}"
-    )
     claim = workload.read_claim("survivor")
     assert [r.device_id for r in state.allocation_results(claim)] == [held.device_id]
     assert [r.uid for r in state.reserved_for(claim)] == [baseline.uid]

@@ -68,6 +68,7 @@ MISBEHAVIOURS = frozenset(
         "sticky-unhealthy",  # a device once Unhealthy stays Unhealthy and tainted after recovery
         "first-claim-only",  # of several claims prepared together, only the first gets devices
         "leak-cdi-spec",  # unprepare releases the claim but leaves its CDI spec on the node
+        "unprepare-on-shutdown",  # stopping unprepares every prepared claim (specs, checkpoint)
     }
 )
 

@@ -395,6 +395,8 @@ class FakeDriver:
         for server in reversed(self._servers):
             server.stop(grace)
         self._servers.clear()
+        if self.faults.misbehaving("unprepare-on-shutdown"):
+            self.preparer.unprepare_all()
         clear_marker(self.options.ready_file)
         self.registered = False
         self.status.flush()

@@ -334,6 +334,16 @@ class DevicePreparer:
 
     # -- unprepare -----------------------------------------------------------
 
+    def unprepare_all(self) -> list[str]:
+        """Unprepare every prepared claim (the unprepare-on-shutdown misbehaviour: a plugin
+        that cleans up after itself when it stops, as if it were uninstalled)."""
+        refs = [ClaimRef(c.uid, c.namespace, c.name) for c in self.prepared().values()]
+        log.warning(
+            "misbehaviour unprepare-on-shutdown: unpreparing %d claim(s) on shutdown", len(refs)
+        )
+        self.unprepare(refs)
+        return [r.uid for r in refs]
+
     def unprepare(self, claims: Sequence[ClaimRef]) -> dict[str, str]:
         started = time.monotonic()
         if claims and self._faults.misbehaving("slow-unprepare"):

@@ -72,6 +72,18 @@ def test_lost_checkpoint_takes_the_running_claims_cdi_specs_with_it(harness):
     assert not (harness.root / "cdi" / f"{DRIVER}-{UID}.json").exists()
 
 
+def test_unprepare_on_shutdown_misbehaviour_drops_specs_and_checkpoint(harness):
+    controls = {"_all": json.dumps({"misbehaviours": {"unprepare-on-shutdown": True}})}
+    first = harness.start(controls=controls)
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(_stub(harness, first), dra_v1_pb2, UID)
+    spec = harness.root / "cdi" / f"{DRIVER}-{UID}.json"
+    assert spec.exists()
+    harness.stop(first)
+    assert not spec.exists()
+    assert harness.start().preparer.recovered_claims == 0
+
+
 def test_corrupt_checkpoint_is_moved_aside(harness):
     driver = harness.start()
     path = driver.checkpoint.path

@@ -18,13 +18,17 @@ from conformance.scenario_api.placement import PlacementError, pick_node
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _pod_state(uid: str = "u1", restarts: int = 0, ready: bool = True, **extra: Any) -> dict:
+def _pod_state(
+    uid: str = "u1", restarts: int = 0, ready: bool = True, cid: str = "c1", **extra: Any
+) -> dict:
     return {
         "metadata": {"namespace": "t1", "name": "p", "uid": uid, **extra.pop("meta", {})},
         "spec": {"nodeName": "w1"},
         "status": {
             "phase": extra.pop("phase", "Running"),
-            "containerStatuses": [{"name": "main", "restartCount": restarts, "ready": ready}],
+            "containerStatuses": [
+                {"name": "main", "restartCount": restarts, "ready": ready, "containerID": cid}
+            ],
             "conditions": extra.pop("conditions", []),
         },
     }
@@ -36,6 +40,9 @@ def test_disturbances_name_every_way_a_pod_can_be_disturbed() -> None:
     assert disturbances(baseline, None) == ["pod t1/p is gone"]
     assert "replaced" in disturbances(baseline, _pod_state(uid="u2"))[0]
     assert "restarted (restartCount 0 -> 1)" in disturbances(baseline, _pod_state(restarts=1))[0]
+    assert disturbances(baseline, _pod_state(cid="c2")) == [
+        "pod t1/p container main was replaced (containerID c1 -> c2)"
+    ]
     marked = _pod_state(
         conditions=[{"type": "DisruptionTarget", "status": "True", "reason": "X", "message": "m"}],
         meta={"deletionTimestamp": "2026-12-01T00:00:00Z"},

@@ -391,7 +391,36 @@ BAD: list[tuple[str, Any, str]] = [
         mutate("readiness", ["daemonSet"]),
         "readiness: expected a mapping, got a list",
     ),
+    (
+        "update without an image",
+        mutate("readiness.daemonSet", {"namespace": "n", "name": "d", "update": {}}),
+        "readiness.daemonSet.update.image: required field is missing (expected an image reference)",
+    ),
+    (
+        "update image with a space",
+        mutate("readiness.daemonSet", {"namespace": "n", "name": "d", "update": {"image": "a b"}}),
+        'readiness.daemonSet.update.image: expected an image reference, got "a b"',
+    ),
+    (
+        "update container not a DNS label",
+        mutate(
+            "readiness.daemonSet",
+            {"namespace": "n", "name": "d", "update": {"image": "a:1", "container": "A_B"}},
+        ),
+        'readiness.daemonSet.update.container: expected a container name, got "A_B"',
+    ),
 ]
+
+
+def test_daemonset_update_image(tmp_path: Path) -> None:
+    update = {"image": "registry.example.com:5000/acme/plugin:v2", "container": "plugin"}
+    data = mutate("readiness.daemonSet", {"namespace": "n", "name": "d", "update": update})
+    readiness = load_profile(write(tmp_path, data)).readiness
+    assert (readiness.update_image, readiness.update_container) == (
+        "registry.example.com:5000/acme/plugin:v2",
+        "plugin",
+    )
+    assert load_profile(write(tmp_path, GOOD)).readiness.update_image is None
 
 
 @pytest.mark.parametrize(

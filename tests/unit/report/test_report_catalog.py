@@ -60,6 +60,8 @@ SPEC_LEVELS = {
     "DRA-KUBELET-001": "MUST",
     "DRA-REBOOT-001": "MUST",
     "DRA-REBOOT-002": "MUST",
+    "DRA-UPD-001": "MUST",
+    "DRA-UPD-002": "SHOULD",
     # least privilege (issue 14 item 4; not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
@@ -76,6 +78,7 @@ SUITE_OF_PREFIX = {
     "EXT": "extended_resource",
     "KUBELET": "node_restart",
     "REBOOT": "node_restart",
+    "UPD": "driver_update",
     "SEC": "security",
 }
 # "MUST when the profile names an extended resource"
@@ -85,7 +88,14 @@ CONDITIONAL_MUST = {
     "DRA-EXT-004": "extended-resource",
 }
 # cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
-DISRUPTIVE_PREFIXES = ("DRA-DRAIN-", "DRA-PREEMPT-", "DRA-LOSS-", "DRA-KUBELET-", "DRA-REBOOT-")
+DISRUPTIVE_PREFIXES = (
+    "DRA-DRAIN-",
+    "DRA-PREEMPT-",
+    "DRA-LOSS-",
+    "DRA-KUBELET-",
+    "DRA-REBOOT-",
+    "DRA-UPD-",
+)
 # Checked against k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go
 KNOWN_GATES_V1_37_2 = {
     "DRAAdminAccess",
