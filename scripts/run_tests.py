@@ -2,9 +2,10 @@
 
 - main: `pytest tests` without the broken-driver checks (unit tests, then the e2e tier on the
   cluster `dra-conformance-e2e`, which its last test deletes);
-- broken: `pytest tests/e2e/broken` on a cluster of its own (`dra-conformance-e2e-broken`):
-  each check switches a fake-driver misbehaviour on for the whole cluster, so it cannot share
-  one with the main tier's whole-suite runs, and it mostly waits on the cluster, not the CPU.
+- broken: `pytest tests/e2e/broken tests/e2e/chaos` on a cluster of its own
+  (`dra-conformance-e2e-broken`): each check switches a fake-driver misbehaviour on, or
+  disturbs the cluster, for the whole cluster, so it cannot share one with the main tier's
+  whole-suite runs, and it mostly waits on the cluster, not the CPU.
 
 The broken tier's output goes to reports/tests/broken.log and is printed when it ends; its
 cluster is deleted afterwards (also on failure or Ctrl-C) unless
@@ -22,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN_DIR = "tests/e2e/broken"
+# Chaos runs disturb their cluster (a node stopped, the driver's namespace deleted): they go with
+# the broken-driver checks, which run one at a time on a cluster of their own.
+CHAOS_DIR = "tests/e2e/chaos"
 DEFAULT_BROKEN_CLUSTER = "dra-conformance-e2e-broken"
 LOG = ROOT / "reports" / "tests" / "broken.log"
 
@@ -51,11 +55,17 @@ def main(extra: list[str]) -> int:
     stamp(f"broken-driver tier started on cluster {cluster}; its output: {LOG.relative_to(ROOT)}")
     with open(LOG, "w") as log:
         broken = subprocess.Popen(
-            pytest_cmd(BROKEN_DIR, *extra), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+            pytest_cmd(BROKEN_DIR, CHAOS_DIR, *extra),
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     main_rc = 2
     try:
-        main_rc = subprocess.call(pytest_cmd("tests", f"--ignore={BROKEN_DIR}", *extra), cwd=ROOT)
+        main_rc = subprocess.call(
+            pytest_cmd("tests", f"--ignore={BROKEN_DIR}", f"--ignore={CHAOS_DIR}", *extra), cwd=ROOT
+        )
         if broken.poll() is None:
             stamp("main tier done; waiting for the broken-driver tier")
         broken_rc = broken.wait()

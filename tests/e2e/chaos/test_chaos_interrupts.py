@@ -1,0 +1,105 @@
+"""Chaos (issue 14, item 2): a run with -n 4 interrupted the way CI and people interrupt it.
+
+- Ctrl-C (SIGINT to the whole process group, as a terminal sends it) about a third into a run;
+- SIGKILL of one xdist worker in the middle of a test that cordoned a node.
+
+After each, and after the cleanup it needs: nothing of the run is left on the cluster
+(namespaces, claims, DeviceTaintRules, PriorityClasses, cordons, injected faults), the tests it
+cut short are reported as error or not-run with the cause, summary.json is still written, and
+the verdict is never CONFORMANT.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+from pathlib import Path
+
+import pytest
+from chaos_run import CUT_SHORT, nothing_left, start, statuses_of, summary_of
+from leftovers_check import NotYet, poll
+
+from conformance.cluster import kind
+from conformance.kube.client import K8sClients
+from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
+from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
+from conformance.model.profile import Profile
+
+pytestmark = pytest.mark.e2e
+
+# Eleven requirements, four of them cordoning or draining a node: enough for a third.
+SELECTION = ("scenarios/claim_deletion", "scenarios/node_drain")
+
+
+def test_ctrl_c_a_third_into_a_run(
+    kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
+) -> None:
+    run_id = f"sigint-{secrets.token_hex(4)}"
+    report_dir = tmp_path / "report"
+    run = start(kind_cluster.name, run_id, report_dir, *SELECTION)
+    started: set[str] = set()
+    try:
+
+        def a_third_started() -> None:
+            if run.poll() is not None:
+                pytest.fail(f"the run ended (exit {run.returncode}) before a third of it")
+            listing = k8s.core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}")
+            started.update(n.metadata.name for n in listing.items)
+            if len(started) < 4:
+                raise NotYet(f"{len(started)} of the run's tests started")
+
+        poll(a_third_started, timeout=300, interval=0.5)
+        os.killpg(run.pid, signal.SIGINT)
+        output, _ = run.communicate(timeout=240)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait(timeout=30)
+    assert run.returncode == 2, f"exit {run.returncode} after Ctrl-C:\n{output[-3000:]}"
+    summary = summary_of(report_dir, output)
+    reasons = " ".join(str(r) for r in summary.get("verdict_reasons") or ())
+    assert "interrupted" in reasons, summary.get("verdict_reasons")
+    statuses = statuses_of(summary)
+    assert any(s in CUT_SHORT for s in statuses.values()), statuses
+    nothing_left(k8s, run_id, output)
+
+
+def test_sigkill_of_a_worker_mid_test(
+    kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
+) -> None:
+    run_id = f"workerkill-{secrets.token_hex(4)}"
+    report_dir = tmp_path / "report"
+    run = start(
+        kind_cluster.name,
+        run_id,
+        report_dir,
+        "--dra-requirement",
+        "DRA-DRAIN-001",
+        "--dra-requirement",
+        "DRA-DEL-001",
+    )
+    try:
+
+        def cordoning_worker() -> int:
+            if run.poll() is not None:
+                pytest.fail(f"the run ended (exit {run.returncode}) before it cordoned")
+            nodes = k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items
+            if not nodes:
+                raise NotYet("no node cordoned by the run yet")
+            return int(nodes[0].metadata.annotations[CORDONED_BY_PID_ANNOTATION])
+
+        worker = poll(cordoning_worker, timeout=240, interval=0.5)
+        assert worker != run.pid, "the cordon must be the worker's, not the controller's"
+        os.kill(worker, signal.SIGKILL)
+        output, _ = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait(timeout=30)
+    summary = summary_of(report_dir, output)
+    statuses = statuses_of(summary)
+    assert statuses.get("DRA-DRAIN-001") in CUT_SHORT, (statuses, output[-3000:])
+    assert "crash" in output.lower() or "worker" in output.lower(), output[-3000:]
+    # The worker undid nothing itself; the controller's end-of-run sweep covers it.
+    nothing_left(k8s, run_id, output)
