@@ -87,18 +87,29 @@ def restart_kubelet(container: str) -> None:
 def restart_node_container(container: str, *, stop_timeout: int = 10) -> None:
     """Restart a kind node container: a reboot as far as the node can tell (its processes
     start anew and /run, a tmpfs, comes back empty). The node must keep its address: the
-    kubelet runs with --node-ip of the old one, so another address is an error here."""
+    kubelet runs with --node-ip of the old one. Docker hands a restarted container the next
+    free address of its network, not its old one, once other containers came and went (as
+    other clusters do on a shared host), so the old addresses are pinned before the start."""
     from conformance.docker_client import client
 
-    node = client().containers.get(container)
+    docker = client()
+    node = docker.containers.get(container)
 
-    def addresses() -> dict[str, str]:
+    def addresses() -> dict[str, tuple[str, str]]:
         node.reload()
         networks = node.attrs["NetworkSettings"]["Networks"]
-        return {name: net.get("IPAddress") or "" for name, net in networks.items()}
+        return {
+            name: (net.get("IPAddress") or "", net.get("GlobalIPv6Address") or "")
+            for name, net in networks.items()
+        }
 
     before = addresses()
-    node.restart(timeout=stop_timeout)
+    node.stop(timeout=stop_timeout)
+    for name, (ipv4, ipv6) in before.items():
+        network = docker.networks.get(name)
+        network.disconnect(node)
+        network.connect(node, ipv4_address=ipv4 or None, ipv6_address=ipv6 or None)
+    node.start()
     after = addresses()
     if after != before:
         raise RuntimeError(

@@ -1,6 +1,6 @@
 """Chaos (issue 14, item 2): the cluster changes under a run with -n 4.
 
-- `docker stop` of a worker node mid-run, started again a few seconds later;
+- `docker stop` of a worker node mid-run, started again at once (with its old address);
 - deletion of the driver's namespace mid-run (the driver is installed again afterwards).
 
 After each: nothing of the run is left on the cluster, the tests it hit are reported (failed,
@@ -20,8 +20,8 @@ from chaos_run import nothing_left, start, statuses_of, summary_of
 from leftovers_check import NotYet, poll
 
 from conformance.cluster import kind
-from conformance.docker_client import client as docker_client
 from conformance.install import installer
+from conformance.kube import nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.model.naming import RUN_LABEL
@@ -67,17 +67,13 @@ def test_a_worker_node_stopped_and_started_mid_run(
 ) -> None:
     run_id = f"nodestop-{secrets.token_hex(4)}"
     report_dir = tmp_path / "report"
-    container = docker_client().containers.get(f"{kind_cluster.name}-worker")
     run = start(kind_cluster.name, run_id, report_dir, *NODE_STOP_SELECTION)
     try:
         after_tests_started(run, k8s, run_id, 3)
-        container.stop(timeout=5)
-        container.start()
+        # Stopped and started again with its old address (the kubelet keeps --node-ip).
+        nodes.restart_node_container(f"{kind_cluster.name}-worker", stop_timeout=5)
         output = finish(run, timeout=900)
     finally:
-        container.reload()
-        if container.status != "running":
-            container.start()
         wait_driver_ready(k8s, fake_driver, timeout=300)  # the rest of the tier needs it
     summary = summary_of(report_dir, output)
     statuses = statuses_of(summary)
