@@ -4,6 +4,8 @@
 |-------------------|-------------------------------------------------------------------|
 | `app`             | the parser, `main`, and the `cluster` subcommands                 |
 | `driver_commands` | `driver`, `profile` and `run`: the commands that need a profile   |
+| `gate_command`    | `gate`: two runs (two versions, or one and a baseline) compared   |
+| `cleanup`         | `cleanup`: what a dead run left on the cluster                    |
 """
 
 from conformance.cli.app import main

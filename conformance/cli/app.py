@@ -1,4 +1,4 @@
-"""`dra-conformance` command line: cluster, driver, profile and run subcommands."""
+"""`dra-conformance` command line: cluster, driver, profile, run, gate and cleanup subcommands."""
 
 from __future__ import annotations
 
@@ -129,10 +129,10 @@ def build_parser(
 def parse_args(
     parser: argparse.ArgumentParser, argv: Sequence[str] | None = None
 ) -> argparse.Namespace:
-    """Parse `argv`; for `run`, whatever it does not know, wherever it stands, goes to pytest
-    in the order given (`args.pytest_args`)."""
+    """Parse `argv`; for `run` and `gate`, whatever they do not know, wherever it stands,
+    goes to pytest in the order given (`args.pytest_args`)."""
     args, unknown = parser.parse_known_args(argv)
-    if unknown and getattr(args, "command", None) != "run":
+    if unknown and getattr(args, "command", None) not in ("run", "gate"):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if unknown:
         args.pytest_args = [*args.pytest_args, *unknown]
@@ -140,10 +140,11 @@ def parse_args(
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    from conformance.cli import cleanup, driver_commands
+    from conformance.cli import cleanup, driver_commands, gate_command
 
     return [
         cleanup.add_cleanup_command,
+        gate_command.add_gate_command,
         driver_commands.add_driver_commands,
         driver_commands.add_profile_commands,
         driver_commands.add_run_command,

@@ -177,6 +177,12 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         help="kind: create or reuse a kind cluster; existing: use --kubeconfig",
     )
     run.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster name")
+    run.add_argument(
+        "--k8s",
+        default="v1.37.2",
+        metavar="VERSION",
+        help="Kubernetes version of the kind cluster, if one is created (default %(default)s)",
+    )
     run.add_argument("--kubeconfig", default=None)
     run.add_argument("--context", default=None)
     run.add_argument(
@@ -227,6 +233,8 @@ def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) ->
         args.cluster,
         "--dra-cluster-name",
         args.name,
+        "--dra-k8s",
+        args.k8s,
         "--dra-run-id",
         run_id,
         "--dra-report-dir",

@@ -81,6 +81,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _add(
         group,
+        "--dra-k8s",
+        dest="dra_k8s",
+        default="v1.37.2",
+        metavar="VERSION",
+        help="Kubernetes version of a kind cluster the run creates (default v1.37.2)",
+    )
+    _add(
+        group,
         "--dra-keep-cluster",
         dest="dra_keep_cluster",
         nargs="?",

@@ -216,6 +216,7 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     handle = provider.provision(
         kind=config.getoption("dra_cluster"),
         name=config.getoption("dra_cluster_name"),
+        kubernetes=config.getoption("dra_k8s"),
         kubeconfig=config.getoption("dra_kubeconfig"),
         context=config.getoption("dra_kube_context"),
         keep=config.getoption("dra_keep_cluster") == "yes",

@@ -1,0 +1,140 @@
+"""`dra-conformance gate`: does the driver still conform on the next Kubernetes version?
+
+Two runs of the same selection compared requirement by requirement (conformance.report.gate):
+either on two kind clusters, --from V1 then --to V2 (one after the other, each deleted after its
+run; node images are built once and reused), or a run on a cluster (the staging cluster after
+its upgrade, or a kind cluster) against a stored run, --baseline SUMMARY.json. Each run is a
+`dra-conformance run` subprocess, so each has its own pytest session and report directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conformance.errors import ConformanceError
+
+
+def add_gate_command(sub: argparse._SubParsersAction) -> None:
+    gate = sub.add_parser(
+        "gate",
+        allow_abbrev=False,
+        help="compare two runs (two Kubernetes versions, or a run and a stored one)",
+        description="Run the selection on Kubernetes --from, then on --to (kind clusters), or "
+        "on a cluster against a stored --baseline summary.json, and compare: gate.md and "
+        "gate.json list per requirement the outcome on each side (regressions, fixes, newly "
+        "applicable). Exit codes: 0 no MUST regressed (a MUST that passed before and fails, "
+        "errs or does not run after), 1 one did, 2 usage or a run wrote no summary. Every "
+        "other argument goes to both runs' pytest (e.g. scenarios/core, -k EXPR).",
+    )
+    gate.add_argument("--profile", required=True, metavar="FILE")
+    versions = gate.add_argument_group("two kind clusters")
+    versions.add_argument("--from", dest="from_version", metavar="V1", help="e.g. v1.36.3")
+    versions.add_argument("--to", dest="to_version", metavar="V2", help="e.g. v1.37.2")
+    baseline = gate.add_argument_group("against a stored run")
+    baseline.add_argument(
+        "--baseline", type=Path, metavar="SUMMARY", help="a run's summary.json (or its directory)"
+    )
+    baseline.add_argument(
+        "--cluster", choices=("kind", "existing"), default="kind", help="where the new run goes"
+    )
+    baseline.add_argument("--name", default="dra-conformance", help="kind cluster name")
+    baseline.add_argument("--kubeconfig", default=None)
+    baseline.add_argument("--context", default=None)
+    gate.add_argument("-n", "--workers", default="0", metavar="N", help="xdist workers per run")
+    gate.add_argument("--report-dir", type=Path, default=None, metavar="DIR")
+    gate.add_argument(
+        "--allow-disruptive",
+        action="store_true",
+        help="run disruptive requirements against an existing cluster",
+    )
+    gate.set_defaults(func=_gate, pytest_args=[])
+
+
+def _check(args: argparse.Namespace) -> None:
+    two_versions = args.from_version or args.to_version
+    if args.baseline and two_versions:
+        raise ConformanceError(
+            "--baseline and --from/--to are two ways to gate",
+            "give either --from V1 --to V2, or --baseline SUMMARY.json",
+        )
+    if args.baseline is None and not (args.from_version and args.to_version):
+        raise ConformanceError(
+            "nothing to compare", "give --from V1 --to V2, or --baseline SUMMARY.json"
+        )
+    if args.baseline is not None and not args.baseline.exists():
+        raise ConformanceError(
+            f"baseline {args.baseline} does not exist", "pass a run's summary.json"
+        )
+
+
+def _run(args: argparse.Namespace, report_dir: Path, cluster: list[str]) -> Path:
+    """One `dra-conformance run` into report_dir; its summary.json (exit 2 if none)."""
+    argv = [
+        sys.executable,
+        "-m",
+        "conformance.cli",
+        "run",
+        "--profile",
+        args.profile,
+        "--report-dir",
+        str(report_dir),
+        "-n",
+        str(args.workers),
+        *cluster,
+        *(["--allow-disruptive"] if args.allow_disruptive else []),
+        *args.pytest_args,
+    ]
+    started = time.monotonic()
+    print(f"dra-conformance gate: {' '.join(argv[3:])}", flush=True)
+    code = subprocess.call(argv)
+    summary = report_dir / "summary.json"
+    print(
+        f"dra-conformance gate: run ended with exit {code} after "
+        f"{time.monotonic() - started:.0f} s",
+        flush=True,
+    )
+    if not summary.is_file():
+        raise ConformanceError(
+            f"the run into {report_dir} wrote no summary (exit {code})",
+            "see its output above; fix what it names and run the gate again",
+        )
+    return summary
+
+
+def _kind_cluster(version: str) -> list[str]:
+    name = "dra-gate-" + version.lstrip("v").replace(".", "-").lower()
+    return ["--cluster", "kind", "--name", name, "--k8s", version, "--keep-cluster", "no"]
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from conformance.report import gate
+    from conformance.report.facts import new_run_id
+
+    _check(args)
+    report_dir = (args.report_dir or Path("reports") / f"gate-{new_run_id()}").resolve()
+    if args.baseline is not None:
+        try:
+            before_summary = gate.load_summary(args.baseline)
+        except ValueError as exc:
+            raise ConformanceError(str(exc), "pass a run's summary.json") from None
+        before = gate.side_of(before_summary, label=f"baseline {args.baseline.name}")
+        cluster = ["--cluster", args.cluster, "--name", args.name]
+        cluster += ["--kubeconfig", args.kubeconfig] if args.kubeconfig else []
+        cluster += ["--context", args.context] if args.context else []
+        after_path = _run(args, report_dir / "after", cluster)
+        after = gate.side_of(gate.load_summary(after_path))
+    else:
+        paths = [
+            _run(args, report_dir / version, _kind_cluster(version))
+            for version in (args.from_version, args.to_version)
+        ]
+        before, after = (gate.side_of(gate.load_summary(p)) for p in paths)
+    result = gate.compare(before, after)
+    markdown, _ = gate.write(result, report_dir)
+    print(markdown.read_text(), end="")
+    print(f"dra-conformance gate: {'PASS' if result.passed else 'FAIL'}; report in {report_dir}")
+    return result.exit_code

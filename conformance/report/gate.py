@@ -1,0 +1,199 @@
+"""The upgrade gate's comparison of two runs (pure): per requirement the outcome before and after,
+classified, and whether the gate passes.
+
+A platform team asks "does our driver still conform on the next Kubernetes version?": the gate
+passes only when no MUST that passed before ends otherwise after (failed, error or not run; a
+MUST that did not run is never counted as met). Fixes, newly applicable requirements (a
+behaviour the new version brings) and the rest are reported, not judged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+PASSED = "passed"
+NOT_APPLICABLE = "not-applicable"
+NOT_MET = ("failed", "error", "not-run")
+
+
+class Change(StrEnum):
+    REGRESSION = "regression"  # passed before, not after
+    FIX = "fix"  # not met before, passed after
+    NEWLY_APPLICABLE = "newly-applicable"  # not applicable before, applies after
+    NO_LONGER_APPLICABLE = "no-longer-applicable"
+    UNCHANGED = "unchanged"
+    CHANGED = "changed"  # between two ways of not being met (failed -> not-run, ...)
+    ONLY_BEFORE = "only-before"
+    ONLY_AFTER = "only-after"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run: where it ran and what each requirement in its verdict scope ended as."""
+
+    label: str  # the Kubernetes version, or the baseline's file name
+    run_id: str
+    verdict: str
+    statuses: Mapping[str, str]  # requirement id -> outcome
+    levels: Mapping[str, str]  # requirement id -> MUST | SHOULD | MAY
+    reasons: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RequirementChange:
+    id: str
+    level: str
+    before: str | None
+    after: str | None
+    change: Change
+    reason_after: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        return self.change is Change.REGRESSION and self.level == "MUST"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    before: Side
+    after: Side
+    changes: tuple[RequirementChange, ...]
+
+    @property
+    def blocking(self) -> tuple[RequirementChange, ...]:
+        return tuple(c for c in self.changes if c.blocks)
+
+    @property
+    def passed(self) -> bool:
+        return not self.blocking
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def of(self, change: Change) -> tuple[RequirementChange, ...]:
+        return tuple(c for c in self.changes if c.change is change)
+
+
+def _in_scope(requirement: Mapping[str, Any], scope: Iterable[str] | None) -> bool:
+    if scope is None:
+        return True
+    scope = set(scope)
+    return requirement.get("id") in scope or requirement.get("suite") in scope
+
+
+def side_of(summary: Mapping[str, Any], label: str | None = None) -> Side:
+    """A Side from a run's summary.json: only the requirements its verdict judged."""
+    scope = summary.get("verdict_scope")
+    judged = [r for r in summary.get("requirements") or () if _in_scope(r, scope)]
+    version = (summary.get("cluster") or {}).get("kubernetes_version") or "unknown version"
+    return Side(
+        label=label or version,
+        run_id=str((summary.get("run") or {}).get("id") or ""),
+        verdict=str(summary.get("verdict") or ""),
+        statuses={r["id"]: r["status"] for r in judged},
+        levels={r["id"]: r.get("level", "") for r in judged},
+        reasons={r["id"]: r.get("reason") or "" for r in judged},
+    )
+
+
+def classify(before: str | None, after: str | None) -> Change:
+    if before is None:
+        return Change.ONLY_AFTER
+    if after is None:
+        return Change.ONLY_BEFORE
+    if before == after:
+        return Change.UNCHANGED
+    if before == PASSED:
+        return Change.NO_LONGER_APPLICABLE if after == NOT_APPLICABLE else Change.REGRESSION
+    if before == NOT_APPLICABLE:
+        return Change.NEWLY_APPLICABLE
+    if after == PASSED:
+        return Change.FIX
+    if after == NOT_APPLICABLE:
+        return Change.NO_LONGER_APPLICABLE
+    return Change.CHANGED
+
+
+def compare(before: Side, after: Side) -> GateResult:
+    ids = list(before.statuses) + [i for i in after.statuses if i not in before.statuses]
+    changes = tuple(
+        RequirementChange(
+            id=i,
+            level=after.levels.get(i) or before.levels.get(i, ""),
+            before=before.statuses.get(i),
+            after=after.statuses.get(i),
+            change=classify(before.statuses.get(i), after.statuses.get(i)),
+            reason_after=after.reasons.get(i, ""),
+        )
+        for i in ids
+    )
+    return GateResult(before, after, changes)
+
+
+def to_json(result: GateResult) -> dict[str, Any]:
+    def side(s: Side) -> dict[str, Any]:
+        return {"label": s.label, "run_id": s.run_id, "verdict": s.verdict}
+
+    return {
+        "schema": "dra-conformance.io/gate/v1",
+        "from": side(result.before),
+        "to": side(result.after),
+        "passed": result.passed,
+        "exit_code": result.exit_code,
+        "blocking": [c.id for c in result.blocking],
+        "requirements": [asdict(c) | {"change": c.change.value} for c in result.changes],
+    }
+
+
+def to_markdown(result: GateResult) -> str:
+    before, after = result.before.label, result.after.label
+    verdict = "PASS" if result.passed else "FAIL"
+    lines = [
+        f"# Upgrade gate {before} -> {after}: {verdict}",
+        "",
+        f"- {before}: run {result.before.run_id}, verdict {result.before.verdict}",
+        f"- {after}: run {result.after.run_id}, verdict {result.after.verdict}",
+        "",
+    ]
+    if result.blocking:
+        lines.append("MUST requirements that passed on " + before + " and do not on " + after + ":")
+        lines += [f"- {c.id}: {c.after} — {c.reason_after}" for c in result.blocking]
+    else:
+        lines.append(f"No MUST requirement that passed on {before} fails or goes unrun on {after}.")
+    lines += [
+        "",
+        "| requirement | level | " + before + " | " + after + " | change |",
+        "|---|---|---|---|---|",
+    ]
+    for c in result.changes:
+        if c.change is not Change.UNCHANGED:
+            lines.append(
+                f"| {c.id} | {c.level} | {c.before or '-'} | {c.after or '-'} | {c.change.value} |"
+            )
+    unchanged = len(result.of(Change.UNCHANGED))
+    lines += ["", f"{unchanged} requirement(s) ended the same on both sides."]
+    return "\n".join(lines) + "\n"
+
+
+def write(result: GateResult, directory: Path) -> tuple[Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    md, js = directory / "gate.md", directory / "gate.json"
+    md.write_text(to_markdown(result))
+    js.write_text(json.dumps(to_json(result), indent=2) + "\n")
+    return md, js
+
+
+def load_summary(path: Path) -> dict[str, Any]:
+    """A stored summary.json (a run's report directory is accepted too)."""
+    if path.is_dir():
+        path = path / "summary.json"
+    document = json.loads(path.read_text())
+    if not isinstance(document, dict) or "requirements" not in document:
+        raise ValueError(f"{path} is not a dra-conformance summary.json (no requirements)")
+    return document
