@@ -72,7 +72,7 @@ def _cluster_image(args: argparse.Namespace) -> int:
 
     progress = Progress()
     host.prepare_host(progress, cache_root() / "logs")
-    print(nodeimage.build_node_image(NodeVersions(kubernetes=args.k8s), progress))
+    print(nodeimage.build_node_image(NodeVersions.for_kubernetes(args.k8s), progress))
     return 0
 
 

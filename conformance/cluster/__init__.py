@@ -9,6 +9,7 @@
 | `smoke`      | the cluster is real: pods run on every worker and reach the API server      |
 | `host`       | a running Docker engine, and the runc workaround                            |
 | `versions`   | pinned versions of everything the node image is built from; cache keys      |
+| `releases`   | per release: Go, etcd, pause, DRA gate stages, resource.k8s.io versions     |
 | `rootfs`     | the Debian bookworm root filesystem (debootstrap)                           |
 | `gobuild`    | Go binaries from the Go module proxy, cached by version                     |
 | `nodeimage`  | the kind node image, assembled offline                                      |

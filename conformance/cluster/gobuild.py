@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.cluster import releases
 from conformance.cluster.buildlock import build_lock
 from conformance.cluster.versions import HELM_VERSION, NodeVersions, cache_root, digest
 from conformance.errors import BuildError, HostError
@@ -133,7 +134,20 @@ def _staging_replaces(v: NodeVersions, workdir: Path) -> tuple[tuple[str, str], 
     return tuple(replaces)
 
 
+def require_go_for(kubernetes: str) -> None:
+    """Fail before any download with what to install: with GOTOOLCHAIN=local an older Go
+    refuses the module only after minutes of work, with a less direct message."""
+    release = releases.release_for(kubernetes)
+    if releases.go_too_old(release, go_version()):
+        raise HostError(
+            f"Kubernetes {kubernetes} needs Go >= {release.go_directive} (its go.mod); "
+            f"this host has {go_version()}",
+            f"install Go {release.go_upstream} (the Go upstream builds it with) and retry",
+        )
+
+
 def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
+    require_go_for(v.kubernetes)
     workdir.mkdir(parents=True, exist_ok=True)
     return [
         GoComponent(

@@ -219,7 +219,7 @@ def _excerpt(text: str, lines: int = 25) -> str:
 def cluster_for(
     name: str, workers: int, kubernetes: str, offline: bool, progress: Progress
 ) -> KindCluster:
-    v = NodeVersions(kubernetes=kubernetes)
+    v = NodeVersions.for_kubernetes(kubernetes)
     opts = kindconfig.ClusterOptions(
         name=name,
         workers=workers,
@@ -235,7 +235,9 @@ def decide_offline(kubernetes: str, offline: bool | None) -> bool:
     """Explicit choice wins; a locally built node image means offline; else probe a registry."""
     if offline is not None:
         return offline
-    if docker_client.image_exists(nodeimage.node_image_ref(NodeVersions(kubernetes=kubernetes))):
+    if docker_client.image_exists(
+        nodeimage.node_image_ref(NodeVersions.for_kubernetes(kubernetes))
+    ):
         return True
     return not registry_reachable()
 
@@ -261,7 +263,7 @@ def up(
         progress.note(f"cluster {name} exists but is not healthy: deleting it")
         cluster.delete()
     if offline:
-        image = nodeimage.build_node_image(NodeVersions(kubernetes=kubernetes), progress)
+        image = nodeimage.build_node_image(NodeVersions.for_kubernetes(kubernetes), progress)
     else:
         image = f"kindest/node:{kubernetes}"
     cluster = replace(cluster, options=replace(cluster.options, offline=offline))

@@ -10,43 +10,16 @@ from pathlib import Path
 
 import yaml
 
-# Gates to switch on per minor release: DRA features that are not on by default there (or are
-# beta and we want them on explicitly). Every name was checked against that release's
-# pkg/features/kube_features.go: a removed gate stops the components from starting, and a
-# GA-locked gate must not be listed.
-DRA_FEATURE_GATES: dict[str, tuple[str, ...]] = {
-    "1.35": (
-        "DRAPartitionableDevices",
-        "DRAConsumableCapacity",
-        "DRADeviceBindingConditions",
-        "ResourceHealthStatus",
-        "DRADeviceTaints",
-        "DRADeviceTaintRules",
-        "DRAExtendedResource",
-    ),
-    "1.36": (
-        "DRAPartitionableDevices",
-        "DRAConsumableCapacity",
-        "DRADeviceBindingConditions",
-        "ResourceHealthStatus",
-        "DRADeviceTaints",
-        "DRADeviceTaintRules",
-        "DRAExtendedResource",
-    ),
-    # 1.37: DeviceTaints, DeviceTaintRules and ExtendedResource are GA; these four are beta.
-    "1.37": (
-        "DRAPartitionableDevices",
-        "DRAConsumableCapacity",
-        "DRADeviceBindingConditions",
-        "ResourceHealthStatus",
-    ),
-}
+from conformance.cluster import releases
+from conformance.cluster.releases import minor_of as minor_of  # re-exported
 
-# API versions that must be switched on for DeviceTaintRule where it is not in v1 yet.
+# Gates to switch on and API versions to serve per minor release, derived from the release
+# table (releases.py), whose facts were read from each release's sources.
+DRA_FEATURE_GATES: dict[str, tuple[str, ...]] = {
+    minor: r.feature_gates() for minor, r in releases.RELEASES.items()
+}
 DRA_RUNTIME_CONFIG: dict[str, dict[str, str]] = {
-    "1.35": {"resource.k8s.io/v1alpha3": "true"},
-    "1.36": {"resource.k8s.io/v1beta2": "true"},
-    "1.37": {},
+    minor: r.runtime_config() for minor, r in releases.RELEASES.items()
 }
 
 CDI_CONTAINERD_PATCH = """[plugins."io.containerd.grpc.v1.cri"]
@@ -58,20 +31,8 @@ RESTRICT_OOM_PATCH = """[plugins."io.containerd.grpc.v1.cri"]
 """
 
 
-def minor_of(version: str) -> str:
-    """'v1.37.2' -> '1.37'."""
-    parts = version.removeprefix("v").split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
-        raise ValueError(f"not a Kubernetes version: {version!r} (expected like v1.37.2)")
-    return f"{parts[0]}.{parts[1]}"
-
-
 def feature_gates(version: str) -> dict[str, bool]:
-    minor = minor_of(version)
-    if minor not in DRA_FEATURE_GATES:
-        supported = ", ".join(sorted(DRA_FEATURE_GATES))
-        raise ValueError(f"Kubernetes {version} is not supported (supported minors: {supported})")
-    return {gate: True for gate in DRA_FEATURE_GATES[minor]}
+    return {gate: True for gate in releases.release_for(version).feature_gates()}
 
 
 def host_uses_cgroup_v1(root: Path = Path("/sys/fs/cgroup")) -> bool:
@@ -116,7 +77,7 @@ def kind_config(opts: ClusterOptions) -> dict:
     }
     if opts.restrict_oom_score_adj:
         config["containerdConfigPatches"].append(RESTRICT_OOM_PATCH)
-    runtime_config = DRA_RUNTIME_CONFIG[minor_of(opts.kubernetes)]
+    runtime_config = releases.release_for(opts.kubernetes).runtime_config()
     if runtime_config:
         config["runtimeConfig"] = dict(runtime_config)
     if opts.offline:

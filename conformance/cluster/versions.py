@@ -8,6 +8,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from conformance.cluster.releases import release_for
+
 # Bump when the way an artefact is assembled changes, so old cache entries are not reused.
 BUILDER_REVISION = "1"
 
@@ -52,6 +54,11 @@ class NodeVersions:
     kind: str = "v0.33.0"
     debian_suite: str = DEBIAN_SUITE
     node_packages: tuple[str, ...] = field(default=NODE_PACKAGES)
+
+    @classmethod
+    def for_kubernetes(cls, kubernetes: str) -> NodeVersions:
+        """The pins for `kubernetes`: the etcd of its release (kubeadm asks for that tag)."""
+        return cls(kubernetes=kubernetes, etcd=release_for(kubernetes).etcd_build)
 
     @property
     def staging(self) -> str:
