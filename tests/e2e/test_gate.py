@@ -1,0 +1,79 @@
+"""`dra-conformance gate --baseline`: a platform team's gate against a stored run, on the real
+cluster. The same driver gates green (exit 0); a driver that broke a MUST since the baseline
+gates red (exit 1) and gate.md names the requirement. The two-version form (`--from --to`)
+builds a second node image, which is a bench run (bench/cluster.md), not a CI one."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+from runs import run_cli
+
+from conformance.cluster import kind
+from conformance.kube.client import K8sClients
+from conformance.kube.readiness import selected_nodes
+from conformance.model.profile import SUITE_ROOT, Profile
+
+REQUIREMENT = "DRA-CORE-004"  # the container sees exactly its device
+
+
+def _gate(cluster: str, baseline: Path, report_dir: Path) -> subprocess.CompletedProcess:
+    cmd = [
+        sys.executable,
+        "-m",
+        "conformance.cli",
+        "gate",
+        "--profile",
+        "drivers/fake/profile.yaml",
+        "--baseline",
+        str(baseline),
+        "--name",
+        cluster,
+        "--report-dir",
+        str(report_dir),
+        "--dra-requirement",
+        REQUIREMENT,
+    ]
+    return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=900)
+
+
+def test_gate_against_a_baseline(
+    kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
+) -> None:
+    baseline = tmp_path / "baseline"
+    stored = run_cli(
+        kind_cluster.name,
+        baseline,
+        "--dra-requirement",
+        REQUIREMENT,
+        run_id=f"gate-base-{secrets.token_hex(3)}",
+    )
+    assert stored.returncode == 0, stored.stdout[-3000:] + stored.stderr[-2000:]
+
+    green = _gate(kind_cluster.name, baseline / "summary.json", tmp_path / "green")
+    assert green.returncode == 0, green.stdout[-3000:] + green.stderr[-2000:]
+    document = json.loads((tmp_path / "green" / "gate.json").read_text())
+    assert document["passed"] is True and document["blocking"] == []
+    [entry] = [r for r in document["requirements"] if r["id"] == REQUIREMENT]
+    assert (entry["before"], entry["after"], entry["change"]) == ("passed", "passed", "unchanged")
+
+    control = FakeDriverControl(k8s.core)
+    control.set_misbehaviour("cdi-wrong-device", True, ALL_NODES)
+    try:
+        for node in selected_nodes(k8s, fake_driver):
+            control.wait_applied(node, timeout=60)
+        red = _gate(kind_cluster.name, baseline, tmp_path / "red")
+    finally:
+        control.set_misbehaviour("cdi-wrong-device", False, ALL_NODES)
+        for node in selected_nodes(k8s, fake_driver):
+            control.wait_applied(node, timeout=60)
+    assert red.returncode == 1, red.stdout[-3000:] + red.stderr[-2000:]
+    report = (tmp_path / "red" / "gate.md").read_text()
+    assert ": FAIL" in report.splitlines()[0], report
+    assert f"| {REQUIREMENT} | MUST | passed | failed | regression |" in report, report
+    assert json.loads((tmp_path / "red" / "gate.json").read_text())["blocking"] == [REQUIREMENT]
