@@ -74,10 +74,10 @@ def test_sigkill_of_a_worker_mid_test(
         kind_cluster.name,
         run_id,
         report_dir,
+        # One test: a second one could wait on the node the killed worker left cordoned
+        # until the end-of-run sweep (seen once: the run outlived the wait below).
         "--dra-requirement",
         "DRA-DRAIN-001",
-        "--dra-requirement",
-        "DRA-DEL-001",
     )
     try:
 
@@ -92,7 +92,7 @@ def test_sigkill_of_a_worker_mid_test(
         worker = poll(cordoning_worker, timeout=240, interval=0.5)
         assert worker != run.pid, "the cordon must be the worker's, not the controller's"
         os.kill(worker, signal.SIGKILL)
-        output, _ = run.communicate(timeout=300)
+        output, _ = run.communicate(timeout=600)
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
