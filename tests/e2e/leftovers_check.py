@@ -71,3 +71,19 @@ def left_of(k8s: K8sClients, run_id: str) -> dict[str, list[str]]:
         "cordons": [n.metadata.name for n in cordoned.items],
         "faults": [key for key, run in records.items() if run == run_id],
     }
+
+
+def cordoning_worker(run: Any, k8s: K8sClients, run_id: str, timeout: float = 240) -> int:
+    """The pid of the process that cordoned a node for `run_id` (recorded on the node), once
+    one has; fails if the run ends first."""
+    from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
+
+    def cordoned() -> int:
+        if run.poll() is not None:
+            raise AssertionError(f"the run ended (exit {run.returncode}) before it cordoned")
+        nodes = k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items
+        if not nodes:
+            raise NotYet("no node cordoned by the run yet")
+        return int(nodes[0].metadata.annotations[CORDONED_BY_PID_ANNOTATION])
+
+    return poll(cordoned, timeout=timeout, interval=0.5)

@@ -12,13 +12,10 @@ import signal
 import subprocess
 from pathlib import Path
 
-import pytest
-from leftovers_check import NotYet, left_of, poll, run_cmd
+from leftovers_check import NotYet, cordoning_worker, left_of, poll, run_cmd
 
 from conformance.cluster import kind
 from conformance.kube.client import K8sClients
-from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
-from conformance.model.naming import CORDONED_BY_LABEL
 from conformance.model.profile import SUITE_ROOT, Profile
 
 
@@ -38,16 +35,7 @@ def test_sigterm_of_a_worker_undoes_its_test(
         start_new_session=True,
     )
     try:
-
-        def cordoning_worker() -> int:
-            if run.poll() is not None:
-                pytest.fail(f"the run ended (exit {run.returncode}) before it cordoned")
-            nodes = k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items
-            if not nodes:
-                raise NotYet("no node cordoned by the run yet")
-            return int(nodes[0].metadata.annotations[CORDONED_BY_PID_ANNOTATION])
-
-        worker = poll(cordoning_worker, timeout=240, interval=0.5)
+        worker = cordoning_worker(run, k8s, run_id)
         assert worker != run.pid, "the cordon must be the worker's, not the controller's"
         os.kill(worker, signal.SIGTERM)
 

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import pytest
 from chaos_run import CUT_SHORT, nothing_left, start, statuses_of, summary_of
-from leftovers_check import NotYet, poll
+from leftovers_check import NotYet, cordoning_worker, poll
 
 from conformance.cluster import kind
 from conformance.kube.client import K8sClients
-from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
-from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
+from conformance.model.naming import RUN_LABEL
 from conformance.model.profile import Profile
 
 pytestmark = pytest.mark.e2e
@@ -80,16 +79,7 @@ def test_sigkill_of_a_worker_mid_test(
         "DRA-DRAIN-001",
     )
     try:
-
-        def cordoning_worker() -> int:
-            if run.poll() is not None:
-                pytest.fail(f"the run ended (exit {run.returncode}) before it cordoned")
-            nodes = k8s.core.list_node(label_selector=f"{CORDONED_BY_LABEL}={run_id}").items
-            if not nodes:
-                raise NotYet("no node cordoned by the run yet")
-            return int(nodes[0].metadata.annotations[CORDONED_BY_PID_ANNOTATION])
-
-        worker = poll(cordoning_worker, timeout=240, interval=0.5)
+        worker = cordoning_worker(run, k8s, run_id)
         assert worker != run.pid, "the cordon must be the worker's, not the controller's"
         os.kill(worker, signal.SIGKILL)
         output, _ = run.communicate(timeout=600)
