@@ -258,6 +258,18 @@ def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) ->
     return argv
 
 
+def _check_catalog_files() -> None:
+    """A broken catalog or known-issues list fails here with its one-line error (exit 2)."""
+    from conformance.model.known_issues import load_known_issues
+    from conformance.model.requirements import load_catalog
+    from conformance.report.catalog import catalog_path, known_issues_path
+
+    path = catalog_path()
+    if path.is_file():
+        catalog = load_catalog(path)
+        load_known_issues(known_issues_path(), [r.id for r in catalog.requirements])
+
+
 def _run(args: argparse.Namespace) -> int:
     import pytest
 
@@ -266,6 +278,7 @@ def _run(args: argparse.Namespace) -> int:
     from conformance.report.facts import new_run_id
 
     _load(args.profile)  # a broken profile fails here, before any cluster work
+    _check_catalog_files()
     if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
         raise ConformanceError(
             "--cluster existing needs a kubeconfig", "pass --kubeconfig PATH (and --context NAME)"

@@ -97,12 +97,18 @@ class TemplateInjector(InjectorBase):
         self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"
     ) -> None:
         self._inject(
-            FaultKind.TAINT, device, {"key": key, "value": value, "effect": effect}, taint_key=key
-        )
+            self._taint_kind(), device, {"key": key, "value": value, "effect": effect},
+            taint_key=key,
+        )  # fmt: skip
 
     def untaint(self, device: DeviceRef, key: str) -> None:
-        self._check(FaultKind.TAINT)
+        self._check(self._taint_kind())
         self._undo_matching(lambda i: i.device == device and i.taint_key == key)
+
+    def _taint_kind(self) -> FaultKind:
+        """taint() serves both taint kinds: a driver-taint spec's argv makes the driver do it."""
+        driver_taint = self.spec.kind is FaultKind.DRIVER_TAINT
+        return FaultKind.DRIVER_TAINT if driver_taint else FaultKind.TAINT
 
     def mark_unhealthy(
         self, device: DeviceRef, message: str = "injected by dra-conformance"

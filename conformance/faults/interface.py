@@ -32,6 +32,9 @@ class FaultKind(enum.Enum):
     FAIL_PREPARE = "fail-prepare"  # NodePrepareResources answers an error
     DELAY_PREPARE = "delay-prepare"  # NodePrepareResources is slow
     TAINT = "taint"  # the device carries a taint
+    # The driver itself publishes the taint in its ResourceSlice (spec.devices[].taints):
+    # the same taint()/untaint() operations, through the driver's own channel.
+    DRIVER_TAINT = "driver-taint"
 
     @classmethod
     def parse(cls, name: str) -> FaultKind:

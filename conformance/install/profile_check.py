@@ -95,7 +95,9 @@ def check_profile_live(profile: Profile, api_client: Any) -> list[Problem]:
     compile_problems = _check_selectors_compile(profile, resource)
     problems += compile_problems
     if devices:
-        rejected = {p.field.split(".")[1] for p in compile_problems}
+        rejected = {
+            p.field.split(".")[1] for p in compile_problems if p.field.startswith("selectors.")
+        }
         problems += _check_selector_matches(profile, devices, classes, rejected)
         problems += _check_attributes(profile, devices)
     return problems
@@ -164,6 +166,7 @@ def _read_classes(
     fields.update({f"selectors.{n}.class": s.device_class for n, s in profile.selectors.items()})
     if profile.extended_resource:
         fields["extendedResource.class"] = profile.extended_resource.device_class
+    fields.update({f"{path}.class": c for path, c, _ in _partitionable_choices(profile)})
     classes: dict[str, Mapping] = {}
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -195,9 +198,24 @@ def _read_classes(
     return classes, problems
 
 
+def _partitionable_choices(profile: Profile) -> list[tuple[str, str, str | None]]:
+    """(field, class, expression) of the profile's partitionableDevices sides."""
+    block = profile.partitionable
+    if block is None:
+        return []
+    return [
+        (f"partitionableDevices.{side}", choice.device_class, choice.expression)
+        for side, choice in (("whole", block.whole), ("partition", block.partition))
+    ]
+
+
 def _check_selectors_compile(profile: Profile, resource: Any) -> list[Problem]:
     problems = []
-    for name, sel in profile.selectors.items():
+    expressions = [
+        (f"selectors.{n}", s.device_class, s.expression) for n, s in profile.selectors.items()
+    ]
+    expressions += [c for c in _partitionable_choices(profile) if c[2]]
+    for field_path, device_class, expression in expressions:
         body = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
@@ -208,8 +226,8 @@ def _check_selectors_compile(profile: Profile, resource: Any) -> list[Problem]:
                         {
                             "name": "probe",
                             "exactly": {
-                                "deviceClassName": sel.device_class,
-                                "selectors": [{"cel": {"expression": sel.expression}}],
+                                "deviceClassName": device_class,
+                                "selectors": [{"cel": {"expression": expression}}],
                             },
                         }
                     ]
@@ -222,7 +240,7 @@ def _check_selectors_compile(profile: Profile, resource: Any) -> list[Problem]:
             if exc.status in (400, 422):
                 problems.append(
                     Problem(
-                        f"selectors.{name}.expression",
+                        f"{field_path}.expression",
                         f"the API server rejects it: {_api_message(exc)}",
                     )
                 )

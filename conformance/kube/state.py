@@ -7,7 +7,7 @@ Readers return None for a missing object (404) instead of raising, so waits can 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -55,6 +55,8 @@ class AllocationResult:
     device: str
     admin_access: bool = False
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    share_id: str | None = None  # DRAConsumableCapacity: one share of a shareable device
+    consumed_capacity: Mapping[str, str] = field(default_factory=dict)  # name -> quantity
 
     @property
     def device_id(self) -> str:
@@ -80,6 +82,8 @@ def allocation_results(claim: Mapping[str, Any]) -> list[AllocationResult]:
             device=r["device"],
             admin_access=bool(r.get("adminAccess")),
             tolerations=tuple(r.get("tolerations") or ()),
+            share_id=r.get("shareID"),
+            consumed_capacity=dict(r.get("consumedCapacity") or {}),
         )
         for r in (allocation.get("devices") or {}).get("results") or ()
     ]

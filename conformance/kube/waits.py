@@ -223,10 +223,16 @@ def wait_for_pod_phase(
 
 
 def wait_for_pod_scheduled_false(
-    k8s: K8sClients, namespace: str, name: str, *, timeout: float
+    k8s: K8sClients,
+    namespace: str,
+    name: str,
+    *,
+    timeout: float,
+    abort: Callable[[dict[str, Any] | None], str | None] | None = None,
 ) -> dict[str, Any]:
     """Wait for condition PodScheduled=False (the scheduler looked and could not place it);
-    returns the condition, whose message names the problem."""
+    returns the condition, whose message names the problem. `abort` may name, from the pod
+    read, why waiting is pointless (checked before "the pod was scheduled")."""
 
     def scheduled(pod: dict[str, Any] | None) -> str | None:
         cond = state.pod_condition(pod, "PodScheduled") if pod else None
@@ -238,7 +244,10 @@ def wait_for_pod_scheduled_false(
         describe=f"pod {namespace}/{name} to have condition PodScheduled=False",
         timeout=timeout,
         show=state.pod_summary,
-        abort=lambda p: "the pod was scheduled" if scheduled(p) == "True" else None,
+        abort=lambda p: (
+            (abort(p) if abort else None)
+            or ("the pod was scheduled" if scheduled(p) == "True" else None)
+        ),
     )
     return state.pod_condition(pod, "PodScheduled") or {}  # type: ignore[arg-type]
 

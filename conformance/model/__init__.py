@@ -8,6 +8,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `profile_install` | the profile's `install` section (manifests, helm, preinstalled, image) |
 | `profile_verification` | the profile's `verification` section                           |
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
+| `known_issues`   | known upstream platform bugs per Kubernetes version (`known_issues.yaml`) |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |
 | `opaque_config`  | the profile's `opaqueConfig` (DRA-ALLOC-014)                            |

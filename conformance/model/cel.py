@@ -1,8 +1,8 @@
 """CEL helpers for device selectors: references to attributes/capacity, and a deliberately tiny
-evaluator for the `==` conjunctions profiles commonly use.
+evaluator for the `==` (and `!=`) conjunctions profiles commonly use.
 
 The evaluator is NOT a CEL implementation. It recognises only
-`<ref> == <literal> [&& <ref> == <literal> ...]` where `<ref>` is `device.driver` or
+`<ref> == <literal> [&& <ref> != <literal> ...]` where `<ref>` is `device.driver` or
 `device.attributes["<domain>"].<id>` and `<literal>` is a string, integer or bool, and answers
 None ("cannot tell") for anything else. Callers must treat None as unknown, never as a match.
 The API server remains the authority: compile errors come from a server-side dry run.
@@ -95,7 +95,7 @@ _TOKEN_RE = re.compile(
     r"""\s*(?:
         (?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
       | (?P<int>-?\d+)(?![\w.])
-      | (?P<op>==|&&|[.\[\]()])
+      | (?P<op>==|!=|&&|[.\[\]()])
       | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
       | (?P<other>\S+)
     )""",
@@ -124,10 +124,12 @@ def _unquote(token: str) -> str:
 
 @dataclass(frozen=True)
 class EqualityTerm:
-    """`ref == value`; `attribute` is a qualified name, or None for `device.driver`."""
+    """`ref == value` (`ref != value` when `negated`); `attribute` is a qualified name, or
+    None for `device.driver`."""
 
     attribute: str | None
     value: Scalar
+    negated: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,11 @@ class SimpleSelector:
         it is an evaluation error, which the scheduler does not count as a match either)."""
         for term in self.terms:
             actual = driver if term.attribute is None else attributes.get(term.attribute)
+            if actual is None:
+                return False
             # bool is an int in Python; CEL never equates true with 1.
-            if actual is None or type(actual) is not type(term.value) or actual != term.value:
+            equal = type(actual) is type(term.value) and actual == term.value
+            if equal == term.negated:
                 return False
         return True
 
@@ -180,16 +185,24 @@ class _Parser:
         start = self.pos
         ref = self.reference()
         if ref is not False:
-            if not self.take("op", "=="):
+            negated = self.operator()
+            if negated is None:
                 return None
             value = self.literal()
-            return None if value is None else EqualityTerm(ref, value)
+            return None if value is None else EqualityTerm(ref, value, negated)
         self.pos = start
         value = self.literal()
-        if value is None or not self.take("op", "=="):
+        negated = self.operator() if value is not None else None
+        if negated is None:
             return None
         ref = self.reference()
-        return None if ref is False else EqualityTerm(ref, value)
+        return None if ref is False else EqualityTerm(ref, value, negated)
+
+    def operator(self) -> bool | None:
+        """False for `==`, True for `!=`, None for anything else."""
+        if self.take("op", "=="):
+            return False
+        return True if self.take("op", "!=") else None
 
     def reference(self) -> str | None | bool:
         """Qualified attribute name, None for device.driver, False if not a reference."""

@@ -16,7 +16,8 @@ from conformance.model.cel import (
     resolve_name,
 )
 from conformance.model.frozen import FrozenMap
-from conformance.model.profile import SELECTOR_ALIASES, Profile
+from conformance.model.partitionable import PARTITIONABLE_KINDS
+from conformance.model.profile import CONSUMABLE_KIND, SELECTOR_ALIASES, Profile
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class PublishedDevice:
     version_attributes: frozenset[str] = frozenset()  # names whose value is a version
     capacity: Mapping[str, str] = field(default_factory=FrozenMap)  # qualified name -> quantity
     taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect)
+    multiple_allocations: bool = False  # allowMultipleAllocations (DRAConsumableCapacity)
 
     @property
     def id(self) -> str:
@@ -47,6 +49,7 @@ class PublishedDevice:
             "version_attributes": sorted(self.version_attributes),
             "capacity": dict(self.capacity),
             "taints": [list(t) for t in self.taints],
+            "multiple_allocations": self.multiple_allocations,
         }
 
     @classmethod
@@ -59,6 +62,7 @@ class PublishedDevice:
             version_attributes=frozenset(data.get("version_attributes") or ()),
             capacity=FrozenMap(data.get("capacity") or {}),
             taints=tuple(tuple(t) for t in data.get("taints") or ()),  # type: ignore[misc]
+            multiple_allocations=bool(data.get("multiple_allocations")),
         )
 
 
@@ -101,6 +105,7 @@ def published_devices(slices: Iterable[Mapping], driver: str) -> tuple[Published
                     version_attributes=versions,
                     capacity=FrozenMap(device_capacity(device, driver)),
                     taints=taints,
+                    multiple_allocations=bool(device.get("allowMultipleAllocations")),
                 )
             )
     return tuple(sorted(out, key=lambda d: (d.node or "", d.pool, d.name)))
@@ -142,6 +147,12 @@ def kind_device_sets(
         if kind in SELECTOR_ALIASES and profile.aliased_selector(kind) is None:
             out[kind] = frozenset()  # the profile has fewer selectors: nothing to lease
             continue
+        if kind in PARTITIONABLE_KINDS and profile.partitionable is None:
+            out[kind] = frozenset()
+            continue
+        if kind == CONSUMABLE_KIND:
+            out[kind] = _shareable(profile, devices, device_classes)
+            continue
         class_name, expression = profile.kind_class_and_expression(kind)
         cls = device_classes.get(class_name)
         if cls is None:
@@ -150,3 +161,19 @@ def kind_device_sets(
         expressions = class_expressions(cls) + ([expression] if expression else [])
         out[kind] = matching_devices(expressions, devices, profile.driver)
     return out
+
+
+def _shareable(
+    profile: Profile, devices: Sequence[PublishedDevice], device_classes: Mapping[str, Mapping]
+) -> frozenset[str]:
+    """The devices of the consumableCapacity class that allow multiple allocations (every
+    such device of the driver when the class is beyond the tiny evaluator); none without it."""
+    section = profile.consumable_capacity
+    if section is None:
+        return frozenset()
+    shareable = frozenset(d.id for d in devices if d.multiple_allocations)
+    cls = device_classes.get(section.device_class)
+    if cls is None:
+        return frozenset()
+    in_class = matching_devices(class_expressions(cls), devices, profile.driver)
+    return shareable if in_class is None else shareable & in_class

@@ -15,9 +15,11 @@ from typing import Any, Literal
 
 from conformance import suite_root
 from conformance.faults.spec import FaultsConfig
+from conformance.model.consumable_capacity import ConsumableCapacity
 from conformance.model.frozen import FrozenMap
 from conformance.model.node_commands import NodeCommands
 from conformance.model.opaque_config import OpaqueConfig
+from conformance.model.partitionable import PARTITIONABLE_KINDS, PartitionableDevices
 from conformance.model.schema import (
     DocumentError,
 )
@@ -51,6 +53,9 @@ CLASS_KIND_PREFIX = "class:"
 # <selector:kind-a> / <selector:kind-b>), so a suite can lease "the first kind" without
 # naming a driver's selector. Always defined; without such a selector they match nothing.
 SELECTOR_ALIASES = ("selector:kind-a", "selector:kind-b")
+# The shareable devices (allowMultipleAllocations) of the profile's consumableCapacity class.
+# Always defined, so a suite may name it; without that section it matches nothing.
+CONSUMABLE_KIND = "consumable-capacity"
 
 SUITE_ROOT = suite_root.SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 
@@ -181,6 +186,10 @@ class Profile:
     opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.model.opaque_config)
     # How to restart a node's kubelet on an existing cluster (conformance.model.node_commands)
     node_commands: NodeCommands = field(default_factory=NodeCommands)
+    # Whole partitionable devices and their partitions (DRA-ALLOC-016)
+    partitionable: PartitionableDevices | None = None
+    # DRA-ALLOC-017: the class of shareable devices (conformance.model.consumable_capacity)
+    consumable_capacity: ConsumableCapacity | None = None
 
     @property
     def default_class(self) -> str:
@@ -189,8 +198,10 @@ class Profile:
     @property
     def device_kinds(self) -> tuple[str, ...]:
         """Names a test may lease: `default`, each selector, `selector:kind-a|b` (the first and
-        second selector), `class:<key>`, `extended-resource`."""
-        kinds = [DEFAULT_KIND, *self.selectors, *SELECTOR_ALIASES]
+        second selector), `partitionable:whole|partition`, `consumable-capacity`, `class:<key>`,
+        `extended-resource`."""
+        kinds = [DEFAULT_KIND, *self.selectors, *SELECTOR_ALIASES, *PARTITIONABLE_KINDS]
+        kinds.append(CONSUMABLE_KIND)
         kinds += [CLASS_KIND_PREFIX + k for k in self.device_classes if k != DEFAULT_KIND]
         if self.extended_resource:
             kinds.append(EXTENDED_RESOURCE_KIND)
@@ -211,8 +222,15 @@ class Profile:
                     f"{SELECTOR_ALIASES.index(kind) + 1}, but it defines {len(self.selectors)}"
                 )
             return aliased.device_class, aliased.expression
+        if kind in PARTITIONABLE_KINDS:
+            if self.partitionable is None:
+                raise KeyError(f"device kind {kind!r}: the profile has no partitionableDevices")
+            choice = self.partitionable.for_kind(kind)
+            return choice.device_class, choice.expression
         if kind == EXTENDED_RESOURCE_KIND and self.extended_resource:
             return self.extended_resource.device_class, None
+        if kind == CONSUMABLE_KIND and self.consumable_capacity:
+            return self.consumable_capacity.device_class, None
         if kind.startswith(CLASS_KIND_PREFIX) and kind[len(CLASS_KIND_PREFIX) :] in (
             self.device_classes
         ):
@@ -232,6 +250,11 @@ class Profile:
         names += [s.device_class for s in self.selectors.values()]
         if self.extended_resource:
             names.append(self.extended_resource.device_class)
+        if self.partitionable:
+            names += [self.partitionable.whole.device_class]
+            names += [self.partitionable.partition.device_class]
+        if self.consumable_capacity:
+            names.append(self.consumable_capacity.device_class)
         return tuple(dict.fromkeys(names))
 
 

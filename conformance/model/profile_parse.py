@@ -11,9 +11,12 @@ from typing import Any
 from conformance.faults.spec import FaultsConfig, parse_faults
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.model.cel import attribute_name_problem, resolve_name
+from conformance.model.consumable_capacity import parse_consumable_capacity
 from conformance.model.frozen import FrozenMap
 from conformance.model.node_commands import parse_node_commands
 from conformance.model.opaque_config import parse_opaque_config
+from conformance.model.partitionable import SECTION as PARTITIONABLE_SECTION
+from conformance.model.partitionable import parse_partitionable
 from conformance.model.profile import (
     API_VERSION,
     DEFAULT_KIND,
@@ -61,6 +64,8 @@ _TOP_KEYS = (
     "timeouts",
     "opaqueConfig",
     "nodeCommands",
+    PARTITIONABLE_SECTION,
+    "consumableCapacity",
 )
 _REQUIRED_TOP = ("apiVersion", "kind", "driver", "deviceClasses", "install", "verification")
 
@@ -129,6 +134,7 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
             "claim: <object>, expect: {method: env|file|command, shows: [regex, ...]}})",
         )
 
+    partitionable = parse_partitionable(p, document, capabilities)
     if (
         "extended-resource" in capabilities
         and extended is None
@@ -144,6 +150,11 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
             "capabilities",
             "must list extended-resource when extendedResource is set (or remove extendedResource)",
         )
+    consumable = (
+        parse_consumable_capacity(p, document["consumableCapacity"], driver)
+        if "consumableCapacity" in document
+        else None
+    )
     if p.items:
         raise ProfileError(shown, p.items)
     assert driver and classes and install and verification  # guaranteed when no problems
@@ -164,6 +175,8 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
         timeouts=timeouts,
         opaque_config=opaque,
         node_commands=node_commands,
+        partitionable=partitionable,
+        consumable_capacity=consumable,
     )
 
 

@@ -272,13 +272,17 @@ def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | 
     allowed is `not_run_reason`'s.
     """
     reasons: list[str] = []
+    too_old = False
     if req.min_version and facts.version is not None and facts.version < req.min_version:
+        too_old = True
         want, have = (".".join(map(str, v)) for v in (req.min_version, facts.version))
-        reasons.append(f"needs Kubernetes >= {want}, the cluster runs {have}")
+        reasons.append(f"introduced in Kubernetes {want} (the cluster runs {have})")
     for gate in req.feature_gates:
         if facts.feature_gates is None:
             continue
         if gate not in facts.feature_gates:
+            if too_old:  # a gate younger than the cluster: the version already says why
+                continue
             reasons.append(f"feature gate {gate} is not known to the cluster's API server")
         elif not facts.feature_gates[gate]:
             reasons.append(f"feature gate {gate} is disabled in the cluster")
@@ -294,7 +298,9 @@ def not_run_reason(req: Requirement, facts: ApplicabilityFacts) -> tuple[str, st
     remedies: list[str] = []
     if req.min_version and facts.version is None:
         want = ".".join(map(str, req.min_version))
-        reasons.append(f"needs Kubernetes >= {want}, and the cluster version could not be read")
+        reasons.append(
+            f"introduced in Kubernetes {want}, and the cluster version could not be read"
+        )
         remedies.append("let the run's account read /version")
     unreadable = [g for g in req.feature_gates if facts.feature_gates is None]
     if unreadable:

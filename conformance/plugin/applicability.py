@@ -9,7 +9,7 @@ import pytest
 
 from conformance.faults import missing_faults_reason, missing_faults_remedy
 from conformance.model.outcome import not_applicable, not_run
-from conformance.model.profile import SELECTOR_ALIASES, Profile
+from conformance.model.profile import CONSUMABLE_KIND, SELECTOR_ALIASES, Profile
 from conformance.model.requirements import (
     Requirement,
     missing_capabilities_reason,
@@ -19,6 +19,7 @@ from conformance.model.requirements import (
 from conformance.plugin.collection import (
     parse_capabilities,
     parse_devices,
+    parse_node_exclusive,
 )
 from conformance.plugin.not_ready import (
     driver_not_ready_reason,
@@ -31,6 +32,7 @@ from conformance.plugin.state import (
     STARTED_KEY,
     get_run_context,
 )
+from conformance.run.context import RunContext
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -55,10 +57,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     failure = context.readiness_failure
     if failure is not None and not fails_on_readiness(req, failure):
         not_run(*driver_not_ready_reason(failure))
+    if failure is None and (no_shareable := no_shareable_devices_reason(item, context)):
+        not_applicable(no_shareable)
     # Then what keeps it from running here; each reason with what would make it run.
     cannot_run = [
         not_run_reason(req, context),
         missing_selector_reason(item, context.profile),
+        missing_consumable_reason(item, context.profile),
         missing_faults(req, context.profile),
     ]
     found = [r for r in cannot_run if r]
@@ -86,6 +91,41 @@ def missing_selector_reason(item: pytest.Item, profile: Profile) -> tuple[str, s
                 "give the profile two disjoint selectors (docs/profile.md, selectors)",
             )
     return None
+
+
+def _leases_consumable(item: pytest.Item, profile: Profile) -> bool:
+    view = item_view(item)
+    needs, _, _ = parse_devices(view, profile.device_kinds)
+    whole_node, _ = parse_node_exclusive(view, profile.device_kinds)
+    kinds = {n.kind for n in needs} | ({whole_node.kind} if whole_node else set())
+    return CONSUMABLE_KIND in kinds
+
+
+def missing_consumable_reason(item: pytest.Item, profile: Profile) -> tuple[str, str] | None:
+    """A test of shareable devices needs the profile to name their class: not run, with the
+    fix (the driver may well have them)."""
+    if profile.consumable_capacity is None and _leases_consumable(item, profile):
+        return (
+            f"the test needs device kind {CONSUMABLE_KIND} and the profile names no class of "
+            "shareable devices (profile field consumableCapacity)",
+            "set consumableCapacity.class to the DeviceClass of the driver's devices with "
+            "allowMultipleAllocations (docs/profile.md)",
+        )
+    return None
+
+
+def no_shareable_devices_reason(item: pytest.Item, context: RunContext) -> str | None:
+    """Not applicable: the profile names the class, but no node publishes a device of it with
+    allowMultipleAllocations: true, so there is nothing to share."""
+    section = context.profile.consumable_capacity
+    if section is None or not _leases_consumable(item, context.profile):
+        return None
+    if context.device_sets.get(CONSUMABLE_KIND):
+        return None
+    return (
+        f"no node publishes a device of DeviceClass {section.device_class} with "
+        "allowMultipleAllocations: true (DRAConsumableCapacity): nothing can be shared"
+    )
 
 
 @pytest.hookimpl(tryfirst=True)

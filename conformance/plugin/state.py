@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conformance.model.known_issues import KnownIssuesError, load_known_issues
 from conformance.model.profile import Profile
 from conformance.model.requirements import (
     Catalog,
@@ -15,7 +16,12 @@ from conformance.model.requirements import (
     Requirement,
     load_catalog,
 )
-from conformance.report.catalog import catalog_path, set_catalog
+from conformance.report.catalog import (
+    catalog_path,
+    known_issues_path,
+    set_catalog,
+    set_known_issues,
+)
 from conformance.run.context import RunContext
 from conformance.run.lease import (
     DeviceLeaseBroker,
@@ -70,4 +76,9 @@ def load_run_catalog(config: pytest.Config) -> Catalog | None:
     except CatalogError as exc:
         raise pytest.UsageError(str(exc)) from None
     set_catalog(config, catalog.requirements)
+    try:  # checked against the catalog, so a typo in an ID stops the run before any cluster work
+        issues = load_known_issues(known_issues_path(config), [r.id for r in catalog.requirements])
+    except KnownIssuesError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    set_known_issues(config, issues)
     return catalog

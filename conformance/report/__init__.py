@@ -13,6 +13,7 @@ What tests and the harness call:
 | `verdict`     | per-requirement status from typed outcomes, and the run's verdict         |
 | `summary`     | `summary.json` (schema dra-conformance.io/summary/v1)                     |
 | `markdown`    | `summary.md`, rendered from summary.json only                             |
+| `platform_issues` | a failed test's note when a known platform issue explains it       |
 | `gate`        | the upgrade gate: two runs compared per requirement (gate.md, gate.json)  |
 | `junit`       | `junit.xml`: where pytest writes it, and its counts                       |
 | `allure`      | Allure results: labels, environment, categories                           |

@@ -6,8 +6,10 @@ parentSuite = catalog suite, suite = "<ID>: <statement>" (the HTML report groups
 epic / feature / story = suite / ID / statement (the behaviours view), severity from the level
 (MUST critical, SHOULD normal, MAY minor), tag = level, `driver` / `kubernetes_version` from the
 run facts, and `dra_outcome` = the typed outcome (passed, failed, error, not-applicable,
-not-run). Allure has one "skipped" status for both kinds of skip, so a skipped test's message is
-rewritten to start with the typed outcome's prefix, which `CATEGORIES` sorts by.
+not-run, known-platform-issue: a failure on a version with a known upstream bug for it, whose
+message starts with the issue's note and which links the issue). Allure has one "skipped"
+status for both kinds of skip, so a skipped test's message is rewritten to start with the typed
+outcome's prefix, which `CATEGORIES` sorts by.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from typing import Any
 
 import pytest
 
+from conformance.model.known_issues import NOTE_PREFIX
 from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
 from conformance.report.catalog import RequirementInfo, catalog_for
 from conformance.report.facts import RunFacts, get_run_facts
-from conformance.report.outcomes import PROP_REQUIREMENT, TestOutcome, TestRecord
+from conformance.report.outcomes import PROP_REQUIREMENT, TestOutcome, TestRecord, report_reason
+from conformance.report.platform_issues import known_issue_link
 
 ALLURE_RESULTS = "allure-results"
 LABEL_OUTCOME = PROP_OUTCOME  # the typed outcome's label, named like the user property
@@ -38,6 +42,14 @@ _LEVEL_RANK = {"MUST": 0, "SHOULD": 1, "MAY": 2}
 # the whole message) and JavaScript (searched), hence `^...[\s\S]*` rather than inline flags.
 # Skipped tests' messages start with MESSAGE_PREFIX of their typed outcome (`AllureOutcomes`).
 CATEGORIES: list[dict[str, Any]] = [
+    {
+        "name": "Known platform issues",
+        "description": "Failed on a Kubernetes version with a known upstream bug for the "
+        "requirement (scenarios/known_issues.yaml; the link is on the result): not met, so "
+        "never CONFORMANT, but not blamed on the driver.",
+        "matchedStatuses": ["failed", "broken"],
+        "messageRegex": "^" + NOTE_PREFIX + r" [\s\S]*",
+    },
     {
         "name": "Not applicable",
         "description": "The driver lacks the optional feature, or the cluster the behaviour: "
@@ -126,6 +138,8 @@ def _start_allure_listener(config: pytest.Config, results_dir: Path) -> None:
 
 _RECORD_KEY = pytest.StashKey[TestRecord]()  # the test's phases, typed as the summary types them
 _LABELLED_KEY = pytest.StashKey[bool]()
+_KNOWN_ISSUE_KEY = pytest.StashKey[str]()  # the link of the known issue the call failed with
+KNOWN_PLATFORM_ISSUE = "known-platform-issue"  # the dra_outcome label of such a test
 
 
 class AllureOutcomes:
@@ -150,10 +164,20 @@ class AllureOutcomes:
                 else SkipKind.NOT_RUN
             )
             _set_allure_message(item.config, skip_message(kind, call, report))
+        link = known_issue_link(report) if report.when == "call" and report.failed else None
+        if link is not None:  # the collector prefixed the failure with the issue's note
+            import allure
+
+            _set_allure_message(item.config, report_reason(report))
+            allure.dynamic.link(link, name="known platform issue")
+            item.stash[_KNOWN_ISSUE_KEY] = link
         if report.when == "teardown":
             import allure
 
             outcome = str(record.outcome)
+            if outcome == TestOutcome.FAILED and item.stash.get(_KNOWN_ISSUE_KEY, None):
+                outcome = KNOWN_PLATFORM_ISSUE
+                allure.dynamic.tag(outcome)
             allure.dynamic.label(LABEL_OUTCOME, outcome)
             if outcome in (SkipKind.NOT_APPLICABLE, SkipKind.NOT_RUN):
                 allure.dynamic.tag(outcome)  # the tree's Tags filter shows one kind of skip

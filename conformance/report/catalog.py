@@ -2,7 +2,8 @@
 
 The catalog (`scenarios/requirements.yaml`) is loaded and validated by
 `conformance/model/requirements.py` alone; the harness hands it over (`set_catalog`), and a run
-without the harness (unit tests, a standalone run) loads it through the same loader.
+without the harness (unit tests, a standalone run) loads it through the same loader. So do the
+known platform issues (`scenarios/known_issues.yaml`, conformance/model/known_issues.py).
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from conformance.model.known_issues import KnownIssue, KnownIssuesError, load_known_issues
 from conformance.model.requirements import CatalogError, Requirement, load_catalog
 from conformance.suite_root import SUITE_ROOT
 
 CATALOG_KEY = pytest.StashKey[Mapping[str, "RequirementInfo"]]()
 CATALOG_ENV = "DRA_REQUIREMENTS_FILE"
 DEFAULT_CATALOG = SUITE_ROOT / "scenarios" / "requirements.yaml"
+KNOWN_ISSUES_KEY = pytest.StashKey[tuple[KnownIssue, ...]]()
+KNOWN_ISSUES_ENV = "DRA_KNOWN_ISSUES_FILE"
+KNOWN_ISSUES_FILE = "known_issues.yaml"
 
 
 @dataclass(frozen=True)
@@ -67,3 +72,30 @@ def catalog_for(config: pytest.Config) -> tuple[dict[str, RequirementInfo], str 
         return {}, str(exc)
     config.stash[CATALOG_KEY] = catalog
     return catalog, None
+
+
+def known_issues_path(config: pytest.Config | None = None) -> Path:
+    """`$DRA_KNOWN_ISSUES_FILE`, else known_issues.yaml beside the catalog."""
+    env = os.environ.get(KNOWN_ISSUES_ENV)
+    if env:
+        return Path(env)
+    return catalog_path(config).with_name(KNOWN_ISSUES_FILE)
+
+
+def set_known_issues(config: pytest.Config, issues: Iterable[KnownIssue]) -> None:
+    """Give the report the known issues the harness already loaded and validated."""
+    config.stash[KNOWN_ISSUES_KEY] = tuple(issues)
+
+
+def known_issues_for(config: pytest.Config) -> tuple[tuple[KnownIssue, ...], str | None]:
+    """The known platform issues for this run and, when they could not be loaded, why."""
+    stored = config.stash.get(KNOWN_ISSUES_KEY, None)
+    if stored is not None:
+        return stored, None
+    catalog, _ = catalog_for(config)
+    try:
+        issues = load_known_issues(known_issues_path(config), list(catalog) or None)
+    except KnownIssuesError as exc:
+        return (), str(exc)
+    config.stash[KNOWN_ISSUES_KEY] = issues
+    return issues, None

@@ -26,7 +26,7 @@ from conformance.report.allure_html import (
     find_allure_cli,
     generate_html_report,
 )
-from conformance.report.catalog import catalog_for
+from conformance.report.catalog import catalog_for, known_issues_for
 from conformance.report.evidence import EVIDENCE, build_evidence
 from conformance.report.facts import (
     WORKERINPUT_RUN_DIR,
@@ -50,6 +50,7 @@ from conformance.report.metrics import (
 )
 from conformance.report.options import option, resolve_run_dir, verdict_scope
 from conformance.report.outcomes import TestRecord, report_reason
+from conformance.report.platform_issues import annotate_failure, issue_for_item
 from conformance.report.redact import redact_tree
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
@@ -155,6 +156,10 @@ class ReportCollector:
             if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
                 # pytest's own form, which JUnit and the terminal strip to the bare message
                 report.longrepr = (*report.longrepr[:2], f"Skipped: {exc.msg}")
+        elif report.when == "call" and report.failed:
+            issue = issue_for_item(item)
+            if issue is not None:  # a known upstream bug of this version: say so everywhere
+                annotate_failure(item, report, issue)
         return report
 
     @pytest.hookimpl(tryfirst=True)
@@ -244,6 +249,9 @@ class ReportCollector:
             "evidence": EVIDENCE,
         }
         inventory = session_inventory(self.config) | self.worker_inventory
+        known_issues, issues_error = known_issues_for(self.config)
+        if issues_error:  # failures then stay failures: stricter, never a silent pass
+            self.problems.append(f"known platform issues not applied: {issues_error}")
         summary = build_summary(
             run=run,
             facts=get_run_facts(self.config),
@@ -254,6 +262,7 @@ class ReportCollector:
             inventory=inventory,
             artifacts=artifacts,
             verdict_scope=self.scope,
+            known_issues=known_issues,
         )
         # No secret in any report: junit.xml, Allure results (and so the HTML report built from
         # them) and diagnostics are redacted in place, before anything is derived from them.

@@ -14,6 +14,7 @@ _STATUS_MARK = {
     "error": "ERROR",
     "not-applicable": "N/A",
     "not-run": "NOT RUN",
+    "known-platform-issue": "KNOWN ISSUE",
 }
 
 
@@ -28,7 +29,8 @@ def _seconds(value: Any) -> str:
 
 _WHY = {
     "NON-CONFORMANT": "Why it is not conformant:",
-    "INCOMPLETE": "Why it is incomplete (what did not run, and what would make it run):",
+    "INCOMPLETE": "Why it is incomplete (what did not run and what would make it run, or "
+    "what failed with a known platform issue):",
 }
 
 
@@ -38,6 +40,8 @@ def must_counts(must: Mapping[str, Any]) -> str:
         f"{must.get(key, 0)} {key.replace('_', ' ')}"
         for key in ("passed", "failed", "error", "not_applicable", "not_run")
     ]
+    if must.get("known_platform_issue"):
+        parts.append(f"{must['known_platform_issue']} known platform issue")
     return ", ".join(parts) + f" (of {must.get('total', 0)})"
 
 
@@ -133,6 +137,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         out.append("Every requirement applied to this driver and cluster.")
     out.append("")
 
+    out.extend(_known_issues_section(summary.get("known_platform_issues") or []))
+
     performance = summary.get("performance", {})
     metrics = performance.get("metrics", {})
     out.append("## Performance")
@@ -193,3 +199,26 @@ def write_markdown(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_markdown(summary), encoding="utf-8")
     return path
+
+
+def _known_issues_section(issues: list[Mapping[str, Any]]) -> list[str]:
+    """Known platform issues of the cluster's version: shown or not, never hidden."""
+    if not issues:
+        return []
+    out = ["## Known platform issues", ""]
+    out.append(
+        "Upstream Kubernetes bugs of this cluster's version (scenarios/known_issues.yaml). A "
+        "requirement that failed with one is not met (never CONFORMANT) but not blamed on the "
+        "driver; a pass means the issue did not show."
+    )
+    out.append("")
+    for issue in issues:
+        shown = (
+            "failed with it" if issue.get("showed") else f"{issue.get('status')}: it did not show"
+        )
+        out.append(
+            f"- **{issue['id']}** ({issue['level']}) {shown} — [{issue['link']}]({issue['link']}): "
+            f"{_cell(issue['summary'])} (Kubernetes {issue['versions']})"
+        )
+    out.append("")
+    return out

@@ -16,7 +16,8 @@ rendered from this document rather than from the inputs.
                       became ready: ..."), null when nothing did
     verdict           "CONFORMANT" | "NON-CONFORMANT" | "INCOMPLETE"
     verdict_reasons[] why not conformant (empty when CONFORMANT): each MUST that failed,
-                      errored or did not run, with what would make it run
+                      errored or did not run, with what would make it run, and each that
+                      failed with a known platform issue (its link)
     verdict_scope     suites and requirement IDs the verdict covers, null = every suite
     verdict_basis     "MUST", or "selected" for a partial run with no MUST in its selection
                       (judged on every selected requirement)
@@ -24,9 +25,15 @@ rendered from this document rather than from the inputs.
                       3 INCOMPLETE
     counts            tests {total, passed, failed, error, not_applicable, not_run};
                       requirements {total, passed, failed, error, not_applicable, not_run,
-                      by_level {MUST|SHOULD|MAY: {same keys}}} (those in the verdict scope)
+                      known_platform_issue, by_level {MUST|SHOULD|MAY: {same keys}}} (those
+                      in the verdict scope)
     requirements[]    {id, level, suite, statement, status (passed|failed|error|
-                      not-applicable|not-run), duration_s, reason, remedy, tests[] (node ids)}
+                      not-applicable|not-run|known-platform-issue), duration_s, reason, remedy,
+                      tests[] (node ids), known_issue ({link, summary, versions} of a known
+                      platform issue of the cluster's version, else null)}
+    known_platform_issues[]  {id, level, status, link, summary, versions, showed}: every
+                      known issue (scenarios/known_issues.yaml) of the cluster's version for
+                      a reported requirement; showed = its test failed (a pass: it did not)
     tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
                       duration_s (set-up + body + teardown), body_s (the test body; null
                       if it never ran), lease_wait_s (waiting for the device lease; null
@@ -54,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.model.known_issues import KnownIssue, affecting
 from conformance.report.catalog import RequirementInfo
 from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
@@ -92,10 +100,12 @@ def build_summary(
     inventory: Mapping[str, Any] | None = None,
     artifacts: Mapping[str, Any] | None = None,
     verdict_scope: Iterable[str] | None = None,
+    known_issues: Iterable[KnownIssue] = (),
 ) -> dict[str, Any]:
     records = list(records)
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
-    results = requirement_results(catalog, records, scope)
+    issues = affecting(known_issues, (facts or RunFacts()).kubernetes_version)
+    results = requirement_results(catalog, records, scope, issues)
     collection_errors = sum(1 for r in records if r.collect_error)
     verdict = decide_verdict(
         results,
@@ -150,6 +160,7 @@ def build_summary(
             "requirements": count_requirements([r for r in results if r.in_scope]),
         },
         "requirements": [r.to_dict() for r in results],
+        "known_platform_issues": _known_issues(results),
         "tests": [r.to_dict() | {"requirements": r.requirements} for r in records],
         "performance": {
             "metrics": aggregate_metrics(samples),
@@ -186,8 +197,30 @@ def count_requirements(results: Iterable[Any]) -> dict[str, Any]:
     return counts
 
 
+def _known_issues(results: Iterable[Any]) -> list[dict[str, Any]]:
+    known = RequirementStatus.KNOWN_PLATFORM_ISSUE
+    return [
+        {
+            "id": r.id,
+            "level": r.level,
+            "status": str(r.status),
+            "link": r.known_issue.link,
+            "summary": r.known_issue.summary,
+            "versions": r.known_issue.versions,
+            "showed": r.status is known,
+        }
+        for r in results
+        if r.known_issue is not None and r.ran
+    ]
+
+
 def _requirement_durations(results: Iterable[Any]) -> dict[str, Any] | None:
-    ran = (RequirementStatus.PASSED, RequirementStatus.FAILED, RequirementStatus.ERROR)
+    ran = (
+        RequirementStatus.PASSED,
+        RequirementStatus.FAILED,
+        RequirementStatus.ERROR,
+        RequirementStatus.KNOWN_PLATFORM_ISSUE,
+    )
     return _described(r.duration_s for r in results if r.status in ran and r.tests)
 
 

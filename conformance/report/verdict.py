@@ -1,10 +1,13 @@
 """Per-requirement status from typed test outcomes, and the run's verdict.
 
-Statuses: passed, failed, error, not-applicable, not-run (docs/CONTRACTS.md). The verdict:
+Statuses: passed, failed, error, not-applicable, not-run, known-platform-issue
+(docs/CONTRACTS.md). The verdict:
 
 - CONFORMANT: every MUST requirement passed or is not applicable;
 - NON-CONFORMANT: an applicable MUST requirement failed or errored;
-- INCOMPLETE: otherwise — a MUST that did not run (or has no result) is never counted as met.
+- INCOMPLETE: otherwise — a MUST that did not run (or has no result) is never counted as met,
+  nor is one that failed on a Kubernetes version with a known platform issue for it
+  (scenarios/known_issues.yaml): that failure is not blamed on the driver, and not a pass.
 
 SHOULD and MAY requirements are reported, never decisive — except in a partial run whose
 selection holds no MUST (e.g. `--dra-requirement DRA-ALLOC-014`): it is judged on the selected
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from conformance.model.known_issues import NOTE_PREFIX, KnownIssue
 from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord
 
@@ -33,6 +37,8 @@ class RequirementStatus(StrEnum):
     ERROR = "error"
     NOT_APPLICABLE = "not-applicable"
     NOT_RUN = "not-run"
+    # failed on a version with a known upstream bug for it (conformance/model/known_issues.py)
+    KNOWN_PLATFORM_ISSUE = "known-platform-issue"
 
 
 MET = (RequirementStatus.PASSED, RequirementStatus.NOT_APPLICABLE)
@@ -56,6 +62,7 @@ class RequirementResult:
     tests: list[str] = field(default_factory=list)
     ran: bool = True  # False when no test reported a result
     in_scope: bool = True  # False: its suite is outside the verdict scope
+    known_issue: KnownIssue | None = None  # a known platform issue of the cluster's version
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,15 +75,42 @@ class RequirementResult:
             "reason": self.reason,
             "remedy": self.remedy,
             "tests": list(self.tests),
+            "known_issue": _issue_dict(self.known_issue),
         }
 
 
-def requirement_status(records: list[TestRecord]) -> tuple[RequirementStatus, str, str]:
+def _issue_dict(issue: KnownIssue | None) -> dict[str, str] | None:
+    if issue is None:
+        return None
+    return {"link": issue.link, "summary": issue.summary, "versions": issue.versions}
+
+
+def strip_note(reason: str, issue: KnownIssue) -> str:
+    """A failure's text without the test-level note (the collector prefixes it for JUnit)."""
+    return reason.removeprefix(f"{issue.note} | ")
+
+
+def requirement_status(
+    records: list[TestRecord], issue: KnownIssue | None = None
+) -> tuple[RequirementStatus, str, str]:
     """Status, reason and remedy of one requirement from the tests that carry its ID.
 
     The worst outcome decides: failed, error, not run (a requirement is not met while one of
-    its tests did not run), passed; not applicable only when every test was.
+    its tests did not run), passed; not applicable only when every test was. With `issue` (a
+    known platform issue of the cluster's version) a failure is `known-platform-issue`, and a
+    pass says the issue did not show.
     """
+    failed = [r for r in records if r.outcome is TestOutcome.FAILED]
+    errors = [r for r in records if r.outcome is TestOutcome.ERROR]
+    if failed and issue is not None and errors:  # the failure is the platform's, the error not
+        return RequirementStatus.ERROR, f"{errors[0].nodeid}: {errors[0].reason}", ""
+    if failed and issue is not None:
+        record = failed[0]
+        return (
+            RequirementStatus.KNOWN_PLATFORM_ISSUE,
+            f"{issue.note}; {record.nodeid}: {strip_note(record.reason, issue)}",
+            "",
+        )
     for outcome, status in (
         (TestOutcome.FAILED, RequirementStatus.FAILED),
         (TestOutcome.ERROR, RequirementStatus.ERROR),
@@ -86,6 +120,8 @@ def requirement_status(records: list[TestRecord]) -> tuple[RequirementStatus, st
             if record.outcome is outcome:
                 return status, f"{record.nodeid}: {record.reason}", record.remedy
     if any(r.outcome is TestOutcome.PASSED for r in records):
+        if issue is not None:
+            return RequirementStatus.PASSED, f"{NOTE_PREFIX} {issue.link} did not show", ""
         return RequirementStatus.PASSED, "", ""
     reasons = sorted({r.reason for r in records if r.reason})
     return RequirementStatus.NOT_APPLICABLE, "; ".join(reasons), ""
@@ -95,13 +131,16 @@ def requirement_results(
     catalog: Mapping[str, RequirementInfo],
     records: Iterable[TestRecord],
     scope: Iterable[str] | None = None,
+    known_issues: Mapping[str, KnownIssue] | None = None,
 ) -> list[RequirementResult]:
     """One result per catalog requirement (catalog order), then IDs the catalog lacks.
 
     `scope` (suite names or requirement IDs; None = every suite) limits which requirements
     decide the verdict: the others are still reported, a missing one as skipped rather than
-    not run.
+    not run. `known_issues`: {requirement ID: issue} of the cluster's version
+    (`conformance.model.known_issues.affecting`).
     """
+    known_issues = known_issues or {}
     judged = None if scope is None else sorted(set(scope))  # suites and requirement IDs
     by_id: dict[str, list[TestRecord]] = {}
     for record in records:
@@ -113,7 +152,7 @@ def requirement_results(
         tested = by_id.get(req_id, [])
         in_scope = judged is None or info.suite in judged or info.id in judged
         if tested:
-            results.append(_result(info, tested))
+            results.append(_result(info, tested, known_issues.get(req_id)))
             results[-1].in_scope = in_scope
         elif not in_scope:
             scope_text = ", ".join(judged or [])
@@ -152,8 +191,10 @@ def requirement_results(
     return results
 
 
-def _result(info: RequirementInfo, records: list[TestRecord]) -> RequirementResult:
-    status, reason, remedy = requirement_status(records)
+def _result(
+    info: RequirementInfo, records: list[TestRecord], issue: KnownIssue | None = None
+) -> RequirementResult:
+    status, reason, remedy = requirement_status(records, issue)
     return RequirementResult(
         id=info.id,
         level=info.level,
@@ -164,6 +205,7 @@ def _result(info: RequirementInfo, records: list[TestRecord]) -> RequirementResu
         reason=reason,
         remedy=remedy,
         tests=[r.nodeid for r in records],
+        known_issue=issue,
     )
 
 
@@ -191,8 +233,12 @@ def decide_verdict(
     if not judged and results and not catalog_error:
         judged, basis = results, "selected"  # a partial run with no MUST in it
     broken = [r for r in judged if r.status in BROKEN]
-    not_run = [r for r in judged if r.status not in MET and r.status not in BROKEN]
+    known = [r for r in judged if r.status is RequirementStatus.KNOWN_PLATFORM_ISSUE]
+    not_run = [
+        r for r in judged if r.status not in MET and r.status not in BROKEN and r not in known
+    ]
     reasons = [f"{r.id} ({r.level}) {r.status}: {r.reason}" for r in broken]
+    reasons += [f"{r.id} ({r.level}) failed with a {r.reason}" for r in known]
     for result in not_run:
         remedy = f" — to run it: {result.remedy}" if result.remedy else ""
         reasons.append(f"{result.id} ({result.level}) not run: {result.reason}{remedy}")
@@ -208,7 +254,7 @@ def decide_verdict(
     reasons += incomplete
     if broken:
         verdict = NON_CONFORMANT
-    elif not_run or incomplete:
+    elif not_run or incomplete or known:
         verdict = INCOMPLETE
     else:
         verdict = CONFORMANT

@@ -14,11 +14,16 @@ import pytest
 from kubernetes import client as k8s_client
 
 from conformance.faults import (
+    DeviceRef,
     DeviceTaintRuleInjector,
+    FaultInjector,
+    FaultKind,
     ProfileFaults,
 )
+from conformance.kube import waits
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import restart_pod_on_node, wait_driver_ready
+from conformance.kube.slices import current_devices
 from conformance.run.context import RunContext
 
 
@@ -58,6 +63,38 @@ def faults(dra_context: RunContext, k8s: K8sClients, device_lease: Any) -> Itera
         errors = made.restore_all()
         if errors:
             pytest.fail("could not undo injected faults: " + "; ".join(errors))
+
+
+class SliceTaints:
+    """Taints the driver itself publishes (fault kind driver-taint): each taint() returns once
+    it is in the device's spec.devices[].taints, which is what the scheduler and the eviction
+    controller read; the driver's word that it applied it is not enough."""
+
+    def __init__(self, injector: FaultInjector, k8s: K8sClients, timeout: float) -> None:
+        self.injector, self.k8s, self.timeout = injector, k8s, timeout
+
+    def taint(
+        self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"
+    ) -> None:
+        self.injector.taint(device, key, value, effect)
+        wanted = (key, value, effect)
+        waits.wait_until(
+            lambda: [d for d in current_devices(self.k8s, device.driver, device.node)
+                     if (d.pool, d.name) == (device.pool, device.device)],
+            lambda found: any(wanted in d.taints for d in found),
+            describe=f"the driver to publish taint {key}={value}:{effect} in spec.devices[]"
+            f".taints of {device.pool}/{device.device} (fault driver-taint)",
+            timeout=self.timeout,
+            show=lambda found: [{"device": d.id, "taints": d.taints} for d in found],
+        )  # fmt: skip
+
+    def untaint(self, device: DeviceRef, key: str) -> None:
+        self.injector.untaint(device, key)
+
+
+@pytest.fixture
+def driver_taints(dra_context: RunContext, k8s: K8sClients, faults: ProfileFaults) -> SliceTaints:
+    return SliceTaints(faults.new(FaultKind.DRIVER_TAINT), k8s, dra_context.timeout("default"))
 
 
 class DriverRestarts:

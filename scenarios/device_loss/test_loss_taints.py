@@ -1,6 +1,8 @@
 """Device taints through DeviceTaintRules (resource.k8s.io), which work with every driver:
 NoExecute evicts (DRA-LOSS-001), NoSchedule keeps new allocations away (DRA-LOSS-002), and a
-toleration in the claim lets them through (DRA-LOSS-007)."""
+toleration in the claim lets them through (DRA-LOSS-007). The same taints published by the
+driver itself in its ResourceSlice (spec.devices[].taints, fault kind driver-taint) must do
+the same (DRA-LOSS-011, DRA-LOSS-010): the bodies are shared, only the injector differs."""
 
 from __future__ import annotations
 
@@ -34,6 +36,20 @@ PRE_STOP_SECONDS = 3  # keeps the evicted pod's object readable after the taint 
 def test_noexecute_taint_evicts_the_pod_and_its_replacement_uses_another_device(
     request, dra_context, k8s, workload, taint_rules
 ):
+    _noexecute_evicts(request, dra_context, k8s, workload, taint_rules, "DeviceTaintRule")
+
+
+@pytest.mark.dra_requirement("DRA-LOSS-011")
+@pytest.mark.dra_devices("default", count=2)
+def test_noexecute_taint_the_driver_publishes_evicts_the_pod(
+    request, dra_context, k8s, workload, driver_taints
+):
+    _noexecute_evicts(request, dra_context, k8s, workload, driver_taints, "taint in its slice")
+
+
+def _noexecute_evicts(request, dra_context, k8s, workload, injector, how: str) -> None:
+    """A NoExecute taint (put by `injector`, described by `how`) on the pod's device evicts
+    the pod, the claim is deallocated, and its replacement runs on another device."""
     driver = dra_context.profile.driver
     workload.template("one-device")
     deployments.create_claim_deployment(
@@ -48,9 +64,7 @@ def test_noexecute_taint_evicts_the_pod_and_its_replacement_uses_another_device(
     assert tainted is not None, f"allocated device {result.device_id} is in no published slice"
 
     started = time.monotonic()
-    taint_rules.taint(
-        DeviceRef.of(dra_context.profile.driver, tainted), TAINT_KEY, "lost", effect="NoExecute"
-    )
+    injector.taint(DeviceRef.of(driver, tainted), TAINT_KEY, "lost", effect="NoExecute")
 
     def marked(p):
         cond = state.pod_condition(p, DISRUPTION_TARGET) if p else None
@@ -60,7 +74,7 @@ def test_noexecute_taint_evicts_the_pod_and_its_replacement_uses_another_device(
         lambda: state.read_pod(k8s, workload.namespace, name),
         marked,
         describe=f"pod {name} to get condition {DISRUPTION_TARGET}=True after a NoExecute "
-        f"DeviceTaintRule on its device {result.device_id}",
+        f"{how} on its device {result.device_id}",
         timeout=dra_context.timeout("eviction"),
         interval=0.5,
         show=state.pod_summary,
@@ -107,9 +121,9 @@ def test_noexecute_taint_evicts_the_pod_and_its_replacement_uses_another_device(
     assert not holders, f"tainted device {result.device_id} is still allocated to {holders}"
 
 
-def _taint_all(taint_rules, dra_context, devices, value, effect):
+def _taint_all(injector, dra_context, devices, value, effect):
     for device in devices:
-        taint_rules.taint(
+        injector.taint(
             DeviceRef.of(dra_context.profile.driver, device), TAINT_KEY, value, effect=effect
         )
 
@@ -129,7 +143,22 @@ def _wait_unschedulable(workload, pod: str) -> dict:
 def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
     dra_context, k8s, workload, taint_rules, device_lease
 ):
-    node = pick_node(dra_context, at_least=2, lease=device_lease)
+    _noschedule_keeps_allocations_off(dra_context, k8s, workload, taint_rules, device_lease)
+
+
+@pytest.mark.dra_requirement("DRA-LOSS-010")
+@pytest.mark.dra_node_exclusive(at_least=2)  # the driver taints every device of the node
+def test_noschedule_taint_the_driver_publishes_keeps_new_allocations_off(
+    dra_context, k8s, workload, driver_taints, device_lease
+):
+    _noschedule_keeps_allocations_off(dra_context, k8s, workload, driver_taints, device_lease)
+
+
+def _noschedule_keeps_allocations_off(dra_context, k8s, workload, injector, lease) -> None:
+    """NoSchedule taints (put by `injector`) on every device of the leased node keep a new
+    claim there unallocated while the pod already using one keeps running; lifting the free
+    devices' taints lets the newcomer in."""
+    node = pick_node(dra_context, at_least=2, lease=lease)
     devices = devices_on(dra_context, node)
     workload.claim("in-use")
     user = workload.run("user", ["in-use"], node=node)
@@ -137,7 +166,7 @@ def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
     baseline = PodBaseline.of(user)
 
     # Taint every device of the node: the one in use, and the free ones a new claim could get.
-    _taint_all(taint_rules, dra_context, devices, "maintenance", "NoSchedule")
+    _taint_all(injector, dra_context, devices, "maintenance", "NoSchedule")
     workload.claim("newcomer")
     workload.pod("newcomer", ["newcomer"], node=node)
     _wait_unschedulable(workload, "newcomer")
@@ -157,7 +186,7 @@ def test_noschedule_taint_keeps_new_allocations_off_and_running_pods_running(
     # Control: lift the taints of the free devices only; the newcomer gets one of them.
     for device in devices:
         if device.id != held.device_id:
-            taint_rules.untaint(DeviceRef.of(dra_context.profile.driver, device), TAINT_KEY)
+            injector.untaint(DeviceRef.of(dra_context.profile.driver, device), TAINT_KEY)
     workload.wait_allocated("newcomer")
     [got] = workload.results("newcomer")
     assert got.device_id != held.device_id, f"newcomer got the tainted device {got.device_id}"

@@ -42,11 +42,15 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-ALLOC-008": ("not-run", NO_SELECTOR_A),
     "DRA-ALLOC-011": ("not-run", NO_SELECTOR_A),
     "DRA-ALLOC-013": ("not-applicable", "does not declare capability admin-access"),
+    "DRA-ALLOC-016": ("not-applicable", "does not declare capability partitionable-devices"),
+    "DRA-ALLOC-017": ("not-applicable", "does not declare capability consumable-capacity"),
     "DRA-LOSS-003": ("not-run", "the profile has no fault method for withdraw"),
     "DRA-LOSS-004": ("not-applicable", "does not declare capability health-reporting"),
     "DRA-LOSS-005": ("not-run", "the profile has no fault method for fail-prepare"),
     "DRA-LOSS-008": ("not-applicable", "does not declare capability health-reporting"),
     "DRA-LOSS-009": ("not-applicable", "does not declare capability device-taints"),
+    "DRA-LOSS-010": ("not-applicable", "does not declare capability device-taints"),
+    "DRA-LOSS-011": ("not-applicable", "does not declare capability device-taints"),
 }
 # Requirement -> a stable part of the failure reason, for requirements the test driver breaks
 # only when a race goes one way; either passed or that failure is right. DRA-DEL-006 (SHOULD):

@@ -9,6 +9,8 @@ Format (YAML)::
       devices:
       - {name: fa80-0, type: accelerator, model: fa-80, memory: 80Gi, numaNode: 0,
          interconnect: fabric-a, pcieRoot: pci0000:00}
+      - {name: fs32-0, type: shared, model: fs-32, memory: 32Gi, allowMultipleAllocations: true,
+         requestPolicy: {default: 8Gi, validRange: {min: 4Gi, step: 4Gi}}}
       partitionable:
       - {name: fp48-0, model: fp-48, memory: 48Gi, partitions: 4, numaNode: 1}
     default:                         # nodes no entry matches
@@ -17,6 +19,11 @@ Format (YAML)::
 A partitionable entry becomes a shared counter set (``memory``, ``partitions``)
 plus ``<name>-p<i>`` partition devices and a ``<name>-whole`` device that
 consumes all counters, so allocating one excludes the others.
+
+A device with ``allowMultipleAllocations: true`` (DRAConsumableCapacity) may be allocated
+to several claims at once, each consuming part of its ``memory``; ``requestPolicy``
+(``default`` plus ``validValues`` or ``validRange {min, max, step}``) is published on that
+capacity as is.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import yaml
 
 from fakedriver import DRIVER_NAME
 
-DEVICE_TYPES = ("accelerator", "fpga", "partition")
+DEVICE_TYPES = ("accelerator", "fpga", "partition", "shared")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
 _FACTORS = {
@@ -98,6 +105,10 @@ class DeviceSpec:
     pcie_root: str | None = None
     parent: str | None = None
     consumes: tuple[CounterUse, ...] = ()
+    whole: bool | None = None  # partitionable entries only: the whole device or a partition
+    allow_multiple_allocations: bool = False
+    # The memory capacity's requestPolicy in wire form (quantities as strings), or None.
+    request_policy: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +230,13 @@ def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
         raise CatalogError(f"{where}.model: a non-empty string is required")
     memory = str(raw.get("memory", "0"))
     parse_quantity(memory, f"{where}.memory")
+    shared = raw.get("allowMultipleAllocations", False)
+    if not isinstance(shared, bool):
+        raise CatalogError(f"{where}.allowMultipleAllocations: {shared!r} must be true or false")
+    policy = _request_policy(raw.get("requestPolicy"), f"{where}.requestPolicy")
+    if policy is not None and not shared:
+        # The API server rejects a requestPolicy on a device that cannot be shared.
+        raise CatalogError(f"{where}.requestPolicy: needs allowMultipleAllocations: true")
     return DeviceSpec(
         name=name,
         type=kind,
@@ -228,7 +246,44 @@ def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
         numa_node=_optional_int(raw, "numaNode", where),
         interconnect=_optional_str(raw, "interconnect", where),
         pcie_root=_optional_str(raw, "pcieRoot", where),
+        allow_multiple_allocations=shared,
+        request_policy=policy,
     )
+
+
+def _request_policy(raw: Any, where: str) -> dict[str, Any] | None:
+    """CapacityRequestPolicy: `default` plus at most one of `validValues`, `validRange`."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or set(raw) - {"default", "validValues", "validRange"}:
+        raise CatalogError(f"{where}: a mapping of default, validValues or validRange is required")
+    if "validValues" in raw and "validRange" in raw:
+        raise CatalogError(f"{where}: validValues and validRange exclude each other")
+    out: dict[str, Any] = {}
+    if "default" in raw:
+        out["default"] = _quantity_text(raw["default"], f"{where}.default")
+    elif "validValues" in raw or "validRange" in raw:
+        raise CatalogError(f"{where}.default: required with validValues or validRange")
+    if "validValues" in raw:
+        values = raw["validValues"]
+        if not isinstance(values, list) or not values:
+            raise CatalogError(f"{where}.validValues: a non-empty list of quantities is required")
+        out["validValues"] = [
+            _quantity_text(v, f"{where}.validValues[{i}]") for i, v in enumerate(values)
+        ]
+    if "validRange" in raw:
+        bounds = raw["validRange"]
+        if not isinstance(bounds, Mapping) or set(bounds) - {"min", "max", "step"}:
+            raise CatalogError(f"{where}.validRange: a mapping of min, max, step is required")
+        out["validRange"] = {
+            k: _quantity_text(v, f"{where}.validRange.{k}") for k, v in bounds.items()
+        }
+    return out
+
+
+def _quantity_text(value: Any, where: str) -> str:
+    parse_quantity(str(value), where)
+    return str(value)
 
 
 def _partitionable(node_name: str, raw: Any, where: str) -> tuple[CounterSetSpec, list[DeviceSpec]]:
@@ -262,6 +317,7 @@ def _partitionable(node_name: str, raw: Any, where: str) -> tuple[CounterSetSpec
             memory=share,
             uuid=device_uuid(node_name, f"{name}-p{i}"),
             consumes=(CounterUse(name, {"memory": share, "partitions": "1"}),),
+            whole=False,
             **common,
         )
         for i in range(count)
@@ -272,6 +328,7 @@ def _partitionable(node_name: str, raw: Any, where: str) -> tuple[CounterSetSpec
             memory=format_quantity(total),
             uuid=device_uuid(node_name, f"{name}-whole"),
             consumes=(CounterUse(name, dict(counter_set.counters)),),
+            whole=True,
             **common,
         )
     )

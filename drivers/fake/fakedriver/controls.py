@@ -68,7 +68,10 @@ MISBEHAVIOURS = frozenset(
         "sticky-unhealthy",  # a device once Unhealthy stays Unhealthy and tainted after recovery
         "first-claim-only",  # of several claims prepared together, only the first gets devices
         "leak-cdi-spec",  # unprepare releases the claim but leaves its CDI spec on the node
+        "exclusive-shared-devices",  # a shareable device is prepared for one claim at a time
         "unprepare-on-shutdown",  # stopping unprepares every prepared claim (specs, checkpoint)
+        "partitions-without-counters",  # partitions consume no shared counter, the whole does
+        "unpublished-taints",  # taints set through the control channel never reach the slice
     }
 )
 

@@ -187,7 +187,8 @@ class DevicePreparer:
         prepares meanwhile, so this one waits for that unprepare (up to
         HELD_DEVICE_WAIT_SECONDS, well within the kubelet's call timeout) and fails after
         that: the kubelet retries, though only after its pod-sync back-off. Shared (consumable
-        capacity) and admin-access devices are meant to be prepared for several claims. A
+        capacity: a shareID) and admin-access devices are meant to be prepared for several
+        claims, each with its own CDI spec, so unpreparing one leaves the others. A
         holder whose claim is gone from the API is a leftover, not a user: it does not block."""
         deadline = time.monotonic() + HELD_DEVICE_WAIT_SECONDS
         while (holder := self._holder_of_any(allocation)) is not None:
@@ -209,12 +210,19 @@ class DevicePreparer:
             self._unprepared.wait(remaining)
 
     def _holder_of_any(self, allocation: ClaimAllocation) -> tuple[str, PreparedClaim] | None:
+        # Misbehaviour exclusive-shared-devices: a driver that cannot share a device it
+        # publishes with allowMultipleAllocations (admin access is still let through).
+        exclusive = self._faults.misbehaving("exclusive-shared-devices")
+
+        def shareable(device: AllocatedDevice | PreparedDevice) -> bool:
+            return device.admin_access or (bool(device.share_id) and not exclusive)
+
         for device in allocation.devices:
-            if _shareable(device):
+            if shareable(device):
                 continue
             for holder in self._prepared.values():
                 if holder.uid == allocation.uid or not any(
-                    held.device_name == device.device and not _shareable(held)
+                    held.device_name == device.device and not shareable(held)
                     for held in holder.devices
                 ):
                     continue
@@ -389,12 +397,6 @@ class DevicePreparer:
         self.unprepare_stats.record(time.monotonic() - started, len(claims), failures)
         self._on_change()
         return results
-
-
-def _shareable(device: AllocatedDevice | PreparedDevice) -> bool:
-    """Consumable-capacity shares and admin access are meant to be prepared for several
-    claims at once."""
-    return device.admin_access or bool(device.share_id)
 
 
 def _another_device(inventory: NodeInventory, name: str) -> DeviceSpec | None:

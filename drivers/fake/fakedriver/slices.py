@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakedriver.catalog import DeviceSpec, NodeInventory
-from fakedriver.controls import NodeControls, Taint
+from fakedriver.controls import UNHEALTHY_TAINT, NodeControls, Taint
 
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 # Misbehaviour taint-prepared-devices: what devices handed out to claims are published with.
@@ -75,6 +75,8 @@ def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict
         attrs[qualified("interconnect")] = {"string": device.interconnect}
     if device.parent:
         attrs[qualified("parent")] = {"string": device.parent}
+    if device.whole is not None:  # lets a selector tell the whole device from its partitions
+        attrs[qualified("whole")] = {"bool": device.whole}
     if device.pcie_root:
         attrs[PCIE_ROOT] = {"string": device.pcie_root}
     if "multi-slash-attribute" in controls.misbehaviours:
@@ -104,14 +106,20 @@ def render_device(
     controls: NodeControls,
     taint_time: Callable[[str, Taint], str | None],
 ) -> dict[str, Any]:
+    memory: dict[str, Any] = {"value": device.memory}
+    if device.request_policy is not None:
+        memory["requestPolicy"] = dict(device.request_policy)
     out: dict[str, Any] = {
         "name": device.name,
         "attributes": _attributes(driver, device, controls),
-        "capacity": {_qualified(driver, "memory", controls): {"value": device.memory}},
+        "capacity": {_qualified(driver, "memory", controls): memory},
     }
+    if device.allow_multiple_allocations:
+        out["allowMultipleAllocations"] = True
     if "missing-capacity" in controls.misbehaviours:
         del out["capacity"]
-    if device.consumes:
+    no_counters = "partitions-without-counters" in controls.misbehaviours and device.whole is False
+    if device.consumes and not no_counters:
         out["consumesCounters"] = [
             {
                 "counterSet": c.counter_set,
@@ -120,7 +128,10 @@ def render_device(
             for c in device.consumes
         ]
     taints = []
+    hidden = "unpublished-taints" in controls.misbehaviours
     for taint in controls.device(device.name).taints:
+        if hidden and taint != UNHEALTHY_TAINT:
+            continue
         rendered: dict[str, Any] = taint.to_dict()
         if not rendered["value"]:
             del rendered["value"]

@@ -66,6 +66,16 @@ def test_alloc_011_fails_when_a_published_device_does_not_exist(
     result.assert_requirement_failed("to run and one to stay unschedulable")
 
 
+def test_alloc_017_fails_when_the_driver_cannot_share_a_shareable_device(
+    run_scenario_against_broken_driver,
+):
+    # A MAY: the device is published with allowMultipleAllocations and the scheduler shares
+    # it, but the driver prepares one share at a time, so the second pod never starts.
+    result = run_scenario_against_broken_driver("DRA-ALLOC-017", ["exclusive-shared-devices"])
+    result.assert_requirement_failed("FailedPrepareDynamicResources")
+    assert "fs32-0 is still prepared for claim" in result.output, result.explain()
+
+
 @pytest.mark.parametrize(
     "requirement",
     ["DRA-ALLOC-001", "DRA-ALLOC-002", "DRA-ALLOC-006"],  # selectors, capacity, matchAttribute
@@ -78,3 +88,12 @@ def test_allocation_passes_with_unqualified_names(
     # names this driver publishes.
     result = run_scenario_against_broken_driver(requirement, ["unqualified-attribute"])
     assert result.requirement_status == "passed" and not result.failed, result.explain()
+
+
+# SHOULD, checked all the same: partitions that consume no shared counter are allocated
+# beside the whole device, which already holds all of them.
+def test_alloc_016_fails_when_partitions_consume_no_shared_counters(
+    run_scenario_against_broken_driver,
+):
+    result = run_scenario_against_broken_driver("DRA-ALLOC-016", ["partitions-without-counters"])
+    result.assert_requirement_failed("do not draw on the same shared counters")

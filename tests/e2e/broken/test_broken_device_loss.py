@@ -61,3 +61,12 @@ def test_loss_009_fails_when_the_health_taint_stays_after_recovery(
 ):
     result = run_scenario_against_broken_driver("DRA-LOSS-009", ["sticky-unhealthy"])
     result.assert_requirement_failed("to remove taint")
+
+
+def test_loss_010_fails_when_the_driver_does_not_publish_its_taints(
+    run_scenario_against_broken_driver,
+):
+    # The taint is acknowledged but never reaches spec.devices[].taints, so nothing keeps new
+    # allocations off the device (DRA-LOSS-011 breaks the same way).
+    result = run_scenario_against_broken_driver("DRA-LOSS-010", ["unpublished-taints"])
+    result.assert_requirement_failed("the driver to publish taint")

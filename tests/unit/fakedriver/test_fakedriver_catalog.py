@@ -12,6 +12,7 @@ def test_default_catalog_matches_kind_workers_by_glob(catalog):
         "fa-80",
         "fa-80",
         "ff-16",
+        "fs-32",
     ]
     models = {d.model for d in catalog.for_node("dra-worker2").devices}
     assert models == {"fa-24", "fp-48"}
@@ -114,3 +115,38 @@ def test_quantities():
     assert format_quantity(parse_quantity("1Gi") // 2 * 3) == "1536Mi"
     with pytest.raises(CatalogError):
         parse_quantity("12 Gi")
+
+
+def test_shareable_device_with_its_request_policy(catalog):
+    shared = catalog.for_node("dra-worker").by_name()["fs32-0"]
+    assert shared.type == "shared" and shared.allow_multiple_allocations
+    assert shared.request_policy == {"default": "8Gi", "validRange": {"min": "4Gi", "step": "4Gi"}}
+    assert not catalog.for_node("dra-worker").by_name()["fa80-0"].allow_multiple_allocations
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"requestPolicy": {"default": "1Gi"}}, "needs allowMultipleAllocations"),
+        ({"allowMultipleAllocations": "yes"}, "must be true or false"),
+        (
+            {"allowMultipleAllocations": True, "requestPolicy": {"validValues": ["1Gi"]}},
+            "default: required",
+        ),
+        (
+            {
+                "allowMultipleAllocations": True,
+                "requestPolicy": {"default": "1Gi", "validValues": ["1Gi"], "validRange": {}},
+            },
+            "exclude each other",
+        ),
+        (
+            {"allowMultipleAllocations": True, "requestPolicy": {"default": "lots"}},
+            "not an integer quantity",
+        ),
+    ],
+)
+def test_bad_sharing_fields_are_refused(extra, message):
+    device = {"name": "s-0", "type": "shared", "model": "m", "memory": "8Gi", **extra}
+    with pytest.raises(CatalogError, match=message):
+        Catalog.from_dict({"default": {"devices": [device]}})

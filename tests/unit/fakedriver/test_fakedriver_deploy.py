@@ -99,6 +99,7 @@ def test_device_classes():
         f"accelerator.{DRIVER}",
         f"fpga.{DRIVER}",
         f"partition.{DRIVER}",
+        f"shared.{DRIVER}",
         f"accelerator-ext.{DRIVER}",
     }
     assert classes[f"accelerator-ext.{DRIVER}"]["extendedResourceName"] == f"{DRIVER}/accelerator"
@@ -108,6 +109,8 @@ def test_device_classes():
         kind = name.split(".")[0].removesuffix("-ext")
         if name != DRIVER:
             assert f'device.attributes["{DRIVER}"].type == "{kind}"' in expression
+        else:  # shared devices only in their own class: suites count the others' devices
+            assert f'device.attributes["{DRIVER}"].type != "shared"' in expression
 
 
 def test_catalog_configmap_is_generated_from_catalog_yaml():

@@ -34,7 +34,7 @@ def test_unhealthy_fault_reaches_the_stream(harness, pb2, pb2_grpc):
     stream = stub.NodeWatchResources(pb2.NodeWatchResourcesRequest(), timeout=10)
     first = next(stream)
     assert _state(first) == {
-        name: (NODE, pb2.HEALTHY, "") for name in ("fa80-0", "fa80-1", "ff16-0")
+        name: (NODE, pb2.HEALTHY, "") for name in ("fa80-0", "fa80-1", "ff16-0", "fs32-0")
     }
     assert all(d.health_check_timeout_seconds == 30 for d in first.devices)
     assert all(abs(d.last_updated_time - time.time()) < 60 for d in first.devices)
@@ -70,7 +70,7 @@ def test_reports_repeat_without_changes(harness):
     started = time.monotonic()
     reports = [next(stream) for _ in range(3)]
     assert time.monotonic() - started < 3  # periodic, well inside the kubelet's 30 s
-    assert all(len(r.devices) == 3 for r in reports)
+    assert all(len(r.devices) == 4 for r in reports)
     stream.cancel()
 
 

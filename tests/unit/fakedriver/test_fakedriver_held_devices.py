@@ -11,7 +11,7 @@ import fakedriver.prepare
 import pytest
 from conftest import make_claim
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
-from test_fakedriver_prepare import UID, UID2, prepare, unprepare
+from test_fakedriver_prepare import UID, UID2, prepare, spec_path, unprepare
 
 
 def _stub(harness, driver):
@@ -89,4 +89,31 @@ def test_misbehaviour_prepare_held_devices_hands_the_device_out_twice(harness):
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
     harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
     assert _error(stub, UID) == ""
+    assert _error(stub, UID2) == ""
+
+
+def test_shares_of_one_device_are_prepared_and_unprepared_separately(harness):
+    driver = harness.start()
+    stub = _stub(harness, driver)
+    harness.claims.add(make_claim(UID, [{"device": "fs32-0", "shareID": "s-1"}]))
+    harness.claims.add(make_claim(UID2, [{"device": "fs32-0", "shareID": "s-2"}]))
+    assert _error(stub, UID) == "" and _error(stub, UID2) == ""
+    specs = {uid: spec_path(harness, uid) for uid in (UID, UID2)}
+    for uid, path in specs.items():  # each claim its own CDI device and environment
+        env = json.loads(path.read_text())["devices"][0]["containerEdits"]["env"]
+        assert f"DRA_DEVICE_FS32_0_CLAIM_UID={uid}" in env
+    assert unprepare(stub, dra_v1_pb2, UID).claims[UID].error == ""
+    assert not specs[UID].exists() and specs[UID2].exists()
+    assert set(driver.preparer.prepared()) == {UID2}
+
+
+def test_misbehaviour_exclusive_shared_devices_refuses_a_second_share(harness):
+    controls = {"_all": json.dumps({"misbehaviours": ["exclusive-shared-devices"]})}
+    stub = _stub(harness, harness.start(controls=controls))
+    harness.claims.add(make_claim(UID, [{"device": "fs32-0", "shareID": "s-1"}]))
+    harness.claims.add(make_claim(UID2, [{"device": "fs32-0", "shareID": "s-2"}]))
+    assert _error(stub, UID) == ""
+    assert "fs32-0 is still prepared for claim test-ns/claim-" + UID in _error(stub, UID2)
+    # Admin access is still let through.
+    harness.claims.add(make_claim(UID2, [{"device": "fs32-0", "adminAccess": True}]))
     assert _error(stub, UID2) == ""

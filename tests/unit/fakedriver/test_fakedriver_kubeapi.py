@@ -113,7 +113,12 @@ def test_slice_publishing_over_rest(
         assert listing[0] == {"fieldSelector": f"spec.nodeName={node},spec.driver={DRIVER}"}
         stored = slices.list_slices(node, DRIVER)
         assert [s["spec"]["pool"]["generation"] for s in stored] == [1]
-        assert {d["name"] for d in stored[0]["spec"]["devices"]} == {"fa80-0", "fa80-1", "ff16-0"}
+        assert {d["name"] for d in stored[0]["spec"]["devices"]} == {
+            "fa80-0",
+            "fa80-1",
+            "ff16-0",
+            "fs32-0",
+        }
         # The other driver's slice on the node is outside the field selector: untouched.
         assert apiserver_k8s.resource.read_resource_slice(f"{node}-other").spec.driver == (
             "other.example.com"

@@ -83,7 +83,12 @@ def test_driver_process_end_to_end(
         slices = _eventually(node_slices, "the driver's slices")
         # The owner is the Node object the server stored, found by the driver.
         assert slices[0]["metadata"]["ownerReferences"][0]["uid"] == registered["metadata"]["uid"]
-        assert {d["name"] for d in slices[0]["spec"]["devices"]} == {"fa80-0", "fa80-1", "ff16-0"}
+        assert {d["name"] for d in slices[0]["spec"]["devices"]} == {
+            "fa80-0",
+            "fa80-1",
+            "ff16-0",
+            "fs32-0",
+        }
         _eventually(reg_socket.exists, "the registration socket")
 
         channel = grpc.insecure_channel(f"unix://{reg_socket}")
@@ -122,10 +127,10 @@ def test_driver_process_end_to_end(
 
         status = _eventually(applied, "the driver to report the control change")
         assert status["registered"] is True
-        assert status["pool"]["publishedDevices"] == ["fa80-0", "ff16-0"]
+        assert status["pool"]["publishedDevices"] == ["fa80-0", "ff16-0", "fs32-0"]
         assert status["pool"]["generation"] == 2
         current = node_slices()
-        assert {d["name"] for d in current[0]["spec"]["devices"]} == {"fa80-0", "ff16-0"}
+        assert {d["name"] for d in current[0]["spec"]["devices"]} == {"fa80-0", "ff16-0", "fs32-0"}
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=20)

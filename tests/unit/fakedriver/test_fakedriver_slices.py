@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
@@ -71,6 +72,9 @@ def test_worker_two_partitionable_layout(catalog):
     for device in partitions:
         assert device["attributes"][f"{DRIVER}/type"] == {"string": "partition"}
         assert [c["counterSet"] for c in device["consumesCounters"]] == ["fp48-0"]
+        whole = device["name"] == "fp48-0-whole"  # what a selector tells them apart by
+        assert device["attributes"][f"{DRIVER}/whole"] == {"bool": whole}
+    assert all(f"{DRIVER}/whole" not in d["attributes"] for d in small)
     quarter = sum(
         parse_quantity(d["consumesCounters"][0]["counters"]["memory"]["value"])
         for d in partitions
@@ -96,8 +100,9 @@ def test_withdrawn_device_omitted_and_empty_pool_still_published(catalog):
     assert [d["name"] for d in _devices(render_pool(DRIVER, NODE, inventory, controls))] == [
         "fa80-1",
         "ff16-0",
+        "fs32-0",
     ]
-    everything = {name: {"withdrawn": True} for name in ("fa80-0", "fa80-1", "ff16-0")}
+    everything = {name: {"withdrawn": True} for name in ("fa80-0", "fa80-1", "ff16-0", "fs32-0")}
     empty = render_pool(
         DRIVER, NODE, inventory, parse_controls({NODE: json.dumps({"devices": everything})}, NODE)
     )
@@ -125,8 +130,21 @@ def test_taint_rendering(catalog):
         "fa80-0": None,
         "fa80-1": None,
         "ff16-0": [{"key": "k.io/x", "effect": "NoSchedule", "timeAdded": "2026-01-01T00:00:00Z"}],
+        "fs32-0": None,
     }
     assert Taint("k.io/x").effect == "NoSchedule"
+    hidden = render_pool(
+        DRIVER, NODE, catalog.for_node(NODE),
+        dataclasses.replace(controls, misbehaviours=frozenset({"unpublished-taints"})),
+    )  # fmt: skip
+    assert all("taints" not in d for d in _devices(hidden))
+
+
+def test_partitions_without_counters_misbehaviour(catalog):
+    plan = render_pool(DRIVER, NODE2, catalog.for_node(NODE2), _mis("partitions-without-counters"))
+    drawing = sorted(d["name"] for d in _devices(plan) if "consumesCounters" in d)
+    assert drawing == ["fp48-0-whole"]
+    assert any("sharedCounters" in s.spec for s in plan.slices)
 
 
 def test_attribute_misbehaviours(catalog):
@@ -180,6 +198,7 @@ def test_taint_prepared_devices_misbehaviour(catalog):
         "fa80-0": None,
         "fa80-1": [{"key": IN_USE_TAINT["key"], "effect": "NoExecute"}],
         "ff16-0": None,
+        "fs32-0": None,
     }
 
 
@@ -275,10 +294,24 @@ def test_capacity_and_phantom_misbehaviours(catalog):
     assert bare and all("capacity" not in d for d in bare)
     haunted = _devices(render_pool(DRIVER, NODE, inventory, _mis("phantom-device")))
     names = [d["name"] for d in haunted]
-    assert names == ["fa80-0", "fa80-1", "ff16-0", "fa80-0-ghost"]
+    assert names == ["fa80-0", "fa80-1", "ff16-0", "fs32-0", "fa80-0-ghost"]
     real, ghost = haunted[0], haunted[-1]
     uuid = f"{DRIVER}/uuid"
     assert ghost["attributes"][uuid] == {"string": real["attributes"][uuid]["string"] + "-ghost"}
     assert {k: v for k, v in ghost["attributes"].items() if k != uuid} == {
         k: v for k, v in real["attributes"].items() if k != uuid
     }
+
+
+def test_shareable_device_is_published_with_its_request_policy(catalog):
+    plan = render_pool(DRIVER, NODE, catalog.for_node(NODE), NodeControls())
+    by_name = {d["name"]: d for d in _devices(plan)}
+    shared = by_name["fs32-0"]
+    assert shared["allowMultipleAllocations"] is True
+    assert shared["capacity"][f"{DRIVER}/memory"] == {
+        "value": "32Gi",
+        "requestPolicy": {"default": "8Gi", "validRange": {"min": "4Gi", "step": "4Gi"}},
+    }
+    assert shared["attributes"][f"{DRIVER}/type"] == {"string": "shared"}
+    assert "allowMultipleAllocations" not in by_name["fa80-0"]
+    assert "requestPolicy" not in by_name["fa80-0"]["capacity"][f"{DRIVER}/memory"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,20 @@ def test_equalities_match_like_cel() -> None:
     assert not sel.matches(D, {**attrs, f"{D}/numaNode": 1})
     assert not sel.matches(D, {**attrs, f"{D}/x": 1})  # CEL: true != 1
     assert not sel.matches(D, {f"{D}/type": "accelerator", f"{D}/x": True})  # missing attribute
+
+
+def test_inequalities_match_like_cel() -> None:
+    sel = parse_simple_selector(
+        f'device.driver == "{D}" && device.attributes["{D}"].type != "shared" && 1 != '
+        f'device.attributes["{D}"].numaNode'
+    )
+    assert sel is not None
+    attrs = {f"{D}/type": "accelerator", f"{D}/numaNode": 0}
+    assert sel.matches(D, attrs)
+    assert not sel.matches(D, {**attrs, f"{D}/type": "shared"})
+    assert not sel.matches(D, {**attrs, f"{D}/numaNode": 1})
+    assert sel.matches(D, {**attrs, f"{D}/numaNode": "1"})  # CEL: "1" != 1
+    assert not sel.matches(D, {f"{D}/numaNode": 0})  # missing attribute: an error, no match
 
 
 def test_string_literals_may_contain_operators() -> None:
@@ -183,3 +198,21 @@ def test_selector_alias_without_a_selector_matches_nothing(tmp_path: Path) -> No
 def test_class_without_selectors_takes_every_device(tmp_path: Path) -> None:
     devices = published_devices(_slices(), D)
     assert matching_devices([], devices, D) == {d.id for d in devices}
+
+
+def test_consumable_kind_is_the_shareable_devices_of_its_class() -> None:
+    profile = load_profile(SUITE_ROOT / "drivers/fake/profile.yaml")
+    shared = slice_device("fs32-0", D, type="shared", model="fs-32", memory="32Gi")
+    slices = [
+        *_slices(),
+        resource_slice("w3", D, "w3", [{**shared, "allowMultipleAllocations": True}, shared]),
+    ]
+    slices[-1]["spec"]["devices"][1] = {**shared, "name": "fs32-1"}  # not shareable
+    devices = published_devices(slices, D)
+    assert [d.id for d in devices if d.multiple_allocations] == ["w3/fs32-0"]
+    expression = f'device.driver == "{D}" && device.attributes["{D}"].type == "shared"'
+    classes = {"shared.fake.dra-conformance.io": device_class("x", expression)}
+    assert kind_device_sets(profile, devices, classes)["consumable-capacity"] == {"w3/fs32-0"}
+    assert kind_device_sets(profile, devices, {})["consumable-capacity"] == frozenset()
+    without = replace(profile, consumable_capacity=None)
+    assert kind_device_sets(without, devices, classes)["consumable-capacity"] == frozenset()

@@ -199,6 +199,26 @@ def test_live_profile_check(apiserver_k8s: K8sClients, cluster: Cluster, tmp_pat
     assert not [x for x in left if x.metadata.name.startswith("dra-conformance-profile-check-")]
 
 
+def test_live_check_of_partitionable_devices(
+    apiserver_k8s: K8sClients, cluster: Cluster, tmp_path: Path
+) -> None:
+    d = cluster.driver
+    block = {
+        "whole": {"class": f"whole.{d}"},  # no such DeviceClass
+        "partition": {"class": d, "expression": f'device.capacity["{d}"].memory >= 3'},
+    }
+    profile = cluster.profile(tmp_path, partitionableDevices=block)
+    problems = check_profile_live(profile, apiserver_k8s.api_client)
+    mine = [p for p in problems if p.field.startswith("partitionableDevices.")]
+    assert [p.field for p in mine] == [
+        "partitionableDevices.whole.class",
+        "partitionableDevices.partition.expression",
+    ], problems
+    assert mine[0].message == f"DeviceClass whole.{d} does not exist (kubectl get deviceclasses)"
+    assert mine[1].message.startswith("the API server rejects it: ")
+    assert "compilation failed" in mine[1].message
+
+
 def test_live_check_applies_the_core_002_name_rules(
     apiserver_k8s: K8sClients, cluster_scoped: ClusterScoped, cluster: Cluster, tmp_path: Path
 ) -> None:

@@ -86,6 +86,20 @@ def test_node_wide_fault_values(log: Path) -> None:
     ]
 
 
+def test_driver_taint_is_the_taint_operation_of_its_own_command(log: Path) -> None:
+    kind = FaultKind.DRIVER_TAINT
+    taint_log = sh(
+        'echo "$DRA_FAULT_PHASE $DRA_FAULT_KIND $DRA_DEVICE {key}={value}:{effect}" >> $LOG'
+    )
+    with CommandInjector(spec(kind, taint_log, taint_log), context(kind)) as injector:
+        injector.taint(DEVICE, "k.io/x", "v", effect="NoExecute")
+        assert not injector.supports(FaultKind.TAINT)
+    assert lines(log) == [
+        "inject driver-taint gpu-3 k.io/x=v:NoExecute",
+        "undo driver-taint gpu-3 k.io/x=v:NoExecute",
+    ]
+
+
 def test_a_failing_command_names_fault_and_command_and_its_undo_still_runs(log: Path) -> None:
     kind = FaultKind.WITHDRAW
     command = sh("echo half-done >> $LOG; echo 'no such device' >&2; exit 3")

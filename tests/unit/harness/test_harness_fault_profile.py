@@ -115,6 +115,11 @@ def test_recover_is_the_undo_of_unhealthy(tmp_path: Path) -> None:
             "withdraw (use command, exec or python)",
         ),
         (
+            {"driver-taint": {"method": "device-taint-rule"}},
+            "faults.driver-taint.method: device-taint-rule can only inject taint faults, not "
+            "driver-taint (use command, exec or python)",
+        ),
+        (
             {"withdraw": {"method": "command"}},
             "faults.withdraw.command: required field is missing (expected an argv list such as "
             "[my-tool, withdraw, '{device}'])",

@@ -475,7 +475,7 @@ def test_run_with_stubbed_cluster(
     )
     # Not applicable wins over not run: it would not apply even where it could run.
     assert cases["test_cordon"]["skip"] == (
-        "not applicable: needs Kubernetes >= 1.99, the cluster runs 1.37"
+        "not applicable: introduced in Kubernetes 1.99 (the cluster runs 1.37)"
     )
     result.stdout.fnmatch_lines(["cleaned up 1 namespace(s)"])
 

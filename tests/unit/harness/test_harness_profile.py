@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,9 @@ def test_good_profile_has_defaults(tmp_path: Path) -> None:
         "kind-b",
         "selector:kind-a",
         "selector:kind-b",
+        "partitionable:whole",
+        "partitionable:partition",
+        "consumable-capacity",
     )
     assert profile.kind_class_and_expression("selector:kind-b") == (
         profile.selectors["kind-b"].device_class,
@@ -129,6 +133,7 @@ def test_fake_driver_profile_loads() -> None:
         "fail-prepare",
         "delay-prepare",
         "taint",
+        "driver-taint",
     )
     assert profile.extended_resource is not None
     assert profile.extended_resource.name == "fake.dra-conformance.io/accelerator"
@@ -504,3 +509,31 @@ def test_unknown_device_kind_lists_the_known_ones(tmp_path: Path) -> None:
         KeyError, match="unknown device kind 'huge'; the profile names: default, kind-a, kind-b"
     ):
         profile.kind_class_and_expression("huge")
+
+
+def test_consumable_capacity_section(tmp_path: Path) -> None:
+    data = mutate("consumableCapacity", {"class": "shared.gpu.example.com", "capacity": "memory"})
+    profile = load_profile(write(tmp_path, data))
+    section = profile.consumable_capacity
+    assert section is not None and section.device_class == "shared.gpu.example.com"
+    assert section.capacity == "gpu.example.com/memory"  # in the driver's domain
+    assert "shared.gpu.example.com" in profile.all_class_names()
+    assert profile.kind_class_and_expression("consumable-capacity") == (
+        "shared.gpu.example.com",
+        None,
+    )
+    assert load_profile(write(tmp_path, GOOD, "good.yaml")).consumable_capacity is None
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"capacity": "memory"}, "consumableCapacity.class: required field is missing"),
+        ({"class": "Not_A_Class"}, "consumableCapacity.class: expected a DeviceClass name"),
+        ({"class": "c.io", "capacity": "a/b/c"}, "consumableCapacity.capacity: expected"),
+        ({"class": "c.io", "extra": 1}, "consumableCapacity"),
+    ],
+)
+def test_bad_consumable_capacity_section(tmp_path: Path, section: Any, message: str) -> None:
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        load_profile(write(tmp_path, mutate("consumableCapacity", section)))

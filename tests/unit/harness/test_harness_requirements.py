@@ -152,7 +152,7 @@ def test_applies_when_everything_is_there() -> None:
             "the driver profile does not declare capability health-reporting "
             "(add health-reporting to capabilities in drivers/x.yaml if the driver supports it)",
         ),
-        ({"version": (1, 35)}, "needs Kubernetes >= 1.36, the cluster runs 1.35"),
+        ({"version": (1, 35)}, "introduced in Kubernetes 1.36 (the cluster runs 1.35)"),
         (
             {"feature_gates": FrozenMap({"DRADeviceTaintRules": False})},
             "feature gate DRADeviceTaintRules is disabled in the cluster",
@@ -174,7 +174,7 @@ def test_not_applicable_reason(change: dict[str, Any], reason: str) -> None:
     [
         (
             {"version": None},
-            "needs Kubernetes >= 1.36, and the cluster version could not be read",
+            "introduced in Kubernetes 1.36, and the cluster version could not be read",
             "let the run's account read /version",
         ),
         (
@@ -208,5 +208,5 @@ def test_several_reasons_are_all_named() -> None:
     facts = Applicability(**{**OK.__dict__, "version": (1, 35), "capabilities": frozenset()})
     reason = not_applicable_reason(REQ, facts)
     assert reason is not None
-    assert reason.startswith("needs Kubernetes >= 1.36, the cluster runs 1.35; ")
+    assert reason.startswith("introduced in Kubernetes 1.36 (the cluster runs 1.35); ")
     assert "does not declare capability health-reporting" in reason

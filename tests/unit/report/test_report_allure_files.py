@@ -99,6 +99,7 @@ def test_allure_results_of_a_run(fake_suite) -> None:
     allure_dir = run.run_dir / "allure-results"
     categories = json.loads((allure_dir / "categories.json").read_text())
     assert [c["name"] for c in categories] == [
+        "Known platform issues",
         "Not applicable",
         "Not run",
         "Timeouts",

@@ -28,6 +28,8 @@ SPEC_LEVELS = {
     "DRA-ALLOC-013": "MAY",
     "DRA-ALLOC-014": "MAY",
     "DRA-ALLOC-015": "SHOULD",
+    "DRA-ALLOC-016": "SHOULD",  # issue 12 item 4 (partitionable-devices)
+    "DRA-ALLOC-017": "MAY",
     "DRA-LOSS-001": "MUST",
     "DRA-LOSS-002": "MUST",
     "DRA-LOSS-003": "MUST",
@@ -37,6 +39,8 @@ SPEC_LEVELS = {
     "DRA-LOSS-007": "SHOULD",
     "DRA-LOSS-008": "SHOULD",
     "DRA-LOSS-009": "SHOULD",
+    "DRA-LOSS-010": "SHOULD",  # issue 12 item 4 (device-taints, the driver's own taints)
+    "DRA-LOSS-011": "SHOULD",
     "DRA-DEL-001": "MUST",
     "DRA-DEL-002": "MUST",
     "DRA-DEL-003": "MUST",
@@ -153,8 +157,18 @@ def test_gates(raw_catalog) -> None:
     assert by_id["DRA-LOSS-005"]["gates"]["faults"] == ["fail-prepare"]
     for req_id in ("DRA-LOSS-001", "DRA-LOSS-002", "DRA-LOSS-007"):
         assert "DRADeviceTaintRules" in by_id[req_id]["gates"]["feature_gates"]
+    for req_id in ("DRA-LOSS-010", "DRA-LOSS-011"):  # taints in the driver's own slices
+        assert by_id[req_id]["gates"] == {
+            "capabilities": ["device-taints"],
+            "feature_gates": ["DRADeviceTaints"],
+            "faults": ["driver-taint"],
+        }
     assert "DRAAdminAccess" in by_id["DRA-ALLOC-013"]["gates"]["feature_gates"]
     assert "DRAPrioritizedList" in by_id["DRA-ALLOC-007"]["gates"]["feature_gates"]
+    assert by_id["DRA-ALLOC-016"]["gates"] == {
+        "capabilities": ["partitionable-devices"],
+        "feature_gates": ["DRAPartitionableDevices"],
+    }
     assert "ResourceHealthStatus" in by_id["DRA-LOSS-004"]["gates"]["feature_gates"]
     for req_id in (i for i in by_id if i.startswith("DRA-EXT-")):
         assert "DRAExtendedResource" in by_id[req_id]["gates"]["feature_gates"]

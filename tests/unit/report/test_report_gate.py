@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report.gate import Change, classify, compare, load_summary, side_of, write
+from conformance.report.gate import (
+    Change,
+    classify,
+    compare,
+    load_summary,
+    side_of,
+    to_markdown,
+    write,
+)
 
 
 def summary(version: str, statuses: dict[str, str], scope=None, levels=None) -> dict:
@@ -47,6 +55,10 @@ def summary(version: str, statuses: dict[str, str], scope=None, levels=None) -> 
         ("failed", "not-applicable", Change.NO_LONGER_APPLICABLE),
         (None, "passed", Change.ONLY_AFTER),
         ("passed", None, Change.ONLY_BEFORE),
+        # a known upstream bug of the new version is not met either: the gate blocks on it
+        ("passed", "known-platform-issue", Change.REGRESSION),
+        ("known-platform-issue", "passed", Change.FIX),
+        ("known-platform-issue", "failed", Change.CHANGED),
     ],
 )
 def test_classify(before, after, change) -> None:
@@ -110,3 +122,12 @@ def test_load_summary_accepts_a_report_directory_and_refuses_other_json(tmp_path
     other.write_text("{}")
     with pytest.raises(ValueError, match="not a dra-conformance summary.json"):
         load_summary(other)
+
+
+def test_a_must_that_hits_a_known_platform_issue_after_blocks() -> None:
+    before = side_of(summary("v1.35.4", {"DRA-LOSS-002": "passed"}))
+    after = side_of(summary("v1.36.2", {"DRA-LOSS-002": "known-platform-issue"}))
+    result = compare(before, after)
+    assert not result.passed and result.exit_code == 1
+    assert [c.id for c in result.blocking] == ["DRA-LOSS-002"]
+    assert "known-platform-issue" in to_markdown(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.model.known_issues import KnownIssue
 from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY
 from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord
@@ -243,3 +244,87 @@ def test_a_harness_error_in_the_call_is_an_error_not_a_failure() -> None:
     assert rec.outcome is TestOutcome.ERROR
     assert rec.reason.startswith("call error: ")
     assert requirement_status([rec])[0] is RequirementStatus.ERROR
+
+
+# --- known platform issues (scenarios/known_issues.yaml) ------------------------------------
+
+ISSUE = KnownIssue(
+    requirement="DRA-LOSS-002",
+    affected_from=(1, 36, 0, 1, ()),
+    fixed_in=(1, 36, 3, 1, ()),
+    link="https://github.com/kubernetes/kubernetes/pull/139681",
+    summary="the scheduler ignores new DeviceTaintRules",
+)
+
+
+def test_a_failure_with_a_known_issue_is_not_met_and_not_blamed_on_the_driver() -> None:
+    failed = record(
+        "t::taint",
+        "DRA-LOSS-002",
+        call="failed",
+        reason_call=f"{ISSUE.note} | AssertionError: the tainted device was allocated",
+    )
+    status, reason, _ = requirement_status([failed], ISSUE)
+    assert status is RequirementStatus.KNOWN_PLATFORM_ISSUE
+    assert reason == (
+        f"{ISSUE.note}; t::taint: AssertionError: the tainted device was allocated"
+    )  # the test-level note is not repeated
+    # without the issue (another version) the same failure is the driver's
+    assert requirement_status([failed], None)[0] is RequirementStatus.FAILED
+
+
+def test_a_pass_on_an_affected_version_stays_a_pass_and_says_the_issue_did_not_show() -> None:
+    status, reason, _ = requirement_status([record("t::taint", "DRA-LOSS-002")], ISSUE)
+    assert status is RequirementStatus.PASSED
+    assert reason == f"known platform issue {ISSUE.link} did not show"
+
+
+def test_an_error_beside_the_known_failure_stays_an_error() -> None:
+    records = [
+        record("t::taint", "DRA-LOSS-002", call="failed"),
+        record("t::other", "DRA-LOSS-002", setup="failed"),
+    ]
+    assert requirement_status(records, ISSUE)[0] is RequirementStatus.ERROR
+
+
+def test_a_must_with_a_known_issue_makes_the_run_incomplete_naming_it_and_its_link() -> None:
+    catalog = {i.id: i for i in (info("DRA-CORE-001", "MUST"), info("DRA-LOSS-002", "MUST"))}
+    records = [
+        record("t::core", "DRA-CORE-001"),
+        record("t::taint", "DRA-LOSS-002", call="failed", reason_call="not kept off"),
+    ]
+    results = requirement_results(catalog, records, known_issues={"DRA-LOSS-002": ISSUE})
+    assert [r.status for r in results] == [
+        RequirementStatus.PASSED,
+        RequirementStatus.KNOWN_PLATFORM_ISSUE,
+    ]
+    assert results[1].to_dict()["known_issue"] == {
+        "link": ISSUE.link,
+        "summary": ISSUE.summary,
+        "versions": "1.36.0 to before 1.36.3",
+    }
+    verdict = decide_verdict(results)
+    assert verdict.verdict == INCOMPLETE and verdict.exit_code == 3
+    assert verdict.reasons == [
+        f"DRA-LOSS-002 (MUST) failed with a {ISSUE.note}; t::taint: not kept off"
+    ]
+
+
+def test_another_failed_must_still_makes_the_run_non_conformant() -> None:
+    catalog = {i.id: i for i in (info("DRA-CORE-001", "MUST"), info("DRA-LOSS-002", "MUST"))}
+    records = [
+        record("t::core", "DRA-CORE-001", call="failed"),
+        record("t::taint", "DRA-LOSS-002", call="failed"),
+    ]
+    results = requirement_results(catalog, records, known_issues={"DRA-LOSS-002": ISSUE})
+    verdict = decide_verdict(results)
+    assert verdict.verdict == NON_CONFORMANT
+    assert [r.split(" ")[0] for r in verdict.reasons] == ["DRA-CORE-001", "DRA-LOSS-002"]
+
+
+def test_a_should_with_a_known_issue_does_not_decide_the_verdict() -> None:
+    catalog = {i.id: i for i in (info("DRA-CORE-001", "MUST"), info("DRA-LOSS-002", "SHOULD"))}
+    records = [record("t::core", "DRA-CORE-001"), record("t::taint", "DRA-LOSS-002", call="failed")]
+    results = requirement_results(catalog, records, known_issues={"DRA-LOSS-002": ISSUE})
+    assert results[1].status is RequirementStatus.KNOWN_PLATFORM_ISSUE
+    assert decide_verdict(results).verdict == CONFORMANT
