@@ -16,7 +16,7 @@ from pathlib import Path
 
 from conformance import docker_client
 from conformance.cluster import gobuild, rootfs
-from conformance.cluster.buildlock import build_lock
+from conformance.cluster.buildlock import build_lock, build_once
 from conformance.cluster.tarbuild import TarBuilder
 from conformance.cluster.versions import NodeVersions, cache_root, node_image_key
 from conformance.errors import BuildError
@@ -158,10 +158,13 @@ def _node_files(v: NodeVersions, bins: dict[str, Path], kind_dir: Path) -> TarBu
 
 
 def build_node_image(v: NodeVersions, progress: Progress) -> str:
-    """Return the node image reference, building whatever is missing."""
+    """Return the node image reference, building whatever is missing. Two processes (the two
+    tiers of `make test` on a cold machine) share one work directory: the second waits."""
     ref = node_image_ref(v)
-    if docker_client.image_exists(ref):
-        return ref
+    return build_once(ref, f"node-image-{ref.rsplit(':', 1)[1]}", lambda: _build(v, ref, progress))
+
+
+def _build(v: NodeVersions, ref: str, progress: Progress) -> str:
     base = rootfs.ensure_base_image(v, progress)
     bins = gobuild.build_all(v, progress)
     images = kubeadm_images(bins["kubernetes"] / "kubeadm", v)
