@@ -17,7 +17,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from conformance import docker_client
-from conformance.cluster import gobuild, host, kindconfig, nodeimage
+from conformance.cluster import gobuild, host, kindconfig, network, nodeimage
 from conformance.cluster.buildlock import build_lock
 from conformance.cluster.versions import NodeVersions, cache_root
 from conformance.errors import ClusterError
@@ -61,10 +61,18 @@ class KindCluster:
         return kubeconfig_path(self.name)
 
     def _kind(
-        self, *args: str, check: bool = True, timeout: float | None = None
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess:
         result = subprocess.run(
-            [str(self.kind), *args], capture_output=True, text=True, timeout=timeout
+            [str(self.kind), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **env} if env else None,
         )
         if check and result.returncode != 0:
             raise ClusterError(f"kind {' '.join(args[:3])} failed:\n{_excerpt(result.stderr)}")
@@ -121,7 +129,10 @@ class KindCluster:
             # control-plane checks time out (seen when the e2e tiers start side by side).
             stage = f"kind create cluster {self.name} ({image})"
             with self.progress.stage(stage), build_lock("kind-create"):
-                self._kind(*args, timeout=900)
+                # nodes join a network with both subnets configured, so a restarted node can
+                # keep its address (cluster/network.py)
+                env = {"KIND_EXPERIMENTAL_DOCKER_NETWORK": network.ensure_network()}
+                self._kind(*args, timeout=900, env=env)
             if self.options.offline:
                 self.apply_node_network_rbac()
             with self.progress.stage("wait for nodes Ready and kube-proxy"):
