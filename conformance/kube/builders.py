@@ -108,15 +108,30 @@ class PodClaim:
         return {"name": self.name, "resourceClaimTemplateName": self.template or ""}
 
 
+@dataclass(frozen=True)
+class Placement:
+    """The node a test's devices were leased on, and the node selector that pins a pod there."""
+
+    node: str
+    node_selector: Mapping[str, str]
+
+
 class Builders:
     """Builders bound to one run (and test), so nothing created can miss its labels."""
 
     def __init__(
-        self, run_id: str, test_label: str | None = None, verification: Verification | None = None
+        self,
+        run_id: str,
+        test_label: str | None = None,
+        verification: Verification | None = None,
+        *,
+        home: Placement | None = None,
     ) -> None:
         self.run_id = run_id
         self.test_label = test_label
         self.verification = verification
+        # Pods that name no placement of their own go here (the device lease's node).
+        self.home = home
 
     def workload_command(self, *, opaque_expect: OpaqueExpect | None = None) -> list[str]:
         return workload_command(self.verification, opaque_expect)
@@ -256,6 +271,8 @@ class Builders:
         }
         if claims:
             spec["resourceClaims"] = [c.to_dict() for c in claims]
+        if not node_selector and not node_name and self.home is not None:
+            node_selector = self.home.node_selector
         if node_selector:
             spec["nodeSelector"] = dict(node_selector)
         if node_name:

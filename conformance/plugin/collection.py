@@ -101,14 +101,15 @@ def with_new_marker_names(item: ItemView) -> ItemView:
 def parse_devices(
     item: ItemView, kinds: Iterable[str] | None = None
 ) -> tuple[list[DeviceNeed], bool, list[str]]:
-    """`dra_devices(kind, count=1, exclusive=False)` marks -> (needs, exclusive, problems)."""
+    """`dra_devices(kind, count=1, exclusive=False, across_nodes=False)` marks -> (needs,
+    exclusive, problems); `across_nodes_wanted` reads the last flag."""
     needs: list[DeviceNeed] = []
     exclusive = False
     problems: list[str] = []
     known = list(kinds) if kinds is not None else None
     for args, kwargs in item.marks(DEVICES_MARK):
-        form = f"{DEVICES_MARK}(kind, count=1, exclusive=False)"
-        extra = set(kwargs) - {"kind", "count", "exclusive"}
+        form = f"{DEVICES_MARK}(kind, count=1, exclusive=False, across_nodes=False)"
+        extra = set(kwargs) - {"kind", "count", "exclusive", "across_nodes"}
         kind = args[0] if args else kwargs.get("kind")
         count = args[1] if len(args) > 1 else kwargs.get("count", 1)
         excl = args[2] if len(args) > 2 else kwargs.get("exclusive", False)
@@ -133,6 +134,12 @@ def parse_devices(
                 f"an integer >= 1 or 'all'"
             )
             continue
+        if not isinstance(kwargs.get("across_nodes", False), bool):
+            problems.append(
+                f"{item.nodeid}: {DEVICES_MARK}({kind!r}, across_nodes=...): "
+                "across_nodes must be True or False"
+            )
+            continue
         if not isinstance(excl, bool):
             problems.append(
                 f"{item.nodeid}: {DEVICES_MARK}({kind!r}, exclusive={excl!r}): "
@@ -142,6 +149,12 @@ def parse_devices(
         needs.append(DeviceNeed(kind, count))
         exclusive = exclusive or excl
     return needs, exclusive, problems
+
+
+def across_nodes_wanted(item: ItemView) -> bool:
+    """True if a `dra_devices` mark says the test's pods must span nodes: its devices are then
+    leased anywhere, and its pods are not pinned to one node."""
+    return any(kwargs.get("across_nodes") is True for _, kwargs in item.marks(DEVICES_MARK))
 
 
 @dataclass(frozen=True)

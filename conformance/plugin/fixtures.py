@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformance.kube.builders import Builders
+from conformance.kube.builders import Builders, Placement
 from conformance.kube.cleanup import (
     NamespaceRegistry,
     create_test_namespace,
@@ -21,6 +21,7 @@ from conformance.model.naming import namespace_name, sanitize_label_value
 from conformance.model.outcome import not_run
 from conformance.plugin.collection import (
     NodeExclusive,
+    across_nodes_wanted,
     parse_devices,
     parse_node_exclusive,
 )
@@ -40,6 +41,7 @@ from conformance.run.lease import (
     cluster_lease_dir,
 )
 from conformance.scenario_api.placement import PlacementError, node_local_devices
+from conformance.scenario_api.pods import node_selector_for
 
 
 @pytest.fixture(scope="session")
@@ -61,12 +63,20 @@ def k8s(dra_context: RunContext) -> K8sClients:
 
 
 @pytest.fixture
-def build(request: pytest.FixtureRequest, dra_context: RunContext) -> Builders:
-    """Object builders labelled with this run and test."""
+def build(
+    request: pytest.FixtureRequest, dra_context: RunContext, k8s: K8sClients, device_lease: Any
+) -> Builders:
+    """Object builders labelled with this run and test; when the test's devices were leased on
+    one node, every pod it builds goes there unless it names its own placement."""
+    home = None
+    if device_lease is not None and device_lease.node and not device_lease.whole:
+        node = k8s.to_dict(k8s.core.read_node(device_lease.node))
+        home = Placement(device_lease.node, node_selector_for(node))
     return Builders(
         dra_context.run_id,
         sanitize_label_value(request.node.nodeid),
         dra_context.profile.verification,
+        home=home,
     )
 
 
@@ -77,6 +87,9 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
     view = item_view(request.node)
     needs, exclusive, _ = parse_devices(view, dra_context.profile.device_kinds)
     whole_node, _ = parse_node_exclusive(view, dra_context.profile.device_kinds)
+    # Devices on one node, the test's pods pinned there: it then runs beside tests that take
+    # another node whole. Only tests whose pods must span nodes lease devices anywhere.
+    pin = whole_node is None and not across_nodes_wanted(view)
     if not needs and not exclusive and whole_node is None:
         yield None
         return
@@ -88,6 +101,7 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
             needs,
             exclusive=exclusive,
             nodes=nodes,
+            pin=pin,
             timeout=dra_context.timeout("lease"),
         )
     except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver

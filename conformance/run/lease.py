@@ -11,18 +11,25 @@ the devices that leases of K *or of any kind overlapping K* may take must fit in
 device set is unknown (its CEL is beyond conformance.model.cel) overlaps everything and is therefore
 leased alone. An exclusive lease is granted only when nothing else is held, and blocks others.
 
-Node leases (`@pytest.mark.dra_node_exclusive`): a test that disrupts one node (cordon, drain,
-driver restart, taints or withdrawal of that node's devices) leases a whole node from the
-candidates it can use, and learns which one it got (`DeviceLease.node`). It owns every device
-on that node. Its device needs (replacements on other nodes) count against the kind's devices
-off that node. It conflicts with any other lease whose devices could land on its node: a
-node lease on the same node, or device needs of a kind with a device there (or of unknown
-set), since the scheduler, not the harness, places those pods. Node leases on different
-nodes whose needs do not reach each other's node run side by side.
+Scopes. A lease is one of:
+- cluster-wide exclusive (`exclusive=True`): nothing else is held beside it;
+- a whole node (`@pytest.mark.dra_node_exclusive`, `nodes=`): a test that disrupts one node
+  (cordon, drain, driver restart, taints, withdrawal of its devices) owns every device there and
+  learns which node it got (`DeviceLease.node`, `.whole`). Its device needs (replacements) go to
+  the other nodes;
+- devices on one node (`pin=True`, the default of the scenario fixture): the test's pods are
+  pinned to the node it got (`DeviceLease.node`), so it can run beside a whole-node lease of
+  another node, which the scheduler could otherwise put its pods on;
+- devices anywhere (cluster scope): for a test whose pods must span nodes, or whose needs fit on
+  no single node.
 
-Fairness: a request may not overtake an earlier waiting request it conflicts with, so an
-exclusive test is not starved by a stream of small ones; unrelated kinds still backfill.
-Holders whose process died are dropped, so a killed worker does not wedge the run.
+Admission: the needs whose devices may overlap a kind's must fit in it, cluster-wide and, for
+leases pinned to a node, on that node; a whole node conflicts with any lease whose pods could
+land on it. Fairness (no starvation, yet backfill): a waiting whole-node lease reserves the
+candidate node it can get soonest, and a later request may not take that node; a later request
+may not take devices an earlier waiter could use once that waiter only waits for devices; an
+exclusive waiter holds everyone back. Holders whose process died are dropped, so a killed worker
+does not wedge the run.
 """
 
 from __future__ import annotations
@@ -71,8 +78,9 @@ class DeviceLease:
     needs: tuple[DeviceNeed, ...]
     exclusive: bool
     waited_s: float
-    node: str | None = None  # the node leased whole (dra_node_exclusive), pods go there
+    node: str | None = None  # where the test's pods go: the node leased whole, or pinned to
     book: Path | None = None  # the lease book's directory (node marks live there too)
+    whole: bool = False  # `node` is leased whole (dra_node_exclusive), not only devices on it
 
 
 def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
@@ -162,80 +170,171 @@ class DeviceLeaseBroker:
         size = self._size(need["kind"])
         return (size or 0) if need["count"] == ALL else int(need["count"])
 
-    def _kind_nodes(self, kind: str) -> set[str]:
-        """The nodes a device of `kind` may be on (every node when its set is unknown)."""
-        ids = self.device_sets[kind]
-        if ids is None:
-            return set(self.nodes)
-        return {n for d in ids if (n := self.device_nodes.get(d))}
-
-    def _node_devices(self, node: str) -> set[str]:
-        return {d for d, n in self.device_nodes.items() if n == node}
+    def _node_devices(self, nodes: set[str]) -> set[str]:
+        return {d for d, n in self.device_nodes.items() if n in nodes}
 
     @staticmethod
-    def _nodes_of(entry: Mapping[str, Any]) -> set[str]:
-        """The nodes a node lease holds (granted) or may get (waiting); empty for the rest."""
+    def _scope_of(entry: Mapping[str, Any]) -> str:
+        """exclusive | whole | node | cluster (books written before scopes: from their fields)."""
+        if entry["exclusive"]:
+            return "exclusive"
+        return entry.get("scope") or ("whole" if entry.get("candidates") else "cluster")
+
+    def _whole_nodes(self, entry: Mapping[str, Any]) -> set[str]:
+        """The node a whole-node lease holds, has reserved, or may get (in that order)."""
+        if self._scope_of(entry) != "whole":
+            return set()
         if entry.get("node"):
             return {entry["node"]}
+        if entry.get("reserved"):
+            return {entry["reserved"]}
         return set(entry.get("candidates") or ())
 
-    def _reaches(self, x: Mapping[str, Any], nodes: set[str]) -> bool:
-        """Could a pod of `x`'s device needs land on one of `nodes`?"""
-        return any(self._kind_nodes(n["kind"]) & nodes for n in x["needs"])
+    def _pinned_nodes(self, entry: Mapping[str, Any]) -> set[str]:
+        """The node a pinned lease holds, or every node it may get while it waits."""
+        if self._scope_of(entry) != "node":
+            return set()
+        return {entry["node"]} if entry.get("node") else set(entry.get("candidates") or ())
+
+    def _reach(self, entry: Mapping[str, Any], need: Mapping[str, Any]) -> frozenset[str] | None:
+        """The devices a pod of this need may be allocated (None: unknown, maybe any)."""
+        ids = self.device_sets[need["kind"]]
+        if ids is None:
+            return None
+        scope = self._scope_of(entry)
+        if scope == "node":
+            return ids & self._node_devices(self._pinned_nodes(entry))
+        whole = self._whole_nodes(entry)
+        if scope == "whole" and len(whole) == 1:
+            return ids - self._node_devices(whole)  # replacements, off the leased node
+        return ids
+
+    def _reach_nodes(self, entry: Mapping[str, Any]) -> set[str]:
+        """The nodes the entry's pods may land on."""
+        out = set(self._pinned_nodes(entry))
+        for need in entry["needs"]:
+            ids = self._reach(entry, need)
+            if ids is None:
+                return set(self.nodes)
+            out |= {n for d in ids if (n := self.device_nodes.get(d))}
+        return out
 
     def _node_conflict(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
-        xn, yn = self._nodes_of(x), self._nodes_of(y)
-        return bool(xn & yn) or self._reaches(x, yn) or self._reaches(y, xn)
+        """A whole node of one is a node the other holds, or could put a pod on."""
+        xw, yw = self._whole_nodes(x), self._whole_nodes(y)
+        return bool(xw & (yw | self._reach_nodes(y)) or yw & self._reach_nodes(x))
 
-    def _conflicts(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
-        if x["exclusive"] or y["exclusive"] or self._node_conflict(x, y):
-            return True
-        return any(self._overlaps(a["kind"], b["kind"]) for a in x["needs"] for b in y["needs"])
+    def _compete(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+        """Could a device go to a need of either?"""
+        for a in x["needs"]:
+            ra = self._reach(x, a)
+            for b in y["needs"]:
+                rb = self._reach(y, b)
+                if ra is None or rb is None or ra & rb:
+                    return True
+        return False
 
     def _fits(self, entries: Sequence[Mapping[str, Any]]) -> bool:
-        """Can these leases (node leases with their node set) be held at once?"""
+        """Can these leases (each with its node, if any) be held at once?"""
         if len(entries) > 1 and any(e["exclusive"] for e in entries):
             return False
         for i, x in enumerate(entries):
             if any(self._node_conflict(x, y) for y in entries[i + 1 :]):
                 return False
-        leased_nodes = [e["node"] for e in entries if e.get("node")]
-        needs = [n for e in entries for n in e["needs"]]
-        kinds = {n["kind"] for n in needs}
-        for kind in kinds:
-            size = self._size(kind)
-            if size is None:
-                # Unknown set: it may share devices with anything, so it must be alone.
-                if len(entries) > 1:
-                    return False
+        placed = [(e, n, self._reach(e, n)) for e in entries for n in e["needs"]]
+        if any(reach is None for _, _, reach in placed) and len(entries) > 1:
+            return False  # an unknown set may share devices with anything: it must be alone
+        whole = [n for e in entries for n in self._whole_nodes(e)]
+        for kind in {n["kind"] for _, n, _ in placed}:
+            ids = self.device_sets[kind]
+            if ids is None:
                 continue
-            used = sum(self._count(n) for n in needs if self._overlaps(n["kind"], kind))
-            ids = self.device_sets[kind] or frozenset()
-            # A leased node's devices are taken whole: needs must fit in what is left.
-            used += sum(len(ids & self._node_devices(node)) for node in leased_nodes)
-            if used > size:
+            used = sum(self._count(n) for _, n, r in placed if r is not None and r & ids)
+            # A node leased whole is taken whole: the needs must fit in what is left.
+            used += len(ids & self._node_devices(set(whole)))
+            if used > len(ids):
                 return False
+            # Pinned needs must also fit on their node.
+            for node in {n for e in entries for n in self._pinned_nodes(e)}:
+                on_node = ids & self._node_devices({node})
+                pinned = sum(
+                    self._count(n)
+                    for e, n, r in placed
+                    if node in self._pinned_nodes(e) and r is not None and r & on_node
+                )
+                if pinned > len(on_node):
+                    return False
         return True
 
-    def _grantable(self, state: Mapping[str, Any], ticket: str) -> str | None | bool:
-        """False, or what to grant: the node for a node lease (in candidate order), else None."""
+    def _blocked_by(
+        self, earlier: Mapping[str, Any], me: Mapping[str, Any], held: Sequence[Mapping[str, Any]]
+    ) -> bool:
+        """May `me` (placed) not overtake the earlier waiting request?"""
+        if earlier["exclusive"] or me["exclusive"] or self._node_conflict(earlier, me):
+            return True
+        # Once the earlier waits only for devices, later requests must leave them to it.
+        waits_for_devices = not any(self._node_conflict(earlier, h) for h in held)
+        return waits_for_devices and self._compete(earlier, me)
+
+    def _options(
+        self, me: Mapping[str, Any], held: Sequence[Mapping[str, Any]]
+    ) -> list[str | None]:
+        """The nodes to try for `me`, best first ([None]: no node to choose)."""
+        scope = self._scope_of(me)
+        candidates = list(me.get("candidates") or ())
+        if scope == "whole":
+            # Nodes marked "no kubelet restart" last, decided now rather than when the test
+            # asked: a mark set meanwhile (DRA-EXT-006) must not hand its node to a test that
+            # would then wait out the mark while holding the node (DRA-DRAIN-005).
+            marked = marked_nodes_unlocked(self.state_dir)
+            return sorted(candidates, key=lambda n: n in marked)
+        if scope == "node":
+            # The least busy node first, so pinned tests spread over the nodes.
+            def load(node: str) -> int:
+                return sum(1 for h in held if node in self._pinned_nodes(h) | self._whole_nodes(h))
+
+            return sorted(candidates, key=load)
+        return [None]
+
+    def _grantable(self, state: dict[str, Any], ticket: str) -> str | None | bool:
+        """False, or what to grant: the node of a whole-node or pinned lease, else None."""
         entries = state["entries"]
         me = entries[ticket]
-        earlier_waiting = [
+        earlier = [
             e for t, e in entries.items() if e["state"] == "waiting" and int(t) < int(ticket)
         ]
-        if any(self._conflicts(me, e) for e in earlier_waiting):
-            return False
         held = [e for e in entries.values() if e["state"] == "held"]
-        # Nodes marked "no kubelet restart" last, decided now rather than when the test asked:
-        # a mark set meanwhile (DRA-EXT-006) must not hand its node to a test that would
-        # then wait out the mark while holding the node (DRA-DRAIN-005).
-        marked = marked_nodes_unlocked(self.state_dir)
-        candidates = sorted(me.get("candidates") or [], key=lambda n: n in marked)
-        for node in candidates or [None]:
-            if self._fits([*held, dict(me, node=node)]):
+        options = self._options(me, held)
+        for node in options:
+            placed = dict(me, node=node)
+            if self._fits([*held, placed]) and not any(
+                self._blocked_by(e, placed, held) for e in earlier
+            ):
                 return node
+        if self._scope_of(me) == "whole" and not me.get("reserved") and options:
+            # Reserve the node it can get soonest; later requests leave it alone.
+            me["reserved"] = min(
+                options,
+                key=lambda n: sum(1 for h in held if self._node_conflict(h, dict(me, node=n))),
+            )
         return False
+
+    def pin_candidates(self, needs: Sequence[DeviceNeed]) -> list[str]:
+        """The nodes that publish enough devices for every need (ALL: every device of the kind)."""
+        out = []
+        for node in self.nodes:
+            on_node = self._node_devices({node})
+            for need in needs:
+                ids = self.device_sets[need.kind]
+                if ids is None or not ids & on_node:
+                    break
+                if need.count == ALL and not ids <= on_node:
+                    break
+                if need.count != ALL and len(ids & on_node) < int(need.count):
+                    break
+            else:
+                out.append(node)
+        return out if needs else []
 
     def _validate_nodes(self, needs: Sequence[DeviceNeed], candidates: Sequence[str]) -> None:
         unknown = [n for n in candidates if n not in self.nodes]
@@ -244,7 +343,11 @@ class DeviceLeaseBroker:
                 f"node lease: {', '.join(unknown)} publish(es) no device",
                 f"pick among the nodes with devices: {', '.join(self.nodes) or 'none'}",
             )
-        entry = {"needs": [{"kind": n.kind, "count": n.count} for n in needs], "exclusive": False}
+        entry = {
+            "needs": [{"kind": n.kind, "count": n.count} for n in needs],
+            "exclusive": False,
+            "scope": "whole",
+        }
         if not any(self._fits([dict(entry, node=node)]) for node in candidates):
             raise LeaseError(
                 f"no node of {', '.join(candidates) or 'none'} can be leased whole while "
@@ -279,16 +382,24 @@ class DeviceLeaseBroker:
         *,
         exclusive: bool = False,
         nodes: Sequence[str] | None = None,
+        pin: bool = False,
         timeout: float,
     ) -> DeviceLease:
         """Wait until the devices can be leased; raises LeaseTimeout naming the holders.
 
-        `nodes`: lease one of these nodes whole (a node lease), in this order of preference."""
+        `nodes`: lease one of these nodes whole (a node lease), in this order of preference.
+        `pin`: lease the devices on one node (the lease's `node`), if one publishes enough of
+        them; otherwise anywhere."""
         self._validate(needs)
         if nodes is not None:
             if exclusive:
                 raise LeaseError("a lease is cluster-wide exclusive or of one node, not both")
             self._validate_nodes(needs, nodes)
+            scope, candidates = "whole", list(nodes)
+        elif pin and not exclusive and (on_one := self.pin_candidates(needs)):
+            scope, candidates = "node", on_one
+        else:
+            scope, candidates = ("exclusive" if exclusive else "cluster"), []
         start = time.monotonic()
         entry = {
             "holder": holder,
@@ -296,7 +407,8 @@ class DeviceLeaseBroker:
             "host": self.host,
             "needs": [{"kind": n.kind, "count": n.count} for n in needs],
             "exclusive": exclusive,
-            "candidates": list(nodes or ()),
+            "scope": scope,
+            "candidates": candidates,
             "node": None,
             "state": "waiting",
             "since": time.time(),
@@ -326,6 +438,7 @@ class DeviceLeaseBroker:
                             waited,
                             node=node,
                             book=self.state_dir,
+                            whole=scope == "whole",
                         )
                     others = self._describe_others(state, ticket)
                 now = time.monotonic()
@@ -357,9 +470,12 @@ class DeviceLeaseBroker:
         *,
         exclusive: bool = False,
         nodes: Sequence[str] | None = None,
+        pin: bool = False,
         timeout: float,
     ) -> Iterator[DeviceLease]:
-        granted = self.acquire(holder, needs, exclusive=exclusive, nodes=nodes, timeout=timeout)
+        granted = self.acquire(
+            holder, needs, exclusive=exclusive, nodes=nodes, pin=pin, timeout=timeout
+        )
         try:
             yield granted
         finally:
@@ -395,8 +511,10 @@ def _needs(entry: Mapping[str, Any]) -> str:
 def _scope(entry: Mapping[str, Any]) -> str:
     if entry.get("exclusive"):
         return " (exclusive)"
+    pinned = entry.get("scope") == "node"
     if entry.get("node"):
-        return f" (node {entry['node']} whole)"
+        return f" (on node {entry['node']})" if pinned else f" (node {entry['node']} whole)"
     if entry.get("candidates"):
-        return f" (a whole node of {', '.join(entry['candidates'])})"
+        one = "on one node of" if pinned else "a whole node of"
+        return f" ({one} {', '.join(entry['candidates'])})"
     return ""

@@ -11,6 +11,7 @@ from typing import Any
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import PodClaim
 from conformance.report.steps import attach_yaml, step
+from conformance.scenario_api.placement import PlacementError
 from conformance.scenario_api.running_wait import (
     PoolWatch,
     claim_pools,
@@ -85,6 +86,16 @@ class PodOps(WorkloadScope):
         (pod claim entry of the same name). `node` pins the pod with a hostname node selector
         (the scheduler stays in the loop); `node_name=` bypasses it."""
         pod_claims = [c if isinstance(c, PodClaim) else PodClaim(c, claim=c) for c in claims]
+        home = self.build.home
+        elsewhere = {node, kwargs.get("node_name")} - {None, home.node if home else None}
+        if home is not None and elsewhere:
+            # Its devices were leased on `home` only: elsewhere, another test may own the node.
+            raise PlacementError(
+                f"pod {self.ref(name)}: the test's devices are leased on node {home.node}, not "
+                f"{', '.join(sorted(elsewhere))}; mark it @pytest.mark.dra_devices(..., "
+                "across_nodes=True) if its pods must span nodes"
+            )
+        node = node or (home.node if home and not kwargs.get("node_name") else None)
         on = f" on node {node}" if node else ""
         with step(f"create pod {self.ref(name)}{_claims_text(pod_claims)}{on}"):
             if node is not None:

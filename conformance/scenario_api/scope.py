@@ -25,6 +25,11 @@ class WorkloadScope:
     def profile(self) -> Profile:
         return self.context.profile
 
+    @property
+    def home_node(self) -> str | None:
+        """The node this test's devices were leased on (its pods go there), if one."""
+        return self.build.home.node if self.build.home else None
+
     def timeout(self, name: str) -> float:
         return self.context.timeout(name)
 

@@ -18,7 +18,7 @@ def test_prebound_pod_does_not_run_but_node_selector_pod_does(
 ) -> None:
     nodes = [n for n, devices in node_local_devices(workload.context).items() if devices]
     assert nodes, "no profile node publishes a device of the default class"
-    node = nodes[0]
+    node = workload.home_node or nodes[0]
     workload.claim("claim")
     workload.pod("prebound", ["claim"], node_name=node)
     uid = (workload.read_claim("claim") or {})["metadata"]["uid"]

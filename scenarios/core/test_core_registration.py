@@ -32,7 +32,7 @@ def registration_error_events(k8s: K8sClients, driver: str) -> list[dict[str, An
 
 
 @pytest.mark.dra_requirement("DRA-CORE-001")
-@pytest.mark.dra_devices("default")
+@pytest.mark.dra_devices("default", across_nodes=True)  # a pod on every node, one at a time
 def test_kubelet_prepares_claims_of_the_driver_on_every_node(
     workload: Workloads, dra_context: RunContext, k8s: K8sClients
 ) -> None:

@@ -306,6 +306,116 @@ def test_a_node_marked_meanwhile_goes_to_a_waiting_node_lease_last(tmp_path: Pat
     broker.release(other)
 
 
+# --- leases pinned to one node ------------------------------------------------------------------
+
+# Two nodes with two devices each; "one" has a device on each node, "wide" is every device.
+PIN_SETS = {
+    "default": frozenset({"a/1", "a/2", "b/1", "b/2"}),
+    "one": frozenset({"a/1", "b/1"}),
+    "weird": None,
+}
+PIN_NODES = {"a/1": "a", "a/2": "a", "b/1": "b", "b/2": "b"}
+
+
+def _pin_broker(tmp_path: Path) -> DeviceLeaseBroker:
+    return DeviceLeaseBroker(tmp_path, PIN_SETS, device_nodes=PIN_NODES, poll_interval=0.02)
+
+
+def test_pinned_leases_spread_over_the_nodes_and_fit_each_node(tmp_path: Path) -> None:
+    broker = _pin_broker(tmp_path)
+    first = broker.acquire("t1", [DeviceNeed("default")], pin=True, timeout=1)
+    second = broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1)
+    assert (first.node, second.node) == ("a", "b") and not first.whole
+    # Two devices on one node: a and b each have one left, so it waits for a release.
+    with pytest.raises(LeaseTimeout, match=r"on one node of a, b"):
+        broker.acquire("t3", [DeviceNeed("default", 2)], pin=True, timeout=0.1)
+    broker.release(first)
+    assert broker.acquire("t3", [DeviceNeed("default", 2)], pin=True, timeout=1).node == "a"
+
+
+def test_needs_no_node_can_hold_are_leased_cluster_wide(tmp_path: Path) -> None:
+    broker = _pin_broker(tmp_path)
+    assert broker.pin_candidates([DeviceNeed("default", 3)]) == []
+    assert broker.pin_candidates([DeviceNeed("one", ALL)]) == []
+    assert broker.pin_candidates([DeviceNeed("weird")]) == []
+    assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == ["a", "b"]
+    lease = broker.acquire("t", [DeviceNeed("default", 3)], pin=True, timeout=1)
+    assert lease.node is None
+
+
+def test_a_pinned_lease_runs_beside_a_whole_lease_of_another_node(tmp_path: Path) -> None:
+    broker = _pin_broker(tmp_path)
+    drain = broker.acquire("drain", [], nodes=["a", "b"], timeout=1)
+    assert drain.node == "a" and drain.whole
+    pinned = broker.acquire("t", [DeviceNeed("default")], pin=True, timeout=1)
+    assert pinned.node == "b"
+    # unpinned, its pod could land on the drained node
+    with pytest.raises(LeaseTimeout, match=r"held by: drain .*node a whole"):
+        broker.acquire("anywhere", [DeviceNeed("default")], timeout=0.1)
+    # and no other node is free to be leased whole
+    with pytest.raises(LeaseTimeout):
+        broker.acquire("restart", [], nodes=["a", "b"], timeout=0.1)
+
+
+def test_a_waiting_whole_lease_reserves_a_node_and_pinned_tests_use_the_other(
+    tmp_path: Path,
+) -> None:
+    broker = _pin_broker(tmp_path)
+    on_a = broker.acquire("t1", [DeviceNeed("default")], pin=True, timeout=1)
+    on_b = broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1)
+    assert (on_a.node, on_b.node) == ("a", "b")
+    got: dict[str, str | None] = {}
+
+    def wait_for_node() -> None:
+        lease = _pin_broker(tmp_path).acquire("drain", [], nodes=["a", "b"], timeout=5)
+        got["node"] = lease.node
+
+    waiter = threading.Thread(target=wait_for_node)
+    waiter.start()
+    time.sleep(0.2)
+    reserved = {e["holder"]: e.get("reserved") for e in broker.holders()}["drain"]
+    assert reserved == "a"
+    # a later pinned test goes to b, not to the node the drain waits for
+    late = broker.acquire("late", [DeviceNeed("default")], pin=True, timeout=1)
+    assert late.node == "b"
+    with pytest.raises(LeaseTimeout):  # b is full, a is reserved
+        broker.acquire("later", [DeviceNeed("default")], pin=True, timeout=0.2)
+    broker.release(on_a)
+    waiter.join(5)
+    assert got == {"node": "a"}
+
+
+def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path) -> None:
+    broker = _pin_broker(tmp_path)
+    # b's devices are held by pinned tests; "evict" wants a whole and a replacement on b
+    holders = [
+        broker.acquire(f"t{i}", [DeviceNeed("default")], pin=True, timeout=1) for i in (1, 2, 3, 4)
+    ]
+    assert sorted(h.node for h in holders) == ["a", "a", "b", "b"]
+    for h in holders:
+        if h.node == "a":
+            broker.release(h)
+    got: dict[str, str | None] = {}
+
+    def wait_for_node() -> None:
+        lease = _pin_broker(tmp_path).acquire(
+            "evict", [DeviceNeed("default")], nodes=["a"], timeout=5
+        )
+        got["node"] = lease.node
+
+    waiter = threading.Thread(target=wait_for_node)
+    waiter.start()
+    time.sleep(0.2)
+    assert "node" not in got  # a is free, but its replacement has no device on b yet
+    b_holders = [h for h in holders if h.node == "b"]
+    broker.release(b_holders[0])
+    # the freed device on b is the evict lease's, not a later pinned test's
+    with pytest.raises(LeaseTimeout):
+        broker.acquire("late", [DeviceNeed("default")], pin=True, timeout=0.2)
+    waiter.join(5)
+    assert got == {"node": "a"}
+
+
 # --- declaring a node lease, and placing a test on it -----------------------------------------
 
 
