@@ -1,16 +1,17 @@
-"""`make test`: the project's own tests in two tiers that run side by side.
+"""`make test`: the project's own tests in tiers that run side by side.
 
-- main: `pytest tests` without the broken-driver checks (unit tests, then the e2e tier on the
-  cluster `dra-conformance-e2e`, which its last test deletes);
-- broken: `pytest tests/e2e/broken tests/e2e/chaos` on a cluster of its own
-  (`dra-conformance-e2e-broken`): each check switches a fake-driver misbehaviour on, or
-  disturbs the cluster, for the whole cluster, so it cannot share one with the main tier's
-  whole-suite runs, and it mostly waits on the cluster, not the CPU.
+- main: `pytest tests` without the broken-driver and chaos checks (unit tests, then the e2e tier
+  on the cluster `dra-conformance-e2e`, which its last test deletes);
+- broken shards: `tests/e2e/broken` and `tests/e2e/chaos`, split in two, each shard on a cluster
+  of its own (`dra-conformance-e2e-broken-1`, `-2`): each check switches a fake-driver
+  misbehaviour on, or disturbs the cluster, for the whole cluster, so it cannot share one with
+  another tier, and these checks mostly wait out timeouts of states a broken driver never
+  reaches, not the CPU.
 
-The broken tier's output goes to reports/tests/broken.log and is printed when it ends; its
-cluster is deleted afterwards (also on failure or Ctrl-C) unless
-DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a cluster of your own. Extra arguments go to both
-pytest runs. Exit code: the main tier's, else the broken tier's.
+Each shard's output goes to reports/tests/broken-<n>.log and is printed when it ends; its cluster
+is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
+cluster of your own: the checks then run as one shard there. Extra arguments go to every pytest
+run. Exit code: the main tier's, else the first failing shard's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,8 +29,41 @@ BROKEN_DIR = "tests/e2e/broken"
 # Chaos runs disturb their cluster (a node stopped, the driver's namespace deleted): they go with
 # the broken-driver checks, which run one at a time on a cluster of their own.
 CHAOS_DIR = "tests/e2e/chaos"
-DEFAULT_BROKEN_CLUSTER = "dra-conformance-e2e-broken"
-LOG = ROOT / "reports" / "tests" / "broken.log"
+CLUSTER_PREFIX = "dra-conformance-e2e-broken"
+LOGS = ROOT / "reports" / "tests"
+# The first shard's files, chosen so both shards take about as long (measured side by side on
+# one machine, session 10: allocation, node_restart, extended_resource, node_drain,
+# driver_update and security 1411 s; the rest with the chaos runs 1831 s, of which
+# no_preemption ~130 s). Every other file of the two folders goes to the second shard, so a new
+# file is never left out.
+FIRST_SHARD = tuple(
+    f"{BROKEN_DIR}/test_broken_{suite}.py"
+    for suite in (
+        "allocation",
+        "node_restart",
+        "extended_resource",
+        "node_drain",
+        "driver_update",
+        "security",
+        "no_preemption",
+    )
+)
+
+
+@dataclass
+class Shard:
+    cluster: str
+    args: list[str]
+    log: Path
+    own_cluster: bool = False
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    ended: float | None = None
+
+    def watch(self) -> None:
+        assert self.process is not None
+        self.process.wait()
+        self.ended = time.monotonic()
 
 
 def stamp(message: str) -> None:
@@ -46,43 +82,66 @@ def delete_cluster(name: str) -> None:
         stamp(f"could not delete cluster {name}: {result.stderr.strip()[-500:]}")
 
 
-def main(extra: list[str]) -> int:
-    own_cluster = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
-    cluster = own_cluster or DEFAULT_BROKEN_CLUSTER
-    LOG.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "DRA_CONFORMANCE_E2E_CLUSTER": cluster}
-    started = time.monotonic()
-    stamp(f"broken-driver tier started on cluster {cluster}; its output: {LOG.relative_to(ROOT)}")
-    with open(LOG, "w") as log:
-        broken = subprocess.Popen(
-            pytest_cmd(BROKEN_DIR, CHAOS_DIR, *extra),
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+def broken_shards() -> list[Shard]:
+    own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
+    if own:
+        return [Shard(own, [BROKEN_DIR, CHAOS_DIR], LOGS / "broken.log", own_cluster=True)]
+    second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]
+    return [
+        Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")
+        for n, args in ((1, list(FIRST_SHARD)), (2, second))
+    ]
+
+
+def start(shard: Shard, extra: list[str]) -> None:
+    env = {**os.environ, "DRA_CONFORMANCE_E2E_CLUSTER": shard.cluster}
+    with open(shard.log, "wb") as log:
+        shard.process = subprocess.Popen(
+            pytest_cmd(*shard.args, *extra), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
         )
+    shard.started = time.monotonic()
+    threading.Thread(target=shard.watch, daemon=True).start()
+    log_name = shard.log.relative_to(ROOT)
+    stamp(f"broken-driver shard on cluster {shard.cluster}; its output: {log_name}")
+
+
+def stop(shard: Shard) -> None:
+    if shard.process is not None and shard.process.poll() is None:
+        shard.process.terminate()
+
+
+def main(extra: list[str]) -> int:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    shards = broken_shards()
+    for shard in shards:
+        start(shard, extra)
     main_rc = 2
     try:
         main_rc = subprocess.call(
             pytest_cmd("tests", f"--ignore={BROKEN_DIR}", f"--ignore={CHAOS_DIR}", *extra), cwd=ROOT
         )
-        if broken.poll() is None:
-            stamp("main tier done; waiting for the broken-driver tier")
-        broken_rc = broken.wait()
+        if any(shard.ended is None for shard in shards):
+            stamp("main tier done; waiting for the broken-driver shards")
+        for shard in shards:
+            assert shard.process is not None
+            shard.process.wait()
     except KeyboardInterrupt:
-        stamp("interrupted: stopping the broken-driver tier")
-        broken.terminate()
-        broken_rc = broken.wait()
+        stamp("interrupted: stopping the broken-driver shards")
         main_rc = 130
-    finally:
-        if not own_cluster:
-            delete_cluster(cluster)
-    print(LOG.read_text(errors="replace"), flush=True)
-    stamp(
-        f"broken-driver tier: exit {broken_rc} after {time.monotonic() - started:.0f} s "
-        f"(main tier: exit {main_rc})"
-    )
-    return main_rc or broken_rc
+        for shard in shards:
+            stop(shard)
+    shard_rcs = []
+    for shard in shards:
+        assert shard.process is not None
+        rc = shard.process.wait()
+        shard_rcs.append(rc)
+        if not shard.own_cluster:
+            delete_cluster(shard.cluster)
+        print(shard.log.read_text(errors="replace"), flush=True)
+        took = (shard.ended or time.monotonic()) - shard.started
+        stamp(f"broken-driver shard {shard.cluster}: exit {rc} after {took:.0f} s")
+    stamp(f"main tier: exit {main_rc}")
+    return main_rc or next((rc for rc in shard_rcs if rc), 0)
 
 
 if __name__ == "__main__":
