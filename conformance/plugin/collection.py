@@ -28,6 +28,7 @@ from typing import Any
 
 from conformance.model.capabilities import CAPABILITIES
 from conformance.model.requirements import SUITES, Catalog, Requirement
+from conformance.run.durations import duration_key
 from conformance.run.lease import ALL, DeviceNeed
 
 REQUIREMENT_MARK = "dra_requirement"
@@ -164,6 +165,9 @@ class NodeExclusive:
 
     kind: str = "default"
     at_least: int = 1
+    # The test restarts the node's kubelet: a node with a "no kubelet restart" mark is not
+    # granted until the mark expires, so the test waits in the queue, not holding a node.
+    restarts_kubelet: bool = False
 
 
 def parse_node_exclusive(
@@ -173,25 +177,28 @@ def parse_node_exclusive(
     marks = item.marks(NODE_EXCLUSIVE_MARK)
     if not marks:
         return None, []
-    form = f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1)'
+    form = f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1, restarts_kubelet=False)'
     args, kwargs = marks[0]
     kind = args[0] if args else kwargs.get("kind", "default")
     at_least = args[1] if len(args) > 1 else kwargs.get("at_least", 1)
+    restarts_kubelet = kwargs.get("restarts_kubelet", False)
     known = list(kinds) if kinds is not None else None
     problem = None
     if len(marks) > 1:
         problem = f"{len(marks)} {NODE_EXCLUSIVE_MARK} markers; a test leases one node ({form})"
-    elif len(args) > 2 or set(kwargs) - {"kind", "at_least"}:
+    elif len(args) > 2 or set(kwargs) - {"kind", "at_least", "restarts_kubelet"}:
         problem = f"{NODE_EXCLUSIVE_MARK} takes {form}, got args={args!r} kwargs={dict(kwargs)!r}"
     elif not isinstance(kind, str) or (known is not None and kind not in known):
         problem = f"{NODE_EXCLUSIVE_MARK}({kind!r}): not a device kind of the profile"
     elif isinstance(at_least, bool) or not isinstance(at_least, int) or at_least < 1:
         problem = f"{NODE_EXCLUSIVE_MARK}(at_least={at_least!r}): must be an integer >= 1"
+    elif not isinstance(restarts_kubelet, bool):
+        problem = f"{NODE_EXCLUSIVE_MARK}(restarts_kubelet={restarts_kubelet!r}): True or False"
     elif parse_devices(item, kinds)[1]:
         problem = f"{NODE_EXCLUSIVE_MARK} and {DEVICES_MARK}(..., exclusive=True): pick one scope"
     if problem:
         return None, [f"{item.nodeid}: {problem}"]
-    return NodeExclusive(kind, at_least), []
+    return NodeExclusive(kind, at_least, restarts_kubelet), []
 
 
 def lease_rank(item: ItemView) -> int:
@@ -209,6 +216,15 @@ def lease_rank(item: ItemView) -> int:
     if item.marks(NODE_EXCLUSIVE_MARK):
         return 1
     return 2
+
+
+def run_order(item: ItemView, durations: Mapping[str, float]) -> tuple[int, int, float]:
+    """The sort key of a run: `lease_rank`; within it, tests whose devices may be anywhere
+    (across_nodes, or every device of a kind) after the rest, since they wait until no node of
+    theirs is leased whole and hold back whole-node leases meanwhile; then the longest first
+    (by earlier runs, `conformance.run.durations`), so the run does not end on one long test."""
+    anywhere = across_nodes_wanted(item) or any(n.count == ALL for n in parse_devices(item)[0])
+    return lease_rank(item), int(anywhere), -durations.get(duration_key(item.nodeid), 0.0)
 
 
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:

@@ -102,6 +102,7 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
             exclusive=exclusive,
             nodes=nodes,
             pin=pin,
+            avoid_marked=whole_node is not None and whole_node.restarts_kubelet,
             timeout=dra_context.timeout("lease"),
         )
     except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver

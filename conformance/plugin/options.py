@@ -24,8 +24,9 @@ MARKERS = (
     "enough of them, and the test's pods are pinned there (device_lease.node), unless "
     "across_nodes=True (the pods must span nodes). exclusive=True waits until no other test "
     "holds any device (such tests run last). Repeatable.",
-    f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1): the test leases one node whole (one '
-    "with at least at_least node-local devices of kind); device_lease.node names it. "
+    f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1, restarts_kubelet=False): the test leases '
+    "one node whole (one with at least at_least node-local devices of kind); device_lease.node "
+    "names it. restarts_kubelet=True: never a node with a no-kubelet-restart mark. "
     f"{DEVICES_MARK}() marks then count what the test uses on other nodes.",
     f"{CAPABILITY_MARK}(name, ...): profile capabilities the test needs beyond its "
     "requirement's gates",

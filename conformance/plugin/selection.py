@@ -15,8 +15,8 @@ from conformance.plugin.collection import (
     Selection,
     check_collection,
     is_scenario,
-    lease_rank,
     renamed_marker_problems,
+    run_order,
 )
 from conformance.plugin.state import (
     REQUIREMENT_KEY,
@@ -35,8 +35,10 @@ def item_view(item: pytest.Item) -> ItemView:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if plugin_state(config).profile is not None:  # inert otherwise: only a run needs lease order
-        # Same order on every xdist worker (the controller schedules by index): a stable sort.
-        items.sort(key=lambda item: lease_rank(item_view(item)))
+        # Same order on every xdist worker (the controller schedules by index): a stable sort,
+        # on the durations the controller handed to every worker.
+        durations = plugin_state(config).durations
+        items.sort(key=lambda item: run_order(item_view(item), durations))
     _select_requirements(config, items)  # only when --dra-requirement asks for it
 
 

@@ -24,6 +24,7 @@ from conformance.plugin.options import MARKERS
 from conformance.plugin.state import (
     CONTEXT_KEY,
     WORKERINPUT_CONTEXT,
+    WORKERINPUT_DURATIONS,
     PluginState,
     get_run_context,
     is_worker,
@@ -40,7 +41,9 @@ from conformance.report.facts import (
     set_run_facts,
 )
 from conformance.report.options import resolve_run_dir
+from conformance.report.outcomes import PROP_LEASE_WAIT
 from conformance.run.context import ClusterInfo, RunContext, build_run_context, read_cluster_facts
+from conformance.run.durations import duration_key, load_durations, record_durations
 from conformance.run.lease import (
     pid_alive,
 )
@@ -69,6 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state.catalog = load_run_catalog(config)
     config.pluginmanager.register(InterruptHooks(config), "dra_conformance_interrupt")
     if is_worker(config):
+        state.durations = config.workerinput.get(WORKERINPUT_DURATIONS) or {}  # type: ignore[attr-defined]
         data = config.workerinput.get(WORKERINPUT_CONTEXT)  # type: ignore[attr-defined]
         if data:
             context = RunContext.from_json(data, state.profile)
@@ -81,6 +85,10 @@ def pytest_configure(config: pytest.Config) -> None:
         install_report_collector(config)
         return
     get_run_id(config)
+    state.durations = load_durations(state.profile.driver)
+    config.pluginmanager.register(
+        DurationRecorder(state.profile.driver), "dra_conformance_durations"
+    )
     if hasattr(config.hook, "pytest_configure_node"):  # xdist loaded, under whatever name
         config.pluginmanager.register(_XdistHooks(config), "dra_conformance_xdist")
     install_report_collector(config)
@@ -125,6 +133,36 @@ def _setup_problem(context: RunContext) -> str:
 # --- cluster and run context (controller / single process) ----------------------------------
 
 
+class DurationRecorder:
+    """Controller (or serial process): how long each passed test held its worker, set-up and
+    teardown included but not the lease wait, recorded for the next run's order when this one
+    ends, unless it was interrupted. A failure waits out timeouts: it is no guide."""
+
+    def __init__(self, driver: str) -> None:
+        self.driver = driver
+        self.running: dict[str, float] = {}
+        self.failed: set[str] = set()
+        self.measured: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        key = duration_key(report.nodeid)
+        seconds = report.duration
+        if report.when == "setup":
+            waits = [float(v) for n, v in report.user_properties if n == PROP_LEASE_WAIT]
+            seconds -= waits[-1] if waits else 0.0
+            self.running[key] = 0.0
+            self.failed.discard(key)
+        self.running[key] = self.running.get(key, 0.0) + max(seconds, 0.0)
+        if not report.passed:
+            self.failed.add(key)
+        if report.when == "teardown" and key not in self.failed:
+            self.measured[key] = self.running.pop(key)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus != pytest.ExitCode.INTERRUPTED:
+            record_durations(self.driver, self.measured)
+
+
 class _XdistHooks:
     """Registered only when xdist is loaded (its hooks are unknown otherwise)."""
 
@@ -134,6 +172,7 @@ class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         context = get_run_context(self.config)
         node.workerinput[WORKERINPUT_CONTEXT] = context.to_json() if context else None
+        node.workerinput[WORKERINPUT_DURATIONS] = plugin_state(self.config).durations
         node.workerinput[WORKERINPUT_RUN_ID] = get_run_id(self.config)
         node.workerinput[WORKERINPUT_RUN_DIR] = str(resolve_run_dir(self.config))
         if context is not None:

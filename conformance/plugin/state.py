@@ -28,6 +28,7 @@ from conformance.run.lease import (
 )
 
 WORKERINPUT_CONTEXT = "dra_run_context"
+WORKERINPUT_DURATIONS = "dra_test_durations"  # earlier runs' body seconds: the run order
 
 CONTEXT_KEY = pytest.StashKey[RunContext]()
 REQUIREMENT_KEY = pytest.StashKey[Requirement]()  # on scenario items
@@ -51,6 +52,8 @@ class PluginState:
     sweep_summary: str = ""
     previous_sigterm: Any = None
     notes: list[str] = field(default_factory=list)
+    # earlier runs' body seconds per test (conformance.run.durations); the same in every process
+    durations: dict[str, float] = field(default_factory=dict)
 
 
 def plugin_state(config: pytest.Config) -> PluginState:

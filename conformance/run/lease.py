@@ -287,6 +287,8 @@ class DeviceLeaseBroker:
             # asked: a mark set meanwhile (DRA-EXT-006) must not hand its node to a test that
             # would then wait out the mark while holding the node (DRA-DRAIN-005).
             marked = marked_nodes_unlocked(self.state_dir)
+            if me.get("avoid_marked"):
+                return [n for n in candidates if n not in marked]
             return sorted(candidates, key=lambda n: n in marked)
         if scope == "node":
             # The least busy node first, so pinned tests spread over the nodes.
@@ -383,13 +385,15 @@ class DeviceLeaseBroker:
         exclusive: bool = False,
         nodes: Sequence[str] | None = None,
         pin: bool = False,
+        avoid_marked: bool = False,
         timeout: float,
     ) -> DeviceLease:
         """Wait until the devices can be leased; raises LeaseTimeout naming the holders.
 
         `nodes`: lease one of these nodes whole (a node lease), in this order of preference.
         `pin`: lease the devices on one node (the lease's `node`), if one publishes enough of
-        them; otherwise anywhere."""
+        them; otherwise anywhere. `avoid_marked`: of `nodes`, never one with a "no kubelet
+        restart" mark (the test restarts the kubelet): wait until the mark expires instead."""
         self._validate(needs)
         if nodes is not None:
             if exclusive:
@@ -409,6 +413,7 @@ class DeviceLeaseBroker:
             "exclusive": exclusive,
             "scope": scope,
             "candidates": candidates,
+            "avoid_marked": avoid_marked,
             "node": None,
             "state": "waiting",
             "since": time.time(),
@@ -471,10 +476,17 @@ class DeviceLeaseBroker:
         exclusive: bool = False,
         nodes: Sequence[str] | None = None,
         pin: bool = False,
+        avoid_marked: bool = False,
         timeout: float,
     ) -> Iterator[DeviceLease]:
         granted = self.acquire(
-            holder, needs, exclusive=exclusive, nodes=nodes, pin=pin, timeout=timeout
+            holder,
+            needs,
+            exclusive=exclusive,
+            nodes=nodes,
+            pin=pin,
+            avoid_marked=avoid_marked,
+            timeout=timeout,
         )
         try:
             yield granted

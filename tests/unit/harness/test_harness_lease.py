@@ -13,7 +13,15 @@ import pytest
 
 from conformance.model.devices import PublishedDevice
 from conformance.model.profile_parse import load_profile
-from conformance.plugin.collection import ItemView, NodeExclusive, lease_rank, parse_node_exclusive
+from conformance.plugin.collection import (
+    ItemView,
+    NodeExclusive,
+    across_nodes_wanted,
+    lease_rank,
+    parse_devices,
+    parse_node_exclusive,
+    run_order,
+)
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.run.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
 from conformance.run.node_marks import (
@@ -488,3 +496,66 @@ def test_run_early_and_node_exclusive_tests_run_first_and_cluster_exclusive_ones
     early = _item(("dra_node_exclusive", (), {}), ("dra_run_early", ("a clock",), {}))
     order = sorted([plain, node, plain, cluster, early], key=lease_rank)
     assert order == [early, node, plain, plain, cluster]
+
+
+def _named(name: str, *markers: tuple[str, tuple, dict]) -> ItemView:
+    return ItemView(f"scenarios/x/test_x.py::{name}", Path("scenarios/x/test_x.py"), list(markers))
+
+
+def test_within_a_rank_the_longest_run_first_and_devices_anywhere_after_the_rest() -> None:
+    short = _named("short", ("dra_devices", ("big",), {}))
+    long = _named("long", ("dra_devices", ("big",), {}))
+    new = _named("new", ("dra_devices", ("big",), {}))  # never measured: after the measured
+    spread = _named("spread", ("dra_devices", ("big",), {"across_nodes": True}))
+    every = _named("every", ("dra_devices", ("big", "all"), {}))
+    drain = _named("drain", ("dra_node_exclusive", (), {}))
+    restart = _named("restart", ("dra_node_exclusive", (), {}))
+    durations = {
+        "test_x.py::short": 3.0,
+        "test_x.py::long": 30.0,
+        "test_x.py::spread": 90.0,
+        "test_x.py::every": 5.0,
+        "test_x.py::drain": 20.0,
+        "test_x.py::restart": 100.0,
+    }
+    items = [short, every, new, spread, long, drain, restart]
+    order = sorted(items, key=lambda i: run_order(i, durations))
+    assert [i.nodeid.rsplit("::", 1)[1] for i in order] == [
+        "restart",
+        "drain",
+        "long",
+        "short",
+        "new",
+        "spread",
+        "every",
+    ]
+
+
+def test_an_across_nodes_flag_that_is_not_a_bool_is_a_collection_problem() -> None:
+    item = _item(("dra_devices", ("big",), {"across_nodes": "yes"}))
+    assert parse_devices(item, SETS)[2] == [
+        "scenarios/x/test_x.py::test_x: dra_devices('big', across_nodes=...): across_nodes "
+        "must be True or False"
+    ]
+    assert not across_nodes_wanted(_item(("dra_devices", ("big",), {})))
+
+
+def test_a_test_that_restarts_kubelets_is_never_granted_a_marked_node(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 0.5, "device plugin grace period")
+    other = broker.acquire("on w2", [], nodes=["w2"], timeout=1)
+    with pytest.raises(LeaseTimeout):
+        broker.acquire("restart", [], nodes=["w1", "w2"], avoid_marked=True, timeout=0.2)
+    # once the mark expires, w1 is granted
+    lease = broker.acquire("restart", [], nodes=["w1", "w2"], avoid_marked=True, timeout=5)
+    assert lease.node == "w1" and no_kubelet_restart(tmp_path, "w1") is None
+    broker.release(other)
+
+
+def test_restarts_kubelet_is_parsed_and_checked() -> None:
+    item = _item(("dra_node_exclusive", (), {"restarts_kubelet": True}))
+    assert parse_node_exclusive(item) == (NodeExclusive(restarts_kubelet=True), [])
+    bad = _item(("dra_node_exclusive", (), {"restarts_kubelet": "yes"}))
+    assert parse_node_exclusive(bad)[1] == [
+        "scenarios/x/test_x.py::test_x: dra_node_exclusive(restarts_kubelet='yes'): True or False"
+    ]
