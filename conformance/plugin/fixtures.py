@@ -34,6 +34,7 @@ from conformance.plugin.state import (
 )
 from conformance.report.outcomes import PROP_LEASE_WAIT
 from conformance.run.context import RunContext
+from conformance.run.durations import duration_key
 from conformance.run.lease import (
     DeviceLease,
     DeviceLeaseBroker,
@@ -103,6 +104,9 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
             nodes=nodes,
             pin=pin,
             avoid_marked=whole_node is not None and whole_node.restarts_kubelet,
+            expected_s=plugin_state(request.config).durations.get(
+                duration_key(request.node.nodeid)
+            ),
             timeout=dra_context.timeout("lease"),
         )
     except LeaseTimeout as exc:  # other tests held the devices: nothing was learnt of the driver

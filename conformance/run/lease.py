@@ -28,8 +28,9 @@ leases pinned to a node, on that node; a whole node conflicts with any lease who
 land on it. Fairness (no starvation, yet backfill): a waiting whole-node lease reserves the
 candidate node it can get soonest, and a later request may not take that node; a later request
 may not take devices an earlier waiter could use once that waiter only waits for devices; an
-exclusive waiter holds everyone back. Holders whose process died are dropped, so a killed worker
-does not wedge the run.
+exclusive waiter holds everyone back. Backfill: a later request may still go first when, by
+earlier runs' durations, it ends well before the holders keeping the waiter out do. Holders
+whose process died are dropped, so a killed worker does not wedge the run.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ from conformance.run.node_marks import marked_nodes_unlocked
 log = logging.getLogger("conformance.run.lease")
 
 ALL = "all"  # count meaning "every device of the kind"
+# A test backfills only if it should end this long before a waiter's blockers do: durations vary.
+BACKFILL_SLACK = 1.5
+BACKFILL_MARGIN_S = 5.0
 
 
 class LeaseError(ConformanceError):
@@ -270,11 +274,33 @@ class DeviceLeaseBroker:
         self, earlier: Mapping[str, Any], me: Mapping[str, Any], held: Sequence[Mapping[str, Any]]
     ) -> bool:
         """May `me` (placed) not overtake the earlier waiting request?"""
-        if earlier["exclusive"] or me["exclusive"] or self._node_conflict(earlier, me):
+        if me["exclusive"]:
             return True
+        if earlier["exclusive"] or self._node_conflict(earlier, me):
+            return not self._backfills(earlier, me, held)
         # Once the earlier waits only for devices, later requests must leave them to it.
         waits_for_devices = not any(self._node_conflict(earlier, h) for h in held)
         return waits_for_devices and self._compete(earlier, me)
+
+    def _backfills(
+        self, earlier: Mapping[str, Any], me: Mapping[str, Any], held: Sequence[Mapping[str, Any]]
+    ) -> bool:
+        """Backfill: `me` may go first if, by earlier runs' durations, it ends (with slack)
+        before the holders that keep the earlier waiter out do. A test whose duration is
+        unknown, or a waiter kept out by one, is never overtaken this way."""
+        expected = me.get("expected_s")
+        if expected is None:
+            return False
+        blocking = [
+            h
+            for h in held
+            if earlier["exclusive"] or self._node_conflict(earlier, h) or self._compete(earlier, h)
+        ]
+        if not blocking or any(h.get("expected_s") is None for h in blocking):
+            return False
+        now = time.time()
+        free_at = max(h["since"] + h["expected_s"] for h in blocking)
+        return now + BACKFILL_SLACK * expected + BACKFILL_MARGIN_S <= free_at
 
     def _options(
         self, me: Mapping[str, Any], held: Sequence[Mapping[str, Any]]
@@ -386,6 +412,7 @@ class DeviceLeaseBroker:
         nodes: Sequence[str] | None = None,
         pin: bool = False,
         avoid_marked: bool = False,
+        expected_s: float | None = None,
         timeout: float,
     ) -> DeviceLease:
         """Wait until the devices can be leased; raises LeaseTimeout naming the holders.
@@ -393,7 +420,8 @@ class DeviceLeaseBroker:
         `nodes`: lease one of these nodes whole (a node lease), in this order of preference.
         `pin`: lease the devices on one node (the lease's `node`), if one publishes enough of
         them; otherwise anywhere. `avoid_marked`: of `nodes`, never one with a "no kubelet
-        restart" mark (the test restarts the kubelet): wait until the mark expires instead."""
+        restart" mark (the test restarts the kubelet): wait until the mark expires instead.
+        `expected_s`: how long the test held its lease in earlier runs (for backfilling)."""
         self._validate(needs)
         if nodes is not None:
             if exclusive:
@@ -414,6 +442,7 @@ class DeviceLeaseBroker:
             "scope": scope,
             "candidates": candidates,
             "avoid_marked": avoid_marked,
+            "expected_s": expected_s,
             "node": None,
             "state": "waiting",
             "since": time.time(),
@@ -477,6 +506,7 @@ class DeviceLeaseBroker:
         nodes: Sequence[str] | None = None,
         pin: bool = False,
         avoid_marked: bool = False,
+        expected_s: float | None = None,
         timeout: float,
     ) -> Iterator[DeviceLease]:
         granted = self.acquire(
@@ -486,6 +516,7 @@ class DeviceLeaseBroker:
             nodes=nodes,
             pin=pin,
             avoid_marked=avoid_marked,
+            expected_s=expected_s,
             timeout=timeout,
         )
         try:

@@ -559,3 +559,31 @@ def test_restarts_kubelet_is_parsed_and_checked() -> None:
     assert parse_node_exclusive(bad)[1] == [
         "scenarios/x/test_x.py::test_x: dra_node_exclusive(restarts_kubelet='yes'): True or False"
     ]
+
+
+def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path: Path) -> None:
+    broker = _pin_broker(tmp_path)
+    reboot = broker.acquire("reboot", [], nodes=["a"], expected_s=120, timeout=1)
+    got: dict[str, str | None] = {}
+
+    def wait_for_node() -> None:
+        # wants a whole, with a replacement that may land on b: it keeps b free of node leases
+        lease = _pin_broker(tmp_path).acquire(
+            "drain", [DeviceNeed("default")], nodes=["a"], expected_s=30, timeout=5
+        )
+        got["node"] = lease.node
+
+    waiter = threading.Thread(target=wait_for_node)
+    waiter.start()
+    time.sleep(0.2)
+    # 10 s (x1.5 + 5 s) ends well before the reboot's 120 s: it may take b meanwhile
+    short = broker.acquire("short", [], nodes=["b"], expected_s=10, timeout=1)
+    assert short.node == "b"
+    broker.release(short)
+    # 100 s would not end before the reboot does, nor may a test of unknown duration go
+    for expected in (100, None):
+        with pytest.raises(LeaseTimeout):
+            broker.acquire("long", [], nodes=["b"], expected_s=expected, timeout=0.2)
+    broker.release(reboot)
+    waiter.join(5)
+    assert got == {"node": "a"}
