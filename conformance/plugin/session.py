@@ -86,6 +86,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     get_run_id(config)
     state.durations = load_durations(state.profile.driver)
+    if getattr(config.option, "maxschedchunk", "absent") is None:
+        # xdist's load scheduling sends each worker a chunk of consecutive tests; the run order
+        # puts the longest first, so the chunk would give one worker both node restarts. One
+        # at a time, workers take tests in the run's order.
+        config.option.maxschedchunk = 1
     config.pluginmanager.register(
         DurationRecorder(state.profile.driver), "dra_conformance_durations"
     )

@@ -28,9 +28,10 @@ leases pinned to a node, on that node; a whole node conflicts with any lease who
 land on it. Fairness (no starvation, yet backfill): a waiting whole-node lease reserves the
 candidate node it can get soonest, and a later request may not take that node; a later request
 may not take devices an earlier waiter could use once that waiter only waits for devices; an
-exclusive waiter holds everyone back. Backfill: a later request may still go first when, by
-earlier runs' durations, it ends well before the holders keeping the waiter out do. Holders
-whose process died are dropped, so a killed worker does not wedge the run.
+exclusive waiter holds everyone back (after a minute's patience). Backfill: a later request
+may still go first when, by earlier runs' durations, it ends well before the holders keeping
+the waiter out do. Holders whose process died are dropped, so a killed worker does not wedge
+the run.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ ALL = "all"  # count meaning "every device of the kind"
 # A test backfills only if it should end this long before a waiter's blockers do: durations vary.
 BACKFILL_SLACK = 1.5
 BACKFILL_MARGIN_S = 5.0
+# A cluster-wide exclusive waiter lets later requests pass this long. Such tests run last, but a
+# worker asks for one while other workers still have ordinary tests queued behind their current
+# one (xdist hands each worker its next test ahead); those should not wait out the exclusive one.
+EXCLUSIVE_PATIENCE_S = 60.0
 
 
 class LeaseError(ConformanceError):
@@ -276,6 +281,8 @@ class DeviceLeaseBroker:
         """May `me` (placed) not overtake the earlier waiting request?"""
         if me["exclusive"]:
             return True
+        if earlier["exclusive"] and time.time() - earlier["since"] < EXCLUSIVE_PATIENCE_S:
+            return False  # it runs last anyway: let the tests still queued on workers go first
         if earlier["exclusive"] or self._node_conflict(earlier, me):
             return not self._backfills(earlier, me, held)
         # Once the earlier waits only for devices, later requests must leave them to it.

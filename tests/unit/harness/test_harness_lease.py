@@ -22,6 +22,7 @@ from conformance.plugin.collection import (
     parse_node_exclusive,
     run_order,
 )
+from conformance.run import lease as lease_module
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.run.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
 from conformance.run.node_marks import (
@@ -101,7 +102,10 @@ def test_exclusive_holds_alone(tmp_path: Path) -> None:
         assert end <= ex_start or start >= ex_end
 
 
-def test_an_exclusive_waiter_is_not_overtaken(tmp_path: Path) -> None:
+def test_an_exclusive_waiter_is_not_overtaken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lease_module, "EXCLUSIVE_PATIENCE_S", 0.0)  # the forked holders see it
     spans = _run(
         tmp_path,
         [
@@ -587,3 +591,23 @@ def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path:
     broker.release(reboot)
     waiter.join(5)
     assert got == {"node": "a"}
+
+
+def test_an_exclusive_waiter_lets_later_tests_pass_for_a_while(tmp_path: Path) -> None:
+    broker = _pin_broker(tmp_path)
+    held = broker.acquire("t1", [DeviceNeed("default")], pin=True, timeout=1)
+    got: dict[str, bool] = {}
+
+    def wait_alone() -> None:
+        got["exclusive"] = (
+            _pin_broker(tmp_path).acquire("upd", [], exclusive=True, timeout=5).exclusive
+        )
+
+    waiter = threading.Thread(target=wait_alone)
+    waiter.start()
+    time.sleep(0.2)
+    # still within its patience: a test queued on another worker goes first
+    broker.release(broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1))
+    broker.release(held)
+    waiter.join(5)
+    assert got == {"exclusive": True}
