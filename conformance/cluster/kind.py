@@ -37,6 +37,12 @@ def registry_reachable(timeout_s: float = 3.0) -> bool:
         return False
 
 
+# A second try when kubeadm gives up on a busy host: with other clusters running tests on the
+# same 2 cores, kubeadm's control-plane wait timed out once in CI (session 10), and the
+# recreated cluster comes up like any other.
+CREATE_ATTEMPTS = 2
+
+
 def kubeconfig_path(name: str) -> Path:
     return cache_root() / "clusters" / name / "kubeconfig"
 
@@ -278,5 +284,14 @@ def up(
     else:
         image = f"kindest/node:{kubernetes}"
     cluster = replace(cluster, options=replace(cluster.options, offline=offline))
-    cluster.create(image, retain, logs_dir)
-    return cluster
+    for attempt in range(1, CREATE_ATTEMPTS + 1):
+        try:
+            cluster.create(image, retain, logs_dir)
+            return cluster
+        except ClusterError as exc:
+            # kept nodes (--retain) are there to be inspected, not replaced
+            if retain or attempt == CREATE_ATTEMPTS:
+                raise
+            first_line = str(exc).splitlines()[0]
+            progress.note(f"{first_line}; creating it once more")
+    raise AssertionError("unreachable")
