@@ -289,6 +289,19 @@ class DeviceLeaseBroker:
         waits_for_devices = not any(self._node_conflict(earlier, h) for h in held)
         return waits_for_devices and self._compete(earlier, me)
 
+    @staticmethod
+    def _yields(me: Mapping[str, Any], ticket: str, entries: Mapping[str, Any]) -> bool:
+        """Within its patience, an exclusive request is not granted while an ordinary one waits:
+        when the last holder lets go, both would be grantable, and whichever polled first won
+        (DRA-ALLOC-008 and -011 then waited 100 s behind DRA-UPD-001, session 10)."""
+        if not me["exclusive"] or time.time() - me["since"] >= EXCLUSIVE_PATIENCE_S:
+            return False
+        return any(
+            e["state"] == "waiting" and not e["exclusive"]
+            for t, e in entries.items()
+            if t != ticket
+        )
+
     def _backfills(
         self, earlier: Mapping[str, Any], me: Mapping[str, Any], held: Sequence[Mapping[str, Any]]
     ) -> bool:
@@ -339,6 +352,8 @@ class DeviceLeaseBroker:
             e for t, e in entries.items() if e["state"] == "waiting" and int(t) < int(ticket)
         ]
         held = [e for e in entries.values() if e["state"] == "held"]
+        if self._yields(me, ticket, entries):
+            return False
         options = self._options(me, held)
         for node in options:
             placed = dict(me, node=node)
