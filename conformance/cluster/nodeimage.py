@@ -125,7 +125,7 @@ def _build_components_image(
             image.tag(*other.rsplit(":", 1))
 
 
-def _save_images(refs: list[str], dest: Path) -> None:
+def save_images(refs: list[str], dest: Path) -> None:
     """`docker save a b c`: one archive that keeps every tag (the SDK's get_image takes one)."""
     api = docker_client.client().api
     response = api._get(api._url("/images/get"), params={"names": refs}, stream=True)
@@ -164,7 +164,9 @@ def build_node_image(v: NodeVersions, progress: Progress) -> str:
     return build_once(ref, f"node-image-{ref.rsplit(':', 1)[1]}", lambda: _build(v, ref, progress))
 
 
-def _build(v: NodeVersions, ref: str, progress: Progress) -> str:
+def component_images(v: NodeVersions, progress: Progress) -> list[str]:
+    """The images kubeadm of `v` runs (control plane, kube-proxy, etcd, then pause; CoreDNS is
+    not installed offline), built into the local Docker where missing."""
     base = rootfs.ensure_base_image(v, progress)
     bins = gobuild.build_all(v, progress)
     images = kubeadm_images(bins["kubernetes"] / "kubeadm", v)
@@ -174,13 +176,22 @@ def _build(v: NodeVersions, ref: str, progress: Progress) -> str:
         raise BuildError(f"kubeadm listed no pause image: {images}")
     build_pause_image(gobuild.module_dir("k8s.io/kubernetes", v.kubernetes), pause, progress)
     build_components_image(base, bins, components, progress)
+    return components + pause
+
+
+def _build(v: NodeVersions, ref: str, progress: Progress) -> str:
+    base = rootfs.ensure_base_image(v, progress)
+    bins = gobuild.build_all(v, progress)
+    images = component_images(v, progress)
+    pause = [i for i in images if "/pause:" in i]
+    components = [i for i in images if "/pause:" not in i]
     kind_dir = gobuild.module_dir("sigs.k8s.io/kind", v.kind)
     client = docker_client.client()
     work = cache_root() / "node-build"
     work.mkdir(parents=True, exist_ok=True)
     with progress.stage(f"assemble node image {ref}"):
         archive = work / "images.tar"
-        _save_images(components + pause, archive)
+        save_images(components + pause, archive)
         container = client.containers.run(
             base,
             entrypoint=["sleep", "infinity"],
