@@ -14,7 +14,8 @@ conformance: bootstrap
 	$(VENV)/bin/dra-conformance run --profile $(PROFILE) -n 4
 
 ## The project's own tests: unit tests, then end-to-end tests on a real kind cluster; the
-## broken-driver and chaos checks run side by side in two shards, each on a cluster of its own
+## broken-driver and chaos checks run side by side in two shards, each on a cluster of its own,
+## and the upgrade gate with its in-place rehearsal (v1.36.3 -> v1.37.2) in a third
 ## (scripts/run_tests.py)
 test: bootstrap
 	$(VENV)/bin/python scripts/run_tests.py $(PYTEST_ARGS)

@@ -8,6 +8,9 @@
   another tier, and these checks mostly wait out timeouts of states a broken driver never
   reaches, not the CPU.
 
+- upgrade: `tests/e2e/upgrade`, `dra-conformance gate --from v1.36.3 --to v1.37.2 --rehearse`
+  on kind clusters of its own (the gate's runs create and delete them one after the other).
+
 Each shard's output goes to reports/tests/broken-<n>.log and is printed when it ends; its cluster
 is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
 cluster of your own: the checks then run as one shard there. Extra arguments go to every pytest
@@ -30,6 +33,10 @@ BROKEN_DIR = "tests/e2e/broken"
 # the broken-driver checks, which run one at a time on a cluster of their own.
 CHAOS_DIR = "tests/e2e/chaos"
 CLUSTER_PREFIX = "dra-conformance-e2e-broken"
+UPGRADE_DIR = "tests/e2e/upgrade"
+# The clusters the gate's runs create (conformance/cli/gate_command.py); each run deletes its
+# own, these names are for a shard that was stopped midway.
+UPGRADE_CLUSTERS = ("dra-gate-1-36-3", "dra-gate-1-37-2", "dra-rehearse-1-36-3")
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine, session 10: allocation, node_restart, extended_resource, node_drain,
@@ -56,6 +63,7 @@ class Shard:
     args: list[str]
     log: Path
     own_cluster: bool = False
+    leftovers: tuple[str, ...] = ()  # more clusters to delete when it ends
     process: subprocess.Popen[bytes] | None = None
     started: float = 0.0
     ended: float | None = None
@@ -83,13 +91,20 @@ def delete_cluster(name: str) -> None:
 
 
 def broken_shards() -> list[Shard]:
+    upgrade = Shard(
+        UPGRADE_CLUSTERS[-1], [UPGRADE_DIR], LOGS / "upgrade.log", leftovers=UPGRADE_CLUSTERS
+    )
     own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
     if own:
-        return [Shard(own, [BROKEN_DIR, CHAOS_DIR], LOGS / "broken.log", own_cluster=True)]
+        broken = Shard(own, [BROKEN_DIR, CHAOS_DIR], LOGS / "broken.log", own_cluster=True)
+        return [broken, upgrade]
     second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]
     return [
-        Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")
-        for n, args in ((1, list(FIRST_SHARD)), (2, second))
+        *(
+            Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")
+            for n, args in ((1, list(FIRST_SHARD)), (2, second))
+        ),
+        upgrade,
     ]
 
 
@@ -102,7 +117,7 @@ def start(shard: Shard, extra: list[str]) -> None:
     shard.started = time.monotonic()
     threading.Thread(target=shard.watch, daemon=True).start()
     log_name = shard.log.relative_to(ROOT)
-    stamp(f"broken-driver shard on cluster {shard.cluster}; its output: {log_name}")
+    stamp(f"shard {' '.join(shard.args[:2])} on cluster {shard.cluster}; its output: {log_name}")
 
 
 def stop(shard: Shard) -> None:
@@ -118,7 +133,14 @@ def main(extra: list[str]) -> int:
     main_rc = 2
     try:
         main_rc = subprocess.call(
-            pytest_cmd("tests", f"--ignore={BROKEN_DIR}", f"--ignore={CHAOS_DIR}", *extra), cwd=ROOT
+            pytest_cmd(
+                "tests",
+                f"--ignore={BROKEN_DIR}",
+                f"--ignore={CHAOS_DIR}",
+                f"--ignore={UPGRADE_DIR}",
+                *extra,
+            ),
+            cwd=ROOT,
         )
         if any(shard.ended is None for shard in shards):
             stamp("main tier done; waiting for the broken-driver shards")
@@ -136,10 +158,11 @@ def main(extra: list[str]) -> int:
         rc = shard.process.wait()
         shard_rcs.append(rc)
         if not shard.own_cluster:
-            delete_cluster(shard.cluster)
+            for name in dict.fromkeys((shard.cluster, *shard.leftovers)):
+                delete_cluster(name)
         print(shard.log.read_text(errors="replace"), flush=True)
         took = (shard.ended or time.monotonic()) - shard.started
-        stamp(f"broken-driver shard {shard.cluster}: exit {rc} after {took:.0f} s")
+        stamp(f"shard {shard.log.stem} (cluster {shard.cluster}): exit {rc} after {took:.0f} s")
     stamp(f"main tier: exit {main_rc}")
     return main_rc or next((rc for rc in shard_rcs if rc), 0)
 

@@ -13,7 +13,9 @@ import argparse
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from conformance.errors import ConformanceError
 
@@ -44,6 +46,13 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
     baseline.add_argument("--name", default="dra-conformance", help="kind cluster name")
     baseline.add_argument("--kubeconfig", default=None)
     baseline.add_argument("--context", default=None)
+    versions.add_argument(
+        "--rehearse",
+        action="store_true",
+        help="then rehearse the upgrade in place: a kind cluster of V1 with the driver and "
+        "live claims, upgraded to V2 (control plane, then node by node), judged on the upgrade "
+        "suite DRA-UPG-* (scenarios/upgrade); the gate also fails when the rehearsal does",
+    )
     gate.add_argument("-n", "--workers", default="0", metavar="N", help="xdist workers per run")
     gate.add_argument("--report-dir", type=Path, default=None, metavar="DIR")
     gate.add_argument(
@@ -65,13 +74,25 @@ def _check(args: argparse.Namespace) -> None:
         raise ConformanceError(
             "nothing to compare", "give --from V1 --to V2, or --baseline SUMMARY.json"
         )
+    if args.rehearse and not (args.from_version and args.to_version):
+        raise ConformanceError(
+            "--rehearse upgrades a kind cluster of --from to --to",
+            "give --from V1 --to V2 with --rehearse",
+        )
     if args.baseline is not None and not args.baseline.exists():
         raise ConformanceError(
             f"baseline {args.baseline} does not exist", "pass a run's summary.json"
         )
 
 
-def _run(args: argparse.Namespace, report_dir: Path, cluster: list[str]) -> Path:
+def _run(
+    args: argparse.Namespace,
+    report_dir: Path,
+    cluster: list[str],
+    *,
+    workers: str | None = None,
+    selection: list[str] | None = None,
+) -> Path:
     """One `dra-conformance run` into report_dir; its summary.json (exit 2 if none)."""
     argv = [
         sys.executable,
@@ -83,10 +104,10 @@ def _run(args: argparse.Namespace, report_dir: Path, cluster: list[str]) -> Path
         "--report-dir",
         str(report_dir),
         "-n",
-        str(args.workers),
+        str(workers if workers is not None else args.workers),
         *cluster,
         *(["--allow-disruptive"] if args.allow_disruptive else []),
-        *args.pytest_args,
+        *(selection if selection is not None else args.pytest_args),
     ]
     started = time.monotonic()
     print(f"dra-conformance gate: {' '.join(argv[3:])}", flush=True)
@@ -134,7 +155,23 @@ def _gate(args: argparse.Namespace) -> int:
         ]
         before, after = (gate.side_of(gate.load_summary(p)) for p in paths)
     result = gate.compare(before, after)
+    if args.rehearse:
+        result = replace(result, rehearsal=_rehearse(args, report_dir / "rehearsal"))
     markdown, _ = gate.write(result, report_dir)
     print(markdown.read_text(), end="")
     print(f"dra-conformance gate: {'PASS' if result.passed else 'FAIL'}; report in {report_dir}")
     return result.exit_code
+
+
+def _rehearse(args: argparse.Namespace, report_dir: Path) -> Any:
+    """The upgrade suite on a fresh kind cluster of --from, upgraded in place to --to; one
+    worker (the suite is one journey on one cluster)."""
+    from conformance.report import gate
+    from conformance.suite_root import SUITE_ROOT
+
+    name = "dra-rehearse-" + args.from_version.lstrip("v").replace(".", "-").lower()
+    cluster = ["--cluster", "kind", "--name", name, "--k8s", args.from_version]
+    cluster += ["--keep-cluster", "no", "--dra-upgrade-to", args.to_version]
+    suite = str(SUITE_ROOT / "scenarios" / "upgrade")
+    summary = _run(args, report_dir, cluster, workers="0", selection=[suite])
+    return gate.rehearsal_of(gate.load_summary(summary), args.from_version, args.to_version)

@@ -90,7 +90,7 @@ def rewrite_cluster_configuration(text: str, version: str) -> str:
         section = config.setdefault(component, {}) or {}
         section["extraArgs"] = rewrite_extra_args(section.get("extraArgs"), values)
         config[component] = section
-    config["kubernetesVersion"] = version
+    # kubernetesVersion stays: `kubeadm upgrade apply` sets it once the control plane is up
     return yaml.safe_dump(config, sort_keys=False)
 
 

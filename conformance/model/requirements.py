@@ -33,7 +33,11 @@ SUITES = (
     "node_restart",
     "driver_update",
     "security",
+    "upgrade",
 )
+# Suites that only a rehearsal runs (`--dra-upgrade-to`): an ordinary run neither collects
+# their tests nor has their requirements in its catalog.
+REHEARSAL_SUITES = ("upgrade",)
 LEVELS = ("MUST", "SHOULD", "MAY")
 
 Level = Literal["MUST", "SHOULD", "MAY"]
@@ -76,6 +80,13 @@ class Catalog:
     @property
     def by_id(self) -> Mapping[str, Requirement]:
         return FrozenMap({r.id: r for r in self.requirements})
+
+    def for_run(self, rehearsal: bool) -> Catalog:
+        """The catalog of an ordinary run (without the rehearsal suites) or of a rehearsal."""
+        if rehearsal:
+            return self
+        kept = tuple(r for r in self.requirements if r.suite not in REHEARSAL_SUITES)
+        return Catalog(self.source, kept)
 
     def suggest_id(self, unknown: str) -> str | None:
         return suggest(unknown, [r.id for r in self.requirements])

@@ -52,6 +52,7 @@ from conformance.plugin.selection import (
     pytest_collection_finish,
     pytest_collection_modifyitems,
     pytest_deselected,
+    pytest_ignore_collect,
     pytest_report_collectionfinish,
 )
 from conformance.plugin.session import (
@@ -71,6 +72,7 @@ __all__ = [
     "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_deselected",
+    "pytest_ignore_collect",
     "pytest_report_collectionfinish",
     "pytest_report_header",
     "pytest_runtest_makereport",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.model.capabilities import CAPABILITIES
-from conformance.model.requirements import SUITES, Catalog, Requirement
+from conformance.model.requirements import REHEARSAL_SUITES, SUITES, Catalog, Requirement
 from conformance.run.durations import duration_key
 from conformance.run.lease import ALL, DeviceNeed
 
@@ -293,6 +293,7 @@ class Selection:
     ignored_paths: Sequence[Path] = ()
     deselected_scenarios: int = 0
     collection_errors: int = 0
+    rehearsal: bool = False  # --dra-upgrade-to: the rehearsal suites are collected
 
 
 def fully_collected_suites(selection: Selection, root: Path) -> tuple[set[str], str]:
@@ -330,6 +331,8 @@ def fully_collected_suites(selection: Selection, root: Path) -> tuple[set[str], 
         elif ignored.is_relative_to(root):
             rel = ignored.relative_to(root).parts
             suites.discard(rel[0] if rel else "")
+    if not selection.rehearsal:
+        suites.difference_update(REHEARSAL_SUITES)  # never collected outside a rehearsal
     if not suites:
         return set(), "requirement coverage not checked: no whole suite folder was collected"
     return suites, "requirement coverage checked for suites: " + ", ".join(sorted(suites))

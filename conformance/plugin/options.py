@@ -167,4 +167,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="REF",
         help="workload image reference (default: built locally and loaded into kind)",
     )
+    _add(
+        group,
+        "--dra-upgrade-to",
+        dest="dra_upgrade_to",
+        default=None,
+        metavar="VERSION",
+        help="rehearse an in-place upgrade of the run's kind cluster to this Kubernetes "
+        "version with live claims (the upgrade suite, scenarios/upgrade, which the gate command "
+        "runs when asked to rehearse); without it that suite is neither collected nor in the "
+        "catalog",
+    )
     add_report_options(parser)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.model.requirements import REHEARSAL_SUITES
 from conformance.plugin.collection import (
     DEVICES_MARK,
     NODE_EXCLUSIVE_MARK,
@@ -24,7 +25,19 @@ from conformance.plugin.state import (
     is_worker,
     load_run_catalog,
     plugin_state,
+    rehearsing,
 )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The rehearsal suites (scenarios/upgrade) are collected only by a rehearsal
+    (`--dra-upgrade-to`): they upgrade the cluster they run on."""
+    if rehearsing(config):
+        return None
+    root = catalog_path(config).parent
+    if any(collection_path == root / suite for suite in REHEARSAL_SUITES):
+        return True
+    return None
 
 
 def item_view(item: pytest.Item) -> ItemView:
@@ -40,6 +53,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         durations = plugin_state(config).durations
         items.sort(key=lambda item: run_order(item_view(item), durations))
     _select_requirements(config, items)  # only when --dra-requirement asks for it
+
+
+def _refuse_rehearsal_outside_one(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`pytest scenarios/upgrade` without --dra-upgrade-to (a folder given by name is
+    collected even though pytest_ignore_collect skips it otherwise)."""
+    if rehearsing(config):
+        return
+    root = catalog_path(config).parent
+    for item in items:
+        if any(Path(item.path).is_relative_to(root / suite) for suite in REHEARSAL_SUITES):
+            raise _CollectionRefused(
+                f"{item.nodeid} rehearses a Kubernetes upgrade of the cluster; run it with "
+                "--dra-upgrade-to VERSION (or `dra-conformance gate --rehearse --from V1 --to V2`)"
+            )
 
 
 def _select_requirements(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -92,6 +119,7 @@ def _selection(config: pytest.Config, deselected: int, errors: int) -> Selection
         tuple(narrowing),
         tuple(ignored),
         deselected,
+        rehearsal=rehearsing(config),
     )
 
 
@@ -116,6 +144,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def _check_scenarios(session: pytest.Session) -> None:
     config = session.config
+    _refuse_rehearsal_outside_one(config, session.items)
     state = plugin_state(config)
     root = catalog_path(config).parent
     views = {item.nodeid: item_view(item) for item in session.items}

@@ -69,13 +69,18 @@ def get_run_context(config: pytest.Config) -> RunContext | None:
     return config.stash.get(CONTEXT_KEY, None)
 
 
+def rehearsing(config: pytest.Config) -> bool:
+    """Does this run rehearse an upgrade (`--dra-upgrade-to`)?"""
+    return bool(config.getoption("dra_upgrade_to", None))
+
+
 def load_run_catalog(config: pytest.Config) -> Catalog | None:
     """The catalog the run and its report share (None when the project has none)."""
     path = catalog_path(config)
     if not path.is_file():
         return None
     try:
-        catalog = load_catalog(path)
+        catalog = load_catalog(path).for_run(rehearsal=rehearsing(config))
     except CatalogError as exc:
         raise pytest.UsageError(str(exc)) from None
     set_catalog(config, catalog.requirements)

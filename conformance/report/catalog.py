@@ -67,7 +67,9 @@ def catalog_for(config: pytest.Config) -> tuple[dict[str, RequirementInfo], str 
     if stored is not None:
         return dict(stored), None
     try:
-        catalog = catalog_from(load_catalog(catalog_path(config)).requirements)
+        rehearsal = bool(config.getoption("dra_upgrade_to", None))
+        loaded = load_catalog(catalog_path(config)).for_run(rehearsal=rehearsal)
+        catalog = catalog_from(loaded.requirements)
     except CatalogError as exc:
         return {}, str(exc)
     config.stash[CATALOG_KEY] = catalog

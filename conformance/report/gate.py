@@ -61,10 +61,32 @@ class RequirementChange:
 
 
 @dataclass(frozen=True)
+class Rehearsal:
+    """The in-place upgrade rehearsal (`gate --rehearse`): the upgrade suite's run."""
+
+    from_version: str
+    to_version: str
+    side: Side
+
+    @property
+    def passed(self) -> bool:
+        return self.side.verdict == "CONFORMANT"
+
+    @property
+    def not_met(self) -> list[str]:
+        return [i for i, status in self.side.statuses.items() if status != PASSED]
+
+
+def rehearsal_of(summary: Mapping[str, Any], from_version: str, to_version: str) -> Rehearsal:
+    return Rehearsal(from_version, to_version, side_of(summary, label="rehearsal"))
+
+
+@dataclass(frozen=True)
 class GateResult:
     before: Side
     after: Side
     changes: tuple[RequirementChange, ...]
+    rehearsal: Rehearsal | None = None
 
     @property
     def blocking(self) -> tuple[RequirementChange, ...]:
@@ -72,7 +94,7 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return not self.blocking
+        return not self.blocking and (self.rehearsal is None or self.rehearsal.passed)
 
     @property
     def exit_code(self) -> int:
@@ -150,7 +172,39 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "exit_code": result.exit_code,
         "blocking": [c.id for c in result.blocking],
         "requirements": [asdict(c) | {"change": c.change.value} for c in result.changes],
+        "rehearsal": _rehearsal_json(result.rehearsal),
     }
+
+
+def _rehearsal_json(rehearsal: Rehearsal | None) -> dict[str, Any] | None:
+    if rehearsal is None:
+        return None
+    return {
+        "from": rehearsal.from_version,
+        "to": rehearsal.to_version,
+        "run_id": rehearsal.side.run_id,
+        "verdict": rehearsal.side.verdict,
+        "passed": rehearsal.passed,
+        "requirements": dict(rehearsal.side.statuses),
+    }
+
+
+def _rehearsal_markdown(rehearsal: Rehearsal) -> list[str]:
+    side = rehearsal.side
+    lines = [
+        "",
+        f"## In-place upgrade rehearsal {rehearsal.from_version} -> {rehearsal.to_version}: "
+        f"{'PASS' if rehearsal.passed else 'FAIL'}",
+        "",
+        f"Run {side.run_id}, verdict {side.verdict}.",
+        "",
+        "| requirement | level | outcome | reason |",
+        "|---|---|---|---|",
+    ]
+    for rid, status in side.statuses.items():
+        reason = (side.reasons.get(rid) or "").replace("\n", " ").replace("|", "/")[:300]
+        lines.append(f"| {rid} | {side.levels.get(rid, '')} | {status} | {reason} |")
+    return lines
 
 
 def to_markdown(result: GateResult) -> str:
@@ -180,6 +234,8 @@ def to_markdown(result: GateResult) -> str:
             )
     unchanged = len(result.of(Change.UNCHANGED))
     lines += ["", f"{unchanged} requirement(s) ended the same on both sides."]
+    if result.rehearsal is not None:
+        lines += _rehearsal_markdown(result.rehearsal)
     return "\n".join(lines) + "\n"
 
 

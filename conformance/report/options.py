@@ -94,8 +94,13 @@ def resolve_run_dir(config: pytest.Config) -> Path:
 
 def verdict_scope(config: pytest.Config) -> list[str] | None:
     """The suites or requirement IDs the verdict covers (`--dra-verdict-scope`, else the
-    `--dra-requirement` selection), or None for every suite."""
+    `--dra-requirement` selection, else the upgrade suite in a rehearsal), or None for every
+    suite."""
     raw = option(config, "dra_verdict_scope") or option(config, "dra_requirements")
+    if not raw and option(config, "dra_upgrade_to"):
+        from conformance.model.requirements import REHEARSAL_SUITES
+
+        return list(REHEARSAL_SUITES)  # a rehearsal is judged on the upgrade suite
     if not raw:
         return None
     values = raw if isinstance(raw, list | tuple) else str(raw).split(",")

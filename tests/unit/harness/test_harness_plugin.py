@@ -596,3 +596,36 @@ def test_a_cluster_that_cannot_be_set_up_stops_the_run_with_the_reason(
         "dra-conformance: could not set up the run: kubeconfig /x does not exist\n"
         "  -> pass --kubeconfig PATH"
     ) in result.stdout.str() + result.stderr.str()
+
+
+UPGRADE_OK = """
+@pytest.mark.dra_requirement("DRA-UPG-001")
+def test_keeps_running():
+    pass
+"""
+
+
+def test_the_upgrade_suite_is_collected_only_by_a_rehearsal(suite: pytest.Pytester) -> None:
+    catalog = {
+        **CATALOG,
+        "requirements": [
+            *CATALOG["requirements"],
+            {"id": "DRA-UPG-001", "suite": "upgrade", "level": "MUST", "statement": "Keeps."},
+        ],
+    }
+    (suite.path / "scenarios/requirements.yaml").write_text(yaml.safe_dump(catalog))
+    write_tests(suite, "core", CORE_OK)
+    write_tests(suite, "allocation", ALLOC_OK)
+    write_tests(suite, "upgrade", UPGRADE_OK)
+    # an ordinary run neither collects it nor misses its MUST
+    result = run(suite, "--collect-only", "-q", "scenarios")
+    assert result.ret == 0, result.stderr.str()
+    assert "test_keeps_running" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*checked for suites: *security", "3 tests collected*"])
+    # named on its own, it says what it needs
+    err = usage_errors(run(suite, "--collect-only", "scenarios/upgrade"))
+    assert "rehearses a Kubernetes upgrade of the cluster; run it with --dra-upgrade-to" in err
+    # a rehearsal collects it, judged against the upgrade requirements
+    result = run(suite, "--collect-only", "-q", "--dra-upgrade-to", "v1.37.2", "scenarios/upgrade")
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines(["*test_keeps_running*", "*checked for suites: upgrade*"])

@@ -76,7 +76,7 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
             {**ENTRY, "suite": "cores"},
             "requirements[0].suite: expected one of core, allocation, device_loss, claim_deletion, "
             "node_drain, no_preemption, extended_resource, node_restart, driver_update, security, "
-            "got \"cores\" (did you mean 'core'?)",
+            "upgrade, got \"cores\" (did you mean 'core'?)",
         ),
         (
             {**ENTRY, "gates": {"min_version": 1.35}},

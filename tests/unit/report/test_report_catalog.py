@@ -71,6 +71,8 @@ SPEC_LEVELS = {
     "DRA-SEC-002": "MUST",
     "DRA-SEC-003": "MUST",
     "DRA-SEC-004": "SHOULD",
+    # issue 13 item 4: the in-place upgrade rehearsal (collected only by a rehearsal)
+    **{f"DRA-UPG-00{i}": "MUST" for i in range(1, 6)},
 }
 SUITE_OF_PREFIX = {
     "CORE": "core",
@@ -84,6 +86,7 @@ SUITE_OF_PREFIX = {
     "REBOOT": "node_restart",
     "UPD": "driver_update",
     "SEC": "security",
+    "UPG": "upgrade",
 }
 # "MUST when the profile names an extended resource"
 CONDITIONAL_MUST = {
@@ -93,6 +96,7 @@ CONDITIONAL_MUST = {
 }
 # cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
 DISRUPTIVE_PREFIXES = (
+    "DRA-UPG-",
     "DRA-DRAIN-",
     "DRA-PREEMPT-",
     "DRA-LOSS-",

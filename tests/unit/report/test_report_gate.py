@@ -4,6 +4,7 @@ reported only, and the two files it writes."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from conformance.report.gate import (
     classify,
     compare,
     load_summary,
+    rehearsal_of,
     side_of,
+    to_json,
     to_markdown,
     write,
 )
@@ -131,3 +134,36 @@ def test_a_must_that_hits_a_known_platform_issue_after_blocks() -> None:
     assert not result.passed and result.exit_code == 1
     assert [c.id for c in result.blocking] == ["DRA-LOSS-002"]
     assert "known-platform-issue" in to_markdown(result)
+
+
+def test_a_failed_rehearsal_fails_a_gate_without_regressions() -> None:
+    before = side_of(summary("v1.36.3", {"DRA-CORE-001": "passed"}))
+    after = side_of(summary("v1.37.2", {"DRA-CORE-001": "passed"}))
+    assert compare(before, after).passed
+    rehearsed = summary(
+        "v1.36.3",
+        {"DRA-UPG-001": "passed", "DRA-UPG-004": "failed"},
+        scope=["DRA-UPG-001", "DRA-UPG-004"],
+    )
+    rehearsed["verdict"] = "NON-CONFORMANT"
+    result = replace(
+        compare(before, after), rehearsal=rehearsal_of(rehearsed, "v1.36.3", "v1.37.2")
+    )
+    assert not result.passed and result.exit_code == 1
+    assert result.rehearsal is not None and result.rehearsal.not_met == ["DRA-UPG-004"]
+    markdown = to_markdown(result)
+    assert "## In-place upgrade rehearsal v1.36.3 -> v1.37.2: FAIL" in markdown
+    assert "| DRA-UPG-004 | MUST | failed | why DRA-UPG-004 is failed |" in markdown
+    document = to_json(result)
+    assert document["passed"] is False
+    assert document["rehearsal"]["requirements"] == {
+        "DRA-UPG-001": "passed",
+        "DRA-UPG-004": "failed",
+    }
+
+
+def test_a_conformant_rehearsal_keeps_the_gate_green() -> None:
+    side = side_of(summary("v1.36.3", {"DRA-CORE-001": "passed"}))
+    rehearsed = summary("v1.36.3", {"DRA-UPG-001": "passed"}, scope=["DRA-UPG-001"])
+    result = replace(compare(side, side), rehearsal=rehearsal_of(rehearsed, "v1.36.3", "v1.37.2"))
+    assert result.passed and "rehearsal v1.36.3 -> v1.37.2: PASS" in to_markdown(result)
