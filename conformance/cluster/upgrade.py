@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kubernetes.client.exceptions import ApiException
 
 from conformance import docker_client
 from conformance.cluster import gobuild, nodeimage, releases
@@ -261,7 +262,12 @@ class KindUpgrade:
 
     def wait_node(self, node: str, timeout_s: float = 300) -> None:
         def read() -> dict[str, Any]:
-            status = self.k8s.core.read_node(node).status
+            try:
+                status = self.k8s.core.read_node(node).status
+            except ApiException as exc:
+                # Right after the control plane's upgrade the new API server answered 403 to
+                # the cluster admin for a few seconds (its authorizer not synced yet).
+                return {"kubelet": None, "ready": None, "error": f"{exc.status} {exc.reason}"}
             ready = next((c.status for c in status.conditions or () if c.type == "Ready"), None)
             return {"kubelet": status.node_info.kubelet_version, "ready": ready}
 

@@ -8,6 +8,7 @@ on the assumption that the cluster is still V1.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -41,12 +42,13 @@ def rehearsal(
     registry = NamespaceRegistry(dra_context.harness_dir / "namespaces")
     namespace = namespace_name(dra_context.run_id, REHEARSAL_ID)
     create_test_namespace(k8s, build, registry, namespace, REHEARSAL_ID)
-    workload = Workloads(k8s, build, namespace, dra_context, request)
+    workload = Workloads(k8s, build, namespace, dra_context)  # no per-test metrics here
     upgrade = KindUpgrade(
         dra_context.cluster.name,
         target,
         k8s,
-        Progress(),
+        # the terminal's stderr, past pytest's capture: the upgrade takes minutes
+        Progress(stream=sys.__stderr__),
         dra_context.run_dir / "upgrade",
         run_id=dra_context.run_id,
     )
