@@ -18,7 +18,7 @@ def _fmt(seconds: float) -> str:
 class Progress:
     """Prints `[hh:mm:ss] stage ... done (12.3s)`; long stages print a heartbeat line."""
 
-    def __init__(self, stream: TextIO | None = None, heartbeat_s: float = 30.0) -> None:
+    def __init__(self, stream: TextIO | None = None, heartbeat_s: float | None = 30.0) -> None:
         self.stream = stream or sys.stderr
         self.heartbeat_s = heartbeat_s
         self.timings: dict[str, float] = {}
@@ -39,8 +39,8 @@ class Progress:
             while not stop.wait(self.heartbeat_s):
                 self._print(f"  {name}: still running ({_fmt(time.monotonic() - start)})")
 
-        thread = threading.Thread(target=beat, daemon=True)
-        thread.start()
+        if self.heartbeat_s:  # None: no heartbeat lines
+            threading.Thread(target=beat, daemon=True).start()
         try:
             yield
         except BaseException:

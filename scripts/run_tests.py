@@ -36,7 +36,12 @@ CLUSTER_PREFIX = "dra-conformance-e2e-broken"
 UPGRADE_DIR = "tests/e2e/upgrade"
 # The clusters the gate's runs create (conformance/cli/gate_command.py); each run deletes its
 # own, these names are for a shard that was stopped midway.
-UPGRADE_CLUSTERS = ("dra-gate-1-36-3", "dra-gate-1-37-2", "dra-rehearse-1-36-3")
+UPGRADE_CLUSTERS = (
+    "dra-gate-1-36-3",
+    "dra-gate-1-37-2",
+    "dra-rehearse-broken",  # tests/e2e/upgrade/test_rehearse_broken.py
+    "dra-rehearse-1-36-3",
+)
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine, session 10: allocation, node_restart, extended_resource, node_drain,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes.client.exceptions import ApiException
 
@@ -259,6 +260,47 @@ class KindUpgrade:
             self._exec(node, "systemctl", "daemon-reload", what="daemon-reload")
             self._exec(node, "systemctl", "restart", "kubelet", what="restart kubelet")
             self.wait_node(node)
+        if node == self.control_plane:
+            with self._timed("control plane settles under the new kubelet"):
+                self.wait_control_plane_settled()
+
+    def wait_control_plane_settled(self, quiet_s: float = 30.0, timeout_s: float = 300) -> None:
+        """The new kubelet recreates the static pods (their hash changed with the version):
+        the API server goes away once more a few seconds after the kubelet came back (seen
+        in the rehearsal: a drain's first call then failed). Wait until the control plane's
+        pods are Ready and the API server has answered without a break for `quiet_s`."""
+        start = time.monotonic()
+        last_break = start
+
+        def read() -> dict[str, Any]:
+            nonlocal last_break
+            try:
+                pods = self.k8s.core.list_namespaced_pod(
+                    "kube-system", field_selector=f"spec.nodeName={self.control_plane}"
+                ).items
+            except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+                last_break = time.monotonic()
+                return {"error": str(exc).splitlines()[0][:200], "quiet_s": 0}
+            static = {
+                p.metadata.name: all(c.ready for c in p.status.container_statuses or ())
+                and bool(p.status.container_statuses)
+                for p in pods
+                if (p.metadata.annotations or {}).get("kubernetes.io/config.mirror")
+            }
+            if not static or not all(static.values()):
+                last_break = time.monotonic()
+            return {"static_pods_ready": static, "quiet_s": round(time.monotonic() - last_break)}
+
+        try:
+            wait_until(
+                read,
+                lambda seen: seen["quiet_s"] >= quiet_s,
+                describe=f"the control plane to answer for {quiet_s:.0f} s without a break",
+                timeout=timeout_s,
+                interval=2.0,
+            )
+        except WaitTimeout as exc:
+            raise ClusterError(f"the upgraded control plane did not settle: {exc}") from None
 
     def wait_node(self, node: str, timeout_s: float = 300) -> None:
         def read() -> dict[str, Any]:

@@ -8,7 +8,6 @@ on the assumption that the cluster is still V1.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 
 import pytest
@@ -26,6 +25,22 @@ from conformance.run.context import RunContext
 from conformance.scenario_api.workloads import Workloads
 
 REHEARSAL_ID = "scenarios/upgrade::rehearsal"
+
+
+class TerminalProgress(Progress):
+    """Stage lines on the terminal while pytest captures the fixture's output: the upgrade
+    takes minutes. No heartbeat thread (capture is switched off from this thread only)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        super().__init__(heartbeat_s=None)
+        self.capture = config.pluginmanager.getplugin("capturemanager")
+
+    def _print(self, text: str) -> None:
+        if self.capture is None:
+            super()._print(text)
+            return
+        with self.capture.global_and_fixture_disabled():
+            super()._print(text)
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +62,7 @@ def rehearsal(
         dra_context.cluster.name,
         target,
         k8s,
-        # the terminal's stderr, past pytest's capture: the upgrade takes minutes
-        Progress(stream=sys.__stderr__),
+        TerminalProgress(request.config),
         dra_context.run_dir / "upgrade",
         run_id=dra_context.run_id,
     )

@@ -254,8 +254,11 @@ class Rehearsal:
         """Fail with what broke; err when the rehearsal never got to check the requirement."""
         evidence = self.evidence[req]
         if evidence.problems:
+            # the first line is the report's reason: the first thing that broke
+            first = evidence.problems[0].splitlines()[0]
+            failed, made = len(evidence.problems), len(evidence.checks)
             raise AssertionError(
-                f"{req}: {len(evidence.problems)} of {len(evidence.checks)} checks failed:\n"
+                f"{first} ({failed} of {made} checks failed)\n"
                 + "\n".join(f"- {p}" for p in evidence.problems)
             )
         if self.stopped and not evidence.checks:
