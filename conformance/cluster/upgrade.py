@@ -231,7 +231,16 @@ class KindUpgrade:
         """`kubeadm upgrade node` and the new kubelet on a (drained) node; uncordons it."""
         self._install_binary(node, "kubeadm")
         with self._timed(f"kubeadm upgrade node on {node}"):
-            self._exec(node, "kubeadm", "upgrade", "node", what="kubeadm upgrade node")
+            # preflight as for apply: a cgroup v1 host is refused unless its errors are ignored
+            # (the kubelet configuration keeps failCgroupV1: false, kindconfig.py)
+            self._exec(
+                node,
+                "kubeadm",
+                "upgrade",
+                "node",
+                "--ignore-preflight-errors=all",
+                what="kubeadm upgrade node",
+            )
         self._new_kubelet(node)
         kube_drain.uncordon(self.k8s, node)
 
