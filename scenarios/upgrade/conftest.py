@@ -8,6 +8,7 @@ on the assumption that the cluster is still V1.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -40,6 +41,8 @@ class TerminalProgress(Progress):
             super()._print(text)
             return
         with self.capture.global_and_fixture_disabled():
+            # sys.stderr now, not when the object was made: then it was the capture's
+            self.stream = sys.stderr
             super()._print(text)
 
 
