@@ -127,8 +127,13 @@ class KindUpgrade:
     timings: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        releases.release_for(self.version)  # an unknown release fails here, before any change
+        try:  # an unknown release fails here, before any change
+            releases.release_for(self.version)
+        except ValueError as exc:
+            raise ClusterError(str(exc), "pass --to one of the supported versions") from None
         self.control_plane, self.workers = kind_nodes(self.cluster)
+        if not self.workers:
+            raise ClusterError(f"kind cluster {self.cluster} has no nodes", "create it first")
 
     def _exec(self, node: str, *cmd: str, what: str, timeout_s: float = 600) -> str:
         container = docker_client.client().containers.get(node)
