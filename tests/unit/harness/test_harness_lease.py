@@ -613,9 +613,9 @@ def test_an_exclusive_waiter_lets_later_tests_pass_for_a_while(tmp_path: Path) -
     assert got == {"exclusive": True}
 
 
-def test_an_exclusive_waiter_within_its_patience_leaves_the_devices_to_an_ordinary_waiter(
-    tmp_path: Path,
-) -> None:
+def _grant_order_after_an_exclusive_holder(tmp_path: Path) -> list[str]:
+    """An exclusive test `upd` asks, then an ordinary `alloc`; both wait for the exclusive
+    holder t1. The order in which they get the devices once t1 lets go."""
     broker = _pin_broker(tmp_path)
     held = broker.acquire("t1", [DeviceNeed("default")], exclusive=True, timeout=1)
     order: list[str] = []
@@ -628,42 +628,25 @@ def test_an_exclusive_waiter_within_its_patience_leaves_the_devices_to_an_ordina
         time.sleep(0.3)
         broker.release(lease)
 
-    upd = threading.Thread(target=wait, args=("upd", True))
-    upd.start()
-    time.sleep(0.2)
-    alloc = threading.Thread(target=wait, args=("alloc", False))
-    alloc.start()
-    time.sleep(0.2)
-    # both wait for t1; the exclusive one asked first but the ordinary one goes first
+    threads = [threading.Thread(target=wait, args=a) for a in (("upd", True), ("alloc", False))]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.2)
     broker.release(held)
-    upd.join(5)
-    alloc.join(5)
-    assert order == ["alloc", "upd"]
+    for thread in threads:
+        thread.join(5)
+    return order
+
+
+def test_an_exclusive_waiter_within_its_patience_leaves_the_devices_to_an_ordinary_waiter(
+    tmp_path: Path,
+) -> None:
+    # the exclusive one asked first, but the ordinary one goes first
+    assert _grant_order_after_an_exclusive_holder(tmp_path) == ["alloc", "upd"]
 
 
 def test_an_exclusive_waiter_past_its_patience_goes_before_later_requests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(lease_module, "EXCLUSIVE_PATIENCE_S", 0.0)
-    broker = _pin_broker(tmp_path)
-    held = broker.acquire("t1", [DeviceNeed("default")], exclusive=True, timeout=1)
-    order: list[str] = []
-
-    def wait(name: str, exclusive: bool) -> None:
-        lease = _pin_broker(tmp_path).acquire(
-            name, [DeviceNeed("default")], exclusive=exclusive, pin=not exclusive, timeout=5
-        )
-        order.append(name)
-        time.sleep(0.3)
-        broker.release(lease)
-
-    upd = threading.Thread(target=wait, args=("upd", True))
-    upd.start()
-    time.sleep(0.2)
-    alloc = threading.Thread(target=wait, args=("alloc", False))
-    alloc.start()
-    time.sleep(0.2)
-    broker.release(held)
-    upd.join(5)
-    alloc.join(5)
-    assert order == ["upd", "alloc"]
+    assert _grant_order_after_an_exclusive_holder(tmp_path) == ["upd", "alloc"]
