@@ -6,11 +6,11 @@ which node, while the pods on nodes not yet upgraded keep running (DRA-UPG-001 h
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import time
 from pathlib import Path
 
 from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+from runs import run_cli
 
 from conformance.cluster import kind
 from conformance.install import installer
@@ -40,27 +40,21 @@ def test_the_rehearsal_fails_a_plugin_that_cannot_register_again(tmp_path: Path)
             control.wait_applied(node, timeout=60)
 
         report = tmp_path / "rehearsal"
-        cmd = [
-            sys.executable,
-            "-m",
-            "conformance.cli",
-            "run",
-            "--profile",
-            str(PROFILE),
-            "--name",
+        result = run_cli(
             CLUSTER,
+            report,
             "--k8s",
             FROM,
-            "--report-dir",
-            str(report),
             "-n",
             "0",
             "--dra-skip-install",  # keep the misbehaviour switched on
             "--dra-upgrade-to",
             TO,
             str(SUITE_ROOT / "scenarios/upgrade"),
-        ]
-        result = subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=3600)
+            run_id=f"rehearse-broken-{int(time.time())}",
+            profile=str(PROFILE),
+            timeout=3600,
+        )
         output = result.stdout[-5000:] + result.stderr[-3000:]
         summary = json.loads((report / "summary.json").read_text())
         statuses = {r["id"]: r for r in summary["requirements"]}
