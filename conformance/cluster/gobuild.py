@@ -7,6 +7,7 @@ upstream modules carry replace directives that `go install pkg@version` refuses.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -31,6 +32,7 @@ KUBERNETES_COMMANDS = (
 )
 CONTAINERD_COMMANDS = ("containerd", "ctr", "containerd-shim-runc-v2")
 BUILD_DATE = "2026-01-01T00:00:00Z"  # fixed so rebuilds are reproducible
+LOCAL = "local"  # GOTOOLCHAIN value: build with the Go on PATH, never fetch another
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class GoComponent:
     tags: tuple[str, ...] = ()
     replaces: tuple[tuple[str, str], ...] = ()
     binaries: tuple[str, ...] = field(default=())
+    toolchain: str = LOCAL  # GOTOOLCHAIN for this build: the host's Go, or e.g. go1.27.3
 
     @property
     def key(self) -> str:
@@ -55,7 +58,7 @@ class GoComponent:
             self.ldflags,
             self.tags,
             self.replaces,
-            go_version(),
+            go_version() if self.toolchain == LOCAL else self.toolchain,
         )
 
 
@@ -81,14 +84,14 @@ def go_version() -> str:
     return _GO_VERSION
 
 
-def go_env() -> dict[str, str]:
+def go_env(toolchain: str = LOCAL) -> dict[str, str]:
     cache = cache_root()
     return {
         **os.environ,
         "GOCACHE": str(cache / "gocache"),
         "GOFLAGS": "-mod=mod",
         "CGO_ENABLED": "0",
-        "GOTOOLCHAIN": "local",
+        "GOTOOLCHAIN": toolchain,
     }
 
 
@@ -107,23 +110,25 @@ def _version_ldflags(version: str) -> str:
     return " ".join(flags)
 
 
-def module_dir(module: str, version: str) -> Path:
+def module_dir(module: str, version: str, toolchain: str = LOCAL) -> Path:
     """Where the Go module cache holds `module@version` (downloaded if needed)."""
-    return Path(_module_info(module, version, cache_root())["Dir"])
+    return Path(_module_info(module, version, cache_root(), toolchain)["Dir"])
 
 
-def _module_info(module: str, version: str, workdir: Path) -> dict:
+def _module_info(module: str, version: str, workdir: Path, toolchain: str = LOCAL) -> dict:
+    # An older Go refuses even to download a module whose go.mod needs a newer one.
     out = _run(
         [go_binary(), "mod", "download", "-json", f"{module}@{version}"],
         workdir,
         stage=f"download {module}@{version}",
+        toolchain=toolchain,
     )
     return json.loads(out)
 
 
 def _staging_replaces(v: NodeVersions, workdir: Path) -> tuple[tuple[str, str], ...]:
     """Every `=> ./staging/...` replace of k8s.io/kubernetes, pointed at the tagged module."""
-    info = _module_info("k8s.io/kubernetes", v.kubernetes, workdir)
+    info = _module_info("k8s.io/kubernetes", v.kubernetes, workdir, toolchain_for(v.kubernetes))
     replaces = []
     for line in Path(info["GoMod"]).read_text().splitlines():
         parts = line.split()
@@ -134,21 +139,37 @@ def _staging_replaces(v: NodeVersions, workdir: Path) -> tuple[tuple[str, str], 
     return tuple(replaces)
 
 
-def require_go_for(kubernetes: str) -> None:
-    """Fail before any download with what to install: with GOTOOLCHAIN=local an older Go
-    refuses the module only after minutes of work, with a less direct message."""
+@functools.cache
+def toolchain_for(kubernetes: str) -> str:
+    """The GOTOOLCHAIN that builds `kubernetes`: the host's Go when it is new enough, else the
+    Go upstream releases it with, which the go command fetches from the Go module proxy (the
+    one source of a newer Go here). Checked before any build: a Go that cannot be had fails in
+    seconds with what to do, not after minutes of module downloads."""
     release = releases.release_for(kubernetes)
-    if releases.go_too_old(release, go_version()):
+    if not releases.go_too_old(release, go_version()):
+        return LOCAL
+    toolchain = f"go{release.go_upstream}"
+    result = subprocess.run(
+        [go_binary(), "env", "GOVERSION"],
+        cwd=cache_root(),
+        env=go_env(toolchain),
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0 or result.stdout.strip() != toolchain:
+        reason = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
         raise HostError(
-            f"Kubernetes {kubernetes} needs Go >= {release.go_directive} (its go.mod); "
-            f"this host has {go_version()}",
-            f"install Go {release.go_upstream} (the Go upstream builds it with) and retry",
+            f"Kubernetes {kubernetes} needs Go >= {release.go_directive} (its go.mod); this "
+            f"host has {go_version()} and fetching {toolchain} from the Go module proxy "
+            f"failed: {reason[0]}",
+            f"make the Go module proxy reachable (GOPROXY) or install Go {release.go_upstream}",
         )
+    return toolchain
 
 
 def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
-    require_go_for(v.kubernetes)
     workdir.mkdir(parents=True, exist_ok=True)
+    toolchain = toolchain_for(v.kubernetes)
     return [
         GoComponent(
             name="kubernetes",
@@ -158,6 +179,7 @@ def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
             ldflags=_version_ldflags(v.kubernetes),
             replaces=_staging_replaces(v, workdir),
             binaries=KUBERNETES_COMMANDS,
+            toolchain=toolchain,
         ),
         GoComponent(
             name="containerd",
@@ -189,8 +211,10 @@ def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
     ]
 
 
-def _run(cmd: list[str], cwd: Path, stage: str, log: Path | None = None) -> str:
-    result = subprocess.run(cmd, cwd=cwd, env=go_env(), capture_output=True, text=True)
+def _run(
+    cmd: list[str], cwd: Path, stage: str, log: Path | None = None, toolchain: str = LOCAL
+) -> str:
+    result = subprocess.run(cmd, cwd=cwd, env=go_env(toolchain), capture_output=True, text=True)
     if log is not None:
         log.write_text(result.stdout + result.stderr)
     if result.returncode != 0:
@@ -230,15 +254,17 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     log = work / "build.log"
+    tc = component.toolchain
     with progress.stage(f"go build {component.name} {component.version}"):
-        _run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
+        _run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init", None, tc)
         for old, new in component.replaces:
-            _run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit")
+            _run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit", None, tc)
         _run(
             [go, "get", f"{component.module}@{component.version}"],
             work,
             f"go get {component.module}@{component.version}",
             log,
+            tc,
         )
         if component.name == "kubernetes":
             _copy_godebug(component, work)
@@ -252,7 +278,7 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
             cmd += ["-o", str(tmp_out / component.binaries[0]), component.packages[0]]
         else:
             cmd += ["-o", str(tmp_out) + "/", *component.packages]
-        _run(cmd, work, f"go build {component.name}", log)
+        _run(cmd, work, f"go build {component.name}", log, tc)
         shutil.rmtree(out, ignore_errors=True)
         tmp_out.rename(out)
     return out
@@ -260,7 +286,7 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
 
 def _copy_godebug(component: GoComponent, work: Path) -> None:
     """k8s.io/kubernetes sets a `godebug default=...` line its binaries depend on."""
-    info = _module_info(component.module, component.version, work)
+    info = _module_info(component.module, component.version, work, component.toolchain)
     lines = [ln for ln in Path(info["GoMod"]).read_text().splitlines() if ln.startswith("godebug ")]
     if lines:
         with open(work / "go.mod", "a") as f:

@@ -174,7 +174,11 @@ def component_images(v: NodeVersions, progress: Progress) -> list[str]:
     components = [i for i in images if "/coredns" not in i and "/pause:" not in i]
     if not pause:
         raise BuildError(f"kubeadm listed no pause image: {images}")
-    build_pause_image(gobuild.module_dir("k8s.io/kubernetes", v.kubernetes), pause, progress)
+    build_pause_image(
+        gobuild.module_dir("k8s.io/kubernetes", v.kubernetes, gobuild.toolchain_for(v.kubernetes)),
+        pause,
+        progress,
+    )
     build_components_image(base, bins, components, progress)
     return components + pause
 

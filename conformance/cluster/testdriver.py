@@ -42,6 +42,7 @@ def component(versions: NodeVersions) -> gobuild.GoComponent:
         packages=(PACKAGE,),
         replaces=gobuild._staging_replaces(versions, work),  # same replaces as the node image
         binaries=(BINARY,),
+        toolchain=gobuild.toolchain_for(versions.kubernetes),
     )
 
 

@@ -123,8 +123,29 @@ def test_cache_keys_differ_per_version(monkeypatch):
     assert gobuild.output_dir(a).name.startswith("kubernetes-v1.36.3-")
 
 
-def test_old_go_is_refused_before_any_download(monkeypatch):
+def test_a_new_enough_host_go_builds_locally(monkeypatch):
     monkeypatch.setattr(gobuild, "_GO_VERSION", "go1.26.8")
-    with pytest.raises(gobuild.HostError, match=r"v1\.38\.0-beta\.0 needs Go >= 1\.27\.0"):
-        gobuild.require_go_for("v1.38.0-beta.0")
-    gobuild.require_go_for("v1.36.3")
+    assert gobuild.toolchain_for("v1.36.3") == gobuild.LOCAL
+
+
+def test_an_older_host_go_that_cannot_fetch_the_release_go_is_one_clear_error(
+    monkeypatch, tmp_path
+):
+    """With no proxy and an empty module cache the go command cannot fetch go1.27.3; the
+    error names the version, the Go it needs and what to do, before any build starts."""
+    monkeypatch.setattr(gobuild, "_GO_VERSION", "go1.26.8")
+    monkeypatch.setenv("GOPROXY", "off")
+    monkeypatch.setenv("GOMODCACHE", str(tmp_path / "modcache"))
+    gobuild.toolchain_for.cache_clear()
+    with pytest.raises(gobuild.HostError, match=r"v1\.38\.0-beta\.0 needs Go >= 1\.27\.0") as err:
+        gobuild.toolchain_for("v1.38.0-beta.0")
+    assert "go1.27.3" in str(err.value)
+
+
+def test_the_fetched_toolchain_is_part_of_the_cache_key(monkeypatch):
+    monkeypatch.setattr(gobuild, "_GO_VERSION", "go1.26.8")
+    local = gobuild.GoComponent("kubernetes", "v1.38.0-beta.0", "k8s.io/kubernetes", ("p",))
+    fetched = gobuild.GoComponent(
+        "kubernetes", "v1.38.0-beta.0", "k8s.io/kubernetes", ("p",), toolchain="go1.27.3"
+    )
+    assert local.key != fetched.key
