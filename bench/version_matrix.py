@@ -2,13 +2,16 @@
 
     python bench/version_matrix.py [--profile FILE] [--versions V ...] [-n 4] [--out FILE]
                                    [-- selection]
+    python bench/version_matrix.py --combine A.json B.json ...
 
 For each version, one `dra-conformance run` on a fresh kind cluster of that version (created,
 run, deleted; node images are built on first use and reused), one after the other: the machine
 has 2 cores. Then a Markdown table: per requirement its level and outcome on each version, with
 the reason of every outcome that is neither passed nor not applicable beneath it, and a head
 row per version with the verdict, the counts and the wall time. Exit 1 when a version's run
-wrote no summary. Results are recorded by hand in bench/cluster.md.
+wrote no summary. --combine prints one table from the --out files of several invocations
+(versions whose images were built at different times). Results are recorded by hand in
+bench/cluster.md.
 """
 
 from __future__ import annotations
@@ -106,8 +109,13 @@ def main() -> int:
     parser.add_argument("--versions", nargs="+", default=list(VERSIONS), metavar="V")
     parser.add_argument("-n", "--workers", default="4")
     parser.add_argument("--out", default=None, help="write the raw results as JSON here")
+    parser.add_argument("--combine", nargs="+", type=Path, metavar="JSON", help="--out files")
     parser.add_argument("selection", nargs="*", help="passed on to `run` (e.g. scenarios/core)")
     args = parser.parse_args()
+    if args.combine:
+        runs = [run for path in args.combine for run in json.loads(path.read_text())]
+        print(table(runs))
+        return 1 if any(r["summary"] is None for r in runs) else 0
     base = ROOT / "reports" / f"matrix-{time.strftime('%Y%m%d-%H%M%S')}"
     runs = [
         run_version(v, args.profile, args.workers, base / v, args.selection) for v in args.versions
