@@ -1,7 +1,9 @@
 """`make test`: the project's own tests in tiers that run side by side.
 
-- main: `pytest tests` without the broken-driver and chaos checks (unit tests, then the e2e tier
-  on the cluster `dra-conformance-e2e`, which its last test deletes);
+- unit: `pytest tests` without tests/e2e (pure logic, and what a real API server decides), no
+  cluster; apart from the main tier so its minutes are not on the critical path;
+- main: the e2e tier without the broken-driver, chaos and upgrade checks, on the cluster
+  `dra-conformance-e2e`, which its last test deletes;
 - broken shards: `tests/e2e/broken` and `tests/e2e/chaos`, split in two, each shard on a cluster
   of its own (`dra-conformance-e2e-broken-1`, `-2`): each check switches a fake-driver
   misbehaviour on, or disturbs the cluster, for the whole cluster, so it cannot share one with
@@ -69,7 +71,7 @@ FIRST_SHARD = tuple(
 
 @dataclass
 class Shard:
-    cluster: str
+    cluster: str | None  # None: needs no cluster
     args: list[str]
     log: Path
     own_cluster: bool = False
@@ -118,8 +120,14 @@ def broken_shards() -> list[Shard]:
     ]
 
 
+def unit_shard() -> Shard:
+    return Shard(None, ["tests", "--ignore=tests/e2e"], LOGS / "unit.log", own_cluster=True)
+
+
 def start(shard: Shard, extra: list[str]) -> None:
-    env = {**os.environ, "DRA_CONFORMANCE_E2E_CLUSTER": shard.cluster}
+    env = dict(os.environ)
+    if shard.cluster is not None:
+        env["DRA_CONFORMANCE_E2E_CLUSTER"] = shard.cluster
     with open(shard.log, "wb") as log:
         shard.process = subprocess.Popen(
             pytest_cmd(*shard.args, *extra), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
@@ -127,7 +135,8 @@ def start(shard: Shard, extra: list[str]) -> None:
     shard.started = time.monotonic()
     threading.Thread(target=shard.watch, daemon=True).start()
     log_name = shard.log.relative_to(ROOT)
-    stamp(f"shard {' '.join(shard.args[:2])} on cluster {shard.cluster}; its output: {log_name}")
+    where = f"on cluster {shard.cluster}" if shard.cluster else "(no cluster)"
+    stamp(f"shard {' '.join(shard.args[:2])} {where}; its output: {log_name}")
 
 
 def stop(shard: Shard) -> None:
@@ -137,14 +146,14 @@ def stop(shard: Shard) -> None:
 
 def main(extra: list[str]) -> int:
     LOGS.mkdir(parents=True, exist_ok=True)
-    shards = broken_shards()
+    shards = [unit_shard(), *broken_shards()]
     for shard in shards:
         start(shard, extra)
     main_rc = 2
     try:
         main_rc = subprocess.call(
             pytest_cmd(
-                "tests",
+                "tests/e2e",
                 f"--ignore={BROKEN_DIR}",
                 f"--ignore={CHAOS_DIR}",
                 f"--ignore={UPGRADE_DIR}",
@@ -153,12 +162,12 @@ def main(extra: list[str]) -> int:
             cwd=ROOT,
         )
         if any(shard.ended is None for shard in shards):
-            stamp("main tier done; waiting for the broken-driver shards")
+            stamp("main tier done; waiting for the other shards")
         for shard in shards:
             assert shard.process is not None
             shard.process.wait()
     except KeyboardInterrupt:
-        stamp("interrupted: stopping the broken-driver shards")
+        stamp("interrupted: stopping the other shards")
         main_rc = 130
         for shard in shards:
             stop(shard)
@@ -172,7 +181,8 @@ def main(extra: list[str]) -> int:
                 delete_cluster(name)
         print(shard.log.read_text(errors="replace"), flush=True)
         took = (shard.ended or time.monotonic()) - shard.started
-        stamp(f"shard {shard.log.stem} (cluster {shard.cluster}): exit {rc} after {took:.0f} s")
+        where = f" (cluster {shard.cluster})" if shard.cluster else ""
+        stamp(f"shard {shard.log.stem}{where}: exit {rc} after {took:.0f} s")
     stamp(f"main tier: exit {main_rc}")
     return main_rc or next((rc for rc in shard_rcs if rc), 0)
 
