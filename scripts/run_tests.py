@@ -11,8 +11,8 @@
   reaches, not the CPU.
 
 - upgrade: `tests/e2e/upgrade/test_gate_rehearse.py`, `dra-conformance gate --from v1.36.3
-  --to v1.37.2 --rehearse` on kind clusters of its own (the gate's runs create and delete them
-  one after the other).
+  --to v1.37.2 --rehearse` over the core and allocation suites, on kind clusters of its own
+  (the gate's runs create and delete them one after the other).
 
 Each shard's output goes to reports/tests/broken-<n>.log and is printed when it ends; its cluster
 is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
