@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -218,12 +219,28 @@ def _run(
     if log is not None:
         log.write_text(result.stdout + result.stderr)
     if result.returncode != 0:
+        refused = refused_module(result.stderr + result.stdout)
+        if refused:
+            raise BuildError(
+                f"stage '{stage}': the Go module proxy refuses {refused} (403), a dependency of "
+                "this build, so it cannot be built from the module proxy here",
+                f"point GOPROXY at a proxy that serves {refused}; full log: {log}",
+            )
         excerpt = "\n".join((result.stderr or result.stdout).strip().splitlines()[-25:])
         raise BuildError(
             f"stage '{stage}' failed ({' '.join(cmd[:3])} ...):\n{excerpt}",
             f"full log: {log}" if log else "",
         )
     return result.stdout
+
+
+_REFUSED = re.compile(r"(\S+@v\S+): reading https?://\S+: 403 Forbidden")
+
+
+def refused_module(output: str) -> str | None:
+    """`module@version` the proxy refused to serve (a 403), from the go command's output."""
+    match = _REFUSED.search(output)
+    return match.group(1) if match else None
 
 
 def output_dir(component: GoComponent) -> Path:
