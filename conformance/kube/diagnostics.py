@@ -158,6 +158,10 @@ def format_events(events: Iterable[Mapping[str, Any]]) -> str:
 # --- collection -----------------------------------------------------------------------------
 
 
+# kubeadm's static pods carry `component=<name>`
+CONTROL_PLANE_COMPONENTS = ("kube-scheduler", "kube-controller-manager")
+
+
 @dataclass(frozen=True)
 class DiagnosticsRequest:
     namespace: str
@@ -252,6 +256,28 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
                 )
                 write(f"driver-logs/{pod.metadata.name}_{c.name}.log", log or "<empty>")
 
+    def control_plane_logs() -> None:
+        """The scheduler's and controller manager's log since the test started: a pod never
+        scheduled, a claim never allocated or deallocated is decided there. With the previous
+        container's log when one restarted (a crash). Only where they run as pods (kubeadm,
+        kind); elsewhere the list is empty."""
+        since_s = max(1, int(time.time() - req.since) + 5)
+        for component in CONTROL_PLANE_COMPONENTS:
+            for pod in k8s.core.list_namespaced_pod(
+                "kube-system", label_selector=f"component={component}"
+            ).items:
+                name = pod.metadata.name
+                log = k8s.core.read_namespaced_pod_log(
+                    name, "kube-system", since_seconds=since_s, tail_lines=req.log_tail_lines
+                )
+                write(f"control-plane/{name}.log", log or "<empty>")
+                statuses = pod.status.container_statuses or ()
+                if any(s.restart_count for s in statuses):
+                    previous = k8s.core.read_namespaced_pod_log(
+                        name, "kube-system", previous=True, tail_lines=req.log_tail_lines
+                    )
+                    write(f"control-plane/{name}.previous.log", previous or "<empty>")
+
     def kubelet_logs() -> None:
         if req.cluster_provider != "kind":
             return
@@ -283,6 +309,7 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
     step("resourceslices", slices)
     step("driver logs", driver_logs)
     step("kubelet logs", kubelet_logs)
+    step("control-plane logs", control_plane_logs)
     if result.errors:
         write("errors.txt", "\n".join(result.errors))
     return result

@@ -163,6 +163,8 @@ def test_no_token_or_secret_in_reports(
     assert planted, "the Secret was never planted in the run's test namespace"
     files = _report_texts(report_dir)
     assert any(name.startswith("diagnostics/") for name in files), sorted(files)
+    # the scheduler's log is there too (kind runs it as a kubeadm static pod), redacted as well
+    assert any("/control-plane/kube-scheduler-" in name for name in files), sorted(files)
     assert any(name.startswith("evidence.tar.gz:") for name in files)
     leaks = [
         f"{name} holds the {what}"
