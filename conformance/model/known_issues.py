@@ -13,6 +13,12 @@ report says the issue did not show. Schema (docs/CONTRACTS.md, "Known platform i
           fixed_in: "1.36.3"               # first release with the fix (exclusive); omit: unfixed
         link: https://github.com/kubernetes/kubernetes/pull/139681
         summary: one line, what the platform does wrong
+        disrupts: one line          # optional: the test is not run on an affected version,
+                                    # because running it breaks what other tests need
+
+With `disrupts` (for example the test's claim crashes kube-scheduler, which the tests running
+beside it need), the test fails on an affected version without running its body, with that
+line as its reason: `known-platform-issue`, and the other tests are spared.
 
 Versions are `1.N` (= 1.N.0) or `1.N.P`, with an optional pre-release (`1.38.0-beta.0` sorts
 before `1.38.0`); a leading `v` is accepted.
@@ -37,7 +43,7 @@ _LINK_RE = re.compile(r"^https://\S+$")
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+\S*)?$")
 # Only these mark a pre-release; another suffix is a vendor build of the release (v1.36.2-eks-1)
 _PRE_RELEASE_RE = re.compile(r"^(alpha|beta|rc)(\.|$)")
-_KEYS = ("requirement", "affected", "link", "summary")
+_KEYS = ("requirement", "affected", "link", "summary", "disrupts")
 _AFFECTED_KEYS = ("from", "fixed_in")
 
 # (major, minor, patch, 0 for a pre-release / 1 for the release, pre-release parts)
@@ -80,6 +86,7 @@ class KnownIssue:
     fixed_in: Version | None  # None: not fixed in any release yet
     link: str
     summary: str
+    disrupts: str | None = None  # set: not run on an affected version (it breaks other tests)
 
     def affects(self, kubernetes_version: str) -> bool:
         """Does the cluster's version (server gitVersion, e.g. v1.36.2) have the issue?"""
@@ -166,10 +173,19 @@ def _issue(p: Problems, path: str, entry: Any, known: list[str] | None) -> Known
     )
     if summary and "\n" in summary.strip():
         p.add(join(path, "summary"), "must be one line")
+    disrupts = (
+        p.string(join(path, "disrupts"), section["disrupts"], "one line")
+        if "disrupts" in section
+        else None
+    )
     start, fixed = _affected(p, join(path, "affected"), section.get("affected"))
     if len(p.items) > before or not (rid and link and summary and start):
         return None
-    return KnownIssue(rid, start, fixed, link, " ".join(summary.split()))
+    return KnownIssue(rid, start, fixed, link, " ".join(summary.split()), _one_line(disrupts))
+
+
+def _one_line(text: str | None) -> str | None:
+    return " ".join(text.split()) if text else None
 
 
 def _affected(p: Problems, path: str, value: Any) -> tuple[Version | None, Version | None]:

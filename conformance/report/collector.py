@@ -163,6 +163,12 @@ class ReportCollector:
         return report
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> None:
+        issue = issue_for_item(item)
+        if issue is not None and issue.disrupts:  # its body would break the tests beside it
+            pytest.fail(f"not run on this Kubernetes version: {issue.disrupts}", pytrace=False)
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         catalog, _ = catalog_for(self.config)
         allure_files.apply_dynamic_labels(item, catalog, get_run_facts(self.config))

@@ -159,11 +159,25 @@ def test_the_shipped_list_names_catalog_requirements_with_checked_ranges() -> No
     for issue in issues:
         assert issue.link.startswith("https://github.com/kubernetes/kubernetes/")
         assert not issue.affects("v1.37.2")  # every listed bug is fixed in the default version
-    affected = {v: {i.requirement for i in issues if i.affects(v)} for v in ("v1.35.4", "v1.36.2")}
+    versions = ("v1.35.4", "v1.36.1", "v1.36.2")
+    affected = {v: {i.requirement for i in issues if i.affects(v)} for v in versions}
     assert affected == {
-        "v1.35.4": {"DRA-DEL-003"},
+        "v1.35.4": {"DRA-DEL-003", "DRA-ALLOC-016", "DRA-LOSS-004", "DRA-LOSS-008"},
+        "v1.36.1": {"DRA-LOSS-001", "DRA-LOSS-002", "DRA-DEL-003", "DRA-ALLOC-016"},
         "v1.36.2": {"DRA-LOSS-001", "DRA-LOSS-002", "DRA-DEL-003"},
     }
+    # a test that would crash a component the tests beside it need is not run there
+    disruptive = {i.requirement for i in issues if i.disrupts}
+    assert disruptive == {"DRA-ALLOC-016"}
+
+
+def test_disrupts_is_optional_and_one_line() -> None:
+    [quiet] = parse(entry())
+    assert quiet.disrupts is None
+    [loud] = parse(entry(disrupts="its claim crashes\n  kube-scheduler"))
+    assert loud.disrupts == "its claim crashes kube-scheduler"
+    with pytest.raises(KnownIssuesError, match=r"issues\[0\]\.disrupts"):
+        parse(entry(disrupts=""))
 
 
 def test_run_refuses_a_bad_entry_with_one_line_and_exit_2(
