@@ -1,7 +1,8 @@
 """`make test`: the project's own tests in tiers that run side by side.
 
 - unit: `pytest tests` without tests/e2e (pure logic, and what a real API server decides), no
-  cluster; apart from the main tier so its minutes are not on the critical path;
+  cluster; apart from the main tier and niced, so it takes the CPU the clusters leave and its
+  minutes are not on the critical path;
 - main: the e2e tier without the broken-driver, chaos and upgrade checks, on the cluster
   `dra-conformance-e2e`, which its last test deletes;
 - broken shards: `tests/e2e/broken` and `tests/e2e/chaos`, split in two, each shard on a cluster
@@ -11,7 +12,7 @@
   reaches, not the CPU.
 
 - upgrade: `tests/e2e/upgrade/test_gate_rehearse.py`, `dra-conformance gate --from v1.36.3
-  --to v1.37.2 --rehearse` over the core and allocation suites, on kind clusters of its own
+  --to v1.37.2 --rehearse` over the core suite, on kind clusters of its own
   (the gate's runs create and delete them one after the other).
 
 Each shard's output goes to reports/tests/broken-<n>.log and is printed when it ends; its cluster
@@ -75,6 +76,7 @@ class Shard:
     args: list[str]
     log: Path
     own_cluster: bool = False
+    nice: int = 0  # added to the shard's niceness (its pytest and every child)
     leftovers: tuple[str, ...] = ()  # more clusters to delete when it ends
     process: subprocess.Popen[bytes] | None = None
     started: float = 0.0
@@ -121,7 +123,9 @@ def broken_shards() -> list[Shard]:
 
 
 def unit_shard() -> Shard:
-    return Shard(None, ["tests", "--ignore=tests/e2e"], LOGS / "unit.log", own_cluster=True)
+    return Shard(
+        None, ["tests", "--ignore=tests/e2e"], LOGS / "unit.log", own_cluster=True, nice=10
+    )
 
 
 def start(shard: Shard, extra: list[str]) -> None:
@@ -130,7 +134,12 @@ def start(shard: Shard, extra: list[str]) -> None:
         env["DRA_CONFORMANCE_E2E_CLUSTER"] = shard.cluster
     with open(shard.log, "wb") as log:
         shard.process = subprocess.Popen(
-            pytest_cmd(*shard.args, *extra), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+            pytest_cmd(*shard.args, *extra),
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=(lambda: os.nice(shard.nice)) if shard.nice else None,
         )
     shard.started = time.monotonic()
     threading.Thread(target=shard.watch, daemon=True).start()
