@@ -155,7 +155,7 @@ def test_a_module_the_proxy_refuses_is_named():
     """Kubernetes v1.38.0-beta.0 needs sigs.k8s.io/iptables-wrappers, which the proxy here
     refuses (as seen on this machine, 2026-12-04)."""
     output = (
-        "go: downloading github.com/coredns/caddy v1.1.4\n/root/go/pkg/mod/k8s.io/kubernetes@"
+        "go: downloading github.com/coredns/caddy v1.1.4\n$GOMODCACHE/k8s.io/kubernetes@"
         "v1.38.0-beta.0/pkg/proxy/iptables/cleanup.go:28:2: sigs.k8s.io/iptables-wrappers@v1.0.0"
         ": reading https://proxy.golang.org/sigs.k8s.io/iptables-wrappers/@v/v1.0.0.zip: 403 "
         "Forbidden\n\tserver response: This module version is not available.\n"
