@@ -123,9 +123,7 @@ def broken_shards() -> list[Shard]:
 
 
 def unit_shard() -> Shard:
-    return Shard(
-        None, ["tests", "--ignore=tests/e2e"], LOGS / "unit.log", own_cluster=True, nice=10
-    )
+    return Shard(None, ["tests", "--ignore=tests/e2e"], LOGS / "unit.log", nice=10)
 
 
 def start(shard: Shard, extra: list[str]) -> None:
@@ -185,7 +183,7 @@ def main(extra: list[str]) -> int:
         assert shard.process is not None
         rc = shard.process.wait()
         shard_rcs.append(rc)
-        if not shard.own_cluster:
+        if shard.cluster is not None and not shard.own_cluster:
             for name in dict.fromkeys((shard.cluster, *shard.leftovers)):
                 delete_cluster(name)
         print(shard.log.read_text(errors="replace"), flush=True)

@@ -271,17 +271,16 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     log = work / "build.log"
-    tc = component.toolchain
+    run = functools.partial(_run, toolchain=component.toolchain)
     with progress.stage(f"go build {component.name} {component.version}"):
-        _run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init", None, tc)
+        run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
         for old, new in component.replaces:
-            _run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit", None, tc)
-        _run(
+            run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit")
+        run(
             [go, "get", f"{component.module}@{component.version}"],
             work,
             f"go get {component.module}@{component.version}",
             log,
-            tc,
         )
         if component.name == "kubernetes":
             _copy_godebug(component, work)
@@ -295,7 +294,7 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
             cmd += ["-o", str(tmp_out / component.binaries[0]), component.packages[0]]
         else:
             cmd += ["-o", str(tmp_out) + "/", *component.packages]
-        _run(cmd, work, f"go build {component.name}", log, tc)
+        run(cmd, work, f"go build {component.name}", log)
         shutil.rmtree(out, ignore_errors=True)
         tmp_out.rename(out)
     return out

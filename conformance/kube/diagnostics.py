@@ -209,6 +209,7 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
 
     pods: list[dict[str, Any]] = []
     events: list[dict[str, Any]] = []
+    since_s = max(1, int(time.time() - req.since) + 5)  # logs since the test started
 
     def claims() -> None:
         items = k8s.resource.list_namespaced_resource_claim(req.namespace).items
@@ -240,7 +241,6 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
         ds = k8s.apps.read_namespaced_daemon_set(req.driver_daemonset, req.driver_namespace)
         labels = ds.spec.selector.match_labels or {}
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
-        since_s = max(1, int(time.time() - req.since) + 5)
         for pod in k8s.core.list_namespaced_pod(
             req.driver_namespace, label_selector=selector
         ).items:
@@ -261,7 +261,6 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
         scheduled, a claim never allocated or deallocated is decided there. With the previous
         container's log when one restarted (a crash). Only where they run as pods (kubeadm,
         kind); elsewhere the list is empty."""
-        since_s = max(1, int(time.time() - req.since) + 5)
         for component in CONTROL_PLANE_COMPONENTS:
             for pod in k8s.core.list_namespaced_pod(
                 "kube-system", label_selector=f"component={component}"

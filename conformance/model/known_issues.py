@@ -185,6 +185,7 @@ def _issue(p: Problems, path: str, entry: Any, known: list[str] | None) -> Known
 
 
 def _one_line(text: str | None) -> str | None:
+    """Folded YAML (`>-`) may still carry line breaks and runs of spaces: one line."""
     return " ".join(text.split()) if text else None
 
 
