@@ -3,17 +3,18 @@
 - unit: `pytest tests` without tests/e2e (pure logic, and what a real API server decides), no
   cluster; apart from the main tier and niced, so it takes the CPU the clusters leave and its
   minutes are not on the critical path;
-- main: the e2e tier without the broken-driver, chaos and upgrade checks, on the cluster
+- main: the e2e tier without the broken-driver, chaos, gate and upgrade checks, on the cluster
   `dra-conformance-e2e`, which its last test deletes;
-- broken shards: `tests/e2e/broken` and `tests/e2e/chaos`, split in two, each shard on a cluster
-  of its own (`dra-conformance-e2e-broken-1`, `-2`): each check switches a fake-driver
-  misbehaviour on, or disturbs the cluster, for the whole cluster, so it cannot share one with
-  another tier, and these checks mostly wait out timeouts of states a broken driver never
-  reaches, not the CPU.
-
+- broken shards: `tests/e2e/broken`, `tests/e2e/chaos` and `tests/e2e/test_gate.py` (it breaks
+  the fake driver too), split in two, each shard on a cluster of its own
+  (`dra-conformance-e2e-broken-1`, `-2`): each check switches a fake-driver misbehaviour on, or
+  disturbs the cluster, for the whole cluster, so it cannot share one with another tier, and
+  these checks mostly wait out timeouts of states a broken driver never reaches, not the CPU.
 - upgrade: `tests/e2e/upgrade/test_gate_rehearse.py`, `dra-conformance gate --from v1.36.3
   --to v1.37.2 --rehearse` over the core suite, on kind clusters of its own
-  (the gate's runs create and delete them one after the other).
+  (the gate's runs create and delete them one after the other); then, on a cluster created when
+  the gate's are gone, `tests/e2e/test_second_driver.py` (the whole suite against a second
+  driver), which would otherwise be the main tier's last ten minutes alone on the machine.
 
 Each shard's output goes to reports/tests/broken-<n>.log and is printed when it ends; its cluster
 is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
@@ -44,12 +45,19 @@ UPGRADE_DIR = "tests/e2e/upgrade"
 UPGRADE_SHARD = f"{UPGRADE_DIR}/test_gate_rehearse.py"
 # The clusters the gate's runs create (conformance/cli/gate_command.py); each run deletes its
 # own, these names are for a shard that was stopped midway.
-UPGRADE_CLUSTERS = (
+UPGRADE_CLUSTERS: tuple[str, ...] = (
     "dra-gate-1-36-3",
     "dra-gate-1-37-2",
     "dra-rehearse-broken",  # tests/e2e/upgrade/test_rehearse_broken.py
     "dra-rehearse-1-36-3",
 )
+# After the gate, on a cluster of the upgrade shard's own: session 12's rehearsal ended the
+# upgrade shard at 27 min and the main tier at 51, of which the second driver took 9.
+SECOND_DRIVER = "tests/e2e/test_second_driver.py"
+SECOND_DRIVER_CLUSTER = "dra-conformance-e2e-second"
+# `gate --baseline` breaks the fake driver to gate red, like a broken-driver check: it runs in
+# the first broken shard (session 12: ended at 35 min) instead of on the critical path.
+GATE_BASELINE = "tests/e2e/test_gate.py"
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine, session 10: allocation, node_restart, extended_resource, node_drain,
@@ -67,7 +75,7 @@ FIRST_SHARD = tuple(
         "security",
         "no_preemption",
     )
-)
+) + (GATE_BASELINE,)
 
 
 @dataclass
@@ -105,12 +113,18 @@ def delete_cluster(name: str) -> None:
 
 
 def broken_shards() -> list[Shard]:
+    # the shard's cluster is the second driver's; the gate names its own clusters
     upgrade = Shard(
-        UPGRADE_CLUSTERS[-1], [UPGRADE_SHARD], LOGS / "upgrade.log", leftovers=UPGRADE_CLUSTERS
+        SECOND_DRIVER_CLUSTER,
+        [UPGRADE_SHARD, SECOND_DRIVER],
+        LOGS / "upgrade.log",
+        leftovers=UPGRADE_CLUSTERS,
     )
     own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
     if own:
-        broken = Shard(own, [BROKEN_DIR, CHAOS_DIR], LOGS / "broken.log", own_cluster=True)
+        broken = Shard(
+            own, [BROKEN_DIR, CHAOS_DIR, GATE_BASELINE], LOGS / "broken.log", own_cluster=True
+        )
         return [broken, upgrade]
     second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]
     return [
@@ -164,6 +178,8 @@ def main(extra: list[str]) -> int:
                 f"--ignore={BROKEN_DIR}",
                 f"--ignore={CHAOS_DIR}",
                 f"--ignore={UPGRADE_DIR}",
+                f"--ignore={SECOND_DRIVER}",
+                f"--ignore={GATE_BASELINE}",
                 *extra,
             ),
             cwd=ROOT,
