@@ -73,8 +73,10 @@ def test_node_restart_runs_pods_again_with_the_same_devices(
         ),
         describe="pod resident to run again (every container restarted and ready) after the "
         f"restart of node {node}",
-        # Not podRunning: the kubelet backs off after its prepares failed while the plugin was
-        # still coming back (not registered), which is the driver's start-up time.
+        # Not podRunning: a prepare that failed while the plugin was still coming back (not
+        # registered) is retried only at the pod worker's next resync, 60-90 s later (v1.37.2
+        # kuberuntime_manager.go SyncPod returns without an error, pod_workers.go completeWork
+        # requeues at the 1-minute syncFrequency, jittered by 0.5).
         timeout=dra_context.timeout("driverReady"),
         show=state.pod_summary,
         abort=_cannot_start,
