@@ -45,7 +45,7 @@ UPGRADE_DIR = "tests/e2e/upgrade"
 UPGRADE_SHARD = f"{UPGRADE_DIR}/test_gate_rehearse.py"
 # The clusters the gate's runs create (conformance/cli/gate_command.py); each run deletes its
 # own, these names are for a shard that was stopped midway.
-UPGRADE_CLUSTERS: tuple[str, ...] = (
+UPGRADE_CLUSTERS = (
     "dra-gate-1-36-3",
     "dra-gate-1-37-2",
     "dra-rehearse-broken",  # tests/e2e/upgrade/test_rehearse_broken.py
