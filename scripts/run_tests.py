@@ -16,7 +16,7 @@
   the gate's are gone, `tests/e2e/test_second_driver.py` (the whole suite against a second
   driver), which would otherwise be the main tier's last ten minutes alone on the machine.
 
-Each shard's output goes to reports/tests/broken-<n>.log and is printed when it ends; its cluster
+Each shard's output goes to reports/tests/<shard>.log and is printed when it ends; its cluster
 is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
 cluster of your own: the checks then run as one shard there. Extra arguments go to every pytest
 run. Exit code: the main tier's, else the first failing shard's.
@@ -58,6 +58,9 @@ SECOND_DRIVER_CLUSTER = "dra-conformance-e2e-second"
 # `gate --baseline` breaks the fake driver to gate red, like a broken-driver check: it runs in
 # the first broken shard (session 12: ended at 35 min) instead of on the critical path.
 GATE_BASELINE = "tests/e2e/test_gate.py"
+# What the broken shards run between them, and what the main tier therefore leaves out.
+BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
+NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER)
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine, session 10: allocation, node_restart, extended_resource, node_drain,
@@ -122,11 +125,9 @@ def broken_shards() -> list[Shard]:
     )
     own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
     if own:
-        broken = Shard(
-            own, [BROKEN_DIR, CHAOS_DIR, GATE_BASELINE], LOGS / "broken.log", own_cluster=True
-        )
+        broken = Shard(own, list(BROKEN_PATHS), LOGS / "broken.log", own_cluster=True)
         return [broken, upgrade]
-    second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]
+    second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]  # the rest
     return [
         *(
             Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")
@@ -173,15 +174,7 @@ def main(extra: list[str]) -> int:
     main_rc = 2
     try:
         main_rc = subprocess.call(
-            pytest_cmd(
-                "tests/e2e",
-                f"--ignore={BROKEN_DIR}",
-                f"--ignore={CHAOS_DIR}",
-                f"--ignore={UPGRADE_DIR}",
-                f"--ignore={SECOND_DRIVER}",
-                f"--ignore={GATE_BASELINE}",
-                *extra,
-            ),
+            pytest_cmd("tests/e2e", *(f"--ignore={path}" for path in NOT_IN_MAIN), *extra),
             cwd=ROOT,
         )
         if any(shard.ended is None for shard in shards):
