@@ -213,9 +213,12 @@ def _known_issues_section(issues: list[Mapping[str, Any]]) -> list[str]:
     )
     out.append("")
     for issue in issues:
-        shown = (
-            "failed with it" if issue.get("showed") else f"{issue.get('status')}: it did not show"
-        )
+        if issue.get("not_run"):
+            shown = f"was not run: {_cell(issue['not_run'])}"
+        elif issue.get("showed"):
+            shown = "failed with it"
+        else:
+            shown = f"{issue.get('status')}: it did not show"
         out.append(
             f"- **{issue['id']}** ({issue['level']}) {shown} — [{issue['link']}]({issue['link']}): "
             f"{_cell(issue['summary'])} (Kubernetes {issue['versions']})"

@@ -31,9 +31,11 @@ rendered from this document rather than from the inputs.
                       not-applicable|not-run|known-platform-issue), duration_s, reason, remedy,
                       tests[] (node ids), known_issue ({link, summary, versions} of a known
                       platform issue of the cluster's version, else null)}
-    known_platform_issues[]  {id, level, status, link, summary, versions, showed}: every
-                      known issue (scenarios/known_issues.yaml) of the cluster's version for
-                      a reported requirement; showed = its test failed (a pass: it did not)
+    known_platform_issues[]  {id, level, status, link, summary, versions, showed,
+                      not_run}: every known issue (scenarios/known_issues.yaml) of the
+                      cluster's version for a reported requirement; showed = its test failed
+                      (a pass: it did not); not_run = why its test was not run on this version
+                      (it would break the tests beside it), else null
     tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
                       duration_s (set-up + body + teardown), body_s (the test body; null
                       if it never ran), lease_wait_s (waiting for the device lease; null
@@ -208,6 +210,7 @@ def _known_issues(results: Iterable[Any]) -> list[dict[str, Any]]:
             "summary": r.known_issue.summary,
             "versions": r.known_issue.versions,
             "showed": r.status is known,
+            "not_run": r.known_issue.disrupts,
         }
         for r in results
         if r.known_issue is not None and r.ran

@@ -23,6 +23,11 @@ issues:
     affected: {{from: "1.37.0"}}
     link: {LINK}
     summary: the platform loses the registration
+  - requirement: DRA-ALLOC-007
+    affected: {{from: "1.37.0"}}
+    link: {LINK}
+    summary: the platform crashes on this claim
+    disrupts: its claim crashes kube-scheduler
   - requirement: DRA-ALLOC-005
     affected: {{from: "1.36.0", fixed_in: "1.37.0"}}
     link: {LINK}
@@ -43,6 +48,11 @@ def test_publishes_slices():
     pass
 
 
+@pytest.mark.dra_requirement("DRA-ALLOC-007")
+def test_crashes_the_scheduler():
+    pass  # would pass; on an affected version it is not run
+
+
 @pytest.mark.dra_requirement("DRA-ALLOC-005")
 def test_allocation_mode_all():
     assert 2 == 3, "expected every matching device"
@@ -52,7 +62,7 @@ def test_allocation_mode_all():
 def test_a_known_platform_issue_is_visible_everywhere_and_never_a_pass(fake_suite) -> None:
     (fake_suite.catalog.parent / "known_issues.yaml").write_text(KNOWN_ISSUES)
     fake_suite.write_tests(TESTS)
-    run = fake_suite.run("-k", "registers or slices or allocation")
+    run = fake_suite.run("-k", "registers or slices or scheduler or allocation")
 
     summary = run.summary
     core1 = run.requirement("DRA-CORE-001")
@@ -68,18 +78,21 @@ def test_a_known_platform_issue_is_visible_everywhere_and_never_a_pass(fake_suit
         for r in summary["verdict_reasons"]
     )
     assert summary["counts"]["requirements"]["by_level"]["MUST"]["known_platform_issue"] == 1
-    assert [(i["id"], i["showed"]) for i in summary["known_platform_issues"]] == [
-        ("DRA-CORE-001", True),
-        ("DRA-CORE-002", False),
+    assert run.requirement("DRA-ALLOC-007")["status"] == "known-platform-issue"
+    assert [(i["id"], i["showed"], i["not_run"]) for i in summary["known_platform_issues"]] == [
+        ("DRA-CORE-001", True, None),
+        ("DRA-CORE-002", False, None),
+        ("DRA-ALLOC-007", True, "its claim crashes kube-scheduler"),
     ]
 
     markdown = (run.run_dir / "summary.md").read_text()
     assert "## Known platform issues" in markdown
     assert "| DRA-CORE-001 | MUST | core | KNOWN ISSUE |" in markdown
     assert "**DRA-CORE-002** (MUST) passed: it did not show" in markdown
+    assert "**DRA-ALLOC-007** (MAY) was not run: its claim crashes kube-scheduler" in markdown
 
     junit = run.run_dir / "junit.xml"
-    assert parse_junit_counts(junit).failures == 2  # JUnit still fails it, with the note
+    assert parse_junit_counts(junit).failures == 3  # JUnit still fails them, with the note
     failures = {
         case.get("name"): case.find("failure")
         for case in ET.parse(junit).getroot().iter("testcase")
