@@ -11,7 +11,7 @@
   disturbs the cluster, for the whole cluster, so it cannot share one with another tier, and
   these checks mostly wait out timeouts of states a broken driver never reaches, not the CPU.
 - upgrade: `tests/e2e/upgrade/test_gate_rehearse.py`, `dra-conformance gate --from v1.36.3
-  --to v1.37.2 --rehearse` over the core suite, on kind clusters of its own
+  --to v1.37.2 --rehearse` over the core and allocation suites, on kind clusters of its own
   (the gate's runs create and delete them one after the other); then, on a cluster created when
   the gate's are gone, `tests/e2e/test_second_driver.py` (the whole suite against a second
   driver), which would otherwise be the main tier's last ten minutes alone on the machine.
@@ -49,7 +49,7 @@ UPGRADE_CLUSTERS = (
     "dra-gate-1-36-3",
     "dra-gate-1-37-2",
     "dra-rehearse-broken",  # tests/e2e/upgrade/test_rehearse_broken.py
-    "dra-rehearse-1-36-3",
+    "dra-rehearse-1-36-3",  # the rehearsal's own cluster before session 14
 )
 # After the gate, on a cluster of the upgrade shard's own: session 12's rehearsal ended the
 # upgrade shard at 27 min and the main tier at 51, of which the second driver took 9.

@@ -5,6 +5,9 @@ either on two kind clusters, --from V1 then --to V2 (one after the other, each d
 run; node images are built once and reused), or a run on a cluster (the staging cluster after
 its upgrade, or a kind cluster) against a stored run, --baseline SUMMARY.json. Each run is a
 `dra-conformance run` subprocess, so each has its own pytest session and report directory.
+With --rehearse, the rehearsal upgrades the V1 cluster once its run is over, as a platform team
+upgrades the staging cluster it has just checked, and the V2 run comes after it: one cluster
+fewer to create and install the driver on.
 """
 
 from __future__ import annotations
@@ -126,9 +129,13 @@ def _run(
     return summary
 
 
-def _kind_cluster(version: str) -> list[str]:
-    name = "dra-gate-" + version.lstrip("v").replace(".", "-").lower()
-    return ["--cluster", "kind", "--name", name, "--k8s", version, "--keep-cluster", "no"]
+def _cluster_name(version: str) -> str:
+    return "dra-gate-" + version.lstrip("v").replace(".", "-").lower()
+
+
+def _kind_cluster(version: str, *, keep: bool = False) -> list[str]:
+    cluster = ["--cluster", "kind", "--name", _cluster_name(version), "--k8s", version]
+    return cluster + ["--keep-cluster", "yes" if keep else "no"]
 
 
 def _gate(args: argparse.Namespace) -> int:
@@ -137,6 +144,7 @@ def _gate(args: argparse.Namespace) -> int:
 
     _check(args)
     report_dir = (args.report_dir or Path("reports") / f"gate-{new_run_id()}").resolve()
+    rehearsal = None
     if args.baseline is not None:
         try:
             before_summary = gate.load_summary(args.baseline)
@@ -149,14 +157,22 @@ def _gate(args: argparse.Namespace) -> int:
         after_path = _run(args, report_dir / "after", cluster)
         after = gate.side_of(gate.load_summary(after_path))
     else:
-        paths = [
-            _run(args, report_dir / version, _kind_cluster(version))
-            for version in (args.from_version, args.to_version)
-        ]
-        before, after = (gate.side_of(gate.load_summary(p)) for p in paths)
+        try:
+            before_path = _run(
+                args,
+                report_dir / args.from_version,
+                _kind_cluster(args.from_version, keep=args.rehearse),
+            )
+            if args.rehearse:
+                rehearsal = _rehearse(args, report_dir / "rehearsal")
+        finally:
+            if args.rehearse:  # the rehearsal deletes it; not when it did not get that far
+                _delete_kind_cluster(_cluster_name(args.from_version), args.from_version)
+        after_path = _run(args, report_dir / args.to_version, _kind_cluster(args.to_version))
+        before, after = (gate.side_of(gate.load_summary(p)) for p in (before_path, after_path))
     result = gate.compare(before, after)
-    if args.rehearse:
-        result = replace(result, rehearsal=_rehearse(args, report_dir / "rehearsal"))
+    if rehearsal is not None:
+        result = replace(result, rehearsal=rehearsal)
     markdown, _ = gate.write(result, report_dir)
     print(markdown.read_text(), end="")
     print(f"dra-conformance gate: {'PASS' if result.passed else 'FAIL'}; report in {report_dir}")
@@ -164,14 +180,24 @@ def _gate(args: argparse.Namespace) -> int:
 
 
 def _rehearse(args: argparse.Namespace, report_dir: Path) -> Any:
-    """The upgrade suite on a fresh kind cluster of --from, upgraded in place to --to; one
+    """The upgrade suite on the kind cluster of --from that the gate's first run kept (created
+    again if that run left it unhealthy), upgraded in place to --to and deleted after; one
     worker (the suite is one journey on one cluster)."""
     from conformance.report import gate
     from conformance.suite_root import SUITE_ROOT
 
-    name = "dra-rehearse-" + args.from_version.lstrip("v").replace(".", "-").lower()
-    cluster = ["--cluster", "kind", "--name", name, "--k8s", args.from_version]
-    cluster += ["--keep-cluster", "no", "--dra-upgrade-to", args.to_version]
+    cluster = _kind_cluster(args.from_version) + ["--dra-upgrade-to", args.to_version]
     suite = str(SUITE_ROOT / "scenarios" / "upgrade")
     summary = _run(args, report_dir, cluster, workers="0", selection=[suite])
     return gate.rehearsal_of(gate.load_summary(summary), args.from_version, args.to_version)
+
+
+def _delete_kind_cluster(name: str, version: str) -> None:
+    """Delete the named kind cluster if it is still there (kind's delete is a no-op if not)."""
+    from conformance.cluster import kind
+    from conformance.progress import Progress
+
+    cluster = kind.cluster_for(name, 1, version, True, Progress())
+    if cluster.exists():
+        print(f"dra-conformance gate: deleting kind cluster {name}", flush=True)
+        cluster.delete()
