@@ -5,13 +5,14 @@ events. A mixin of `workloads.Workloads`; every action is an Allure step, and a 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import PodClaim
 from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.placement import PlacementError
+from conformance.scenario_api.prepare_retry import RETRY_ANNOTATION, PrepareRetry
 from conformance.scenario_api.running_wait import (
     PoolWatch,
     claim_pools,
@@ -148,11 +149,18 @@ class PodOps(WorkloadScope):
         (`running_wait`): a FailedPrepareDynamicResources event for the pod, with the
         kubelet's message, or a claim's pool gone from the ResourceSlices. Scenarios that
         expect a passing prepare failure (a fault they clear, a driver or kubelet coming back)
-        pass `abort_on_prepare_failure=False`; a pod that finished still ends the wait."""
+        pass `abort_on_prepare_failure=False`: the kubelet is then asked to retry a failed
+        prepare every 10 s instead of at its next resync (`prepare_retry`); a pod that
+        finished still ends the wait."""
         pools = PoolWatch()
+        read_pod = (
+            (lambda: self.read_pod(name))
+            if abort_on_prepare_failure
+            else self.reader_retrying_prepare(name)
+        )
 
         def read() -> dict[str, Any]:
-            pod = state.read_pod(self.k8s, self.namespace, name)
+            pod = read_pod()
             seen: dict[str, Any] = {"pod": pod, "failed": [], "pools_gone": None}
             if abort_on_prepare_failure and pod is not None and not pod_ready(pod):
                 uid = (pod.get("metadata") or {}).get("uid")
@@ -242,6 +250,33 @@ class PodOps(WorkloadScope):
 
     def read_pod(self, name: str) -> dict[str, Any] | None:
         return state.read_pod(self.k8s, self.namespace, name)
+
+    def touch_pod(self, name: str, attempt: int) -> None:
+        """Change an annotation of the pod: the kubelet syncs an updated pod at once, and so
+        retries a prepare that failed (`prepare_retry`). The value carries the time, so it
+        differs from whatever an earlier touch wrote."""
+        with step(f"touch pod {self.ref(name)} so the kubelet retries its prepare (#{attempt})"):
+            value = f"#{attempt} at {time.time():.3f}"
+            self.k8s.core.patch_namespaced_pod(
+                name, self.namespace, {"metadata": {"annotations": {RETRY_ANNOTATION: value}}}
+            )
+
+    def reader_retrying_prepare(self, name: str) -> Callable[[], dict[str, Any] | None]:
+        """A read of pod `name` for a wait that expects a passing prepare failure: while the
+        pod is on a node, not ready and has FailedPrepareDynamicResources events, each read
+        also has the kubelet retry the prepare now if 10 s went by since the last retry
+        (`prepare_retry`), rather than at its resync 60-90 s later."""
+        retry = PrepareRetry(lambda attempt: self.touch_pod(name, attempt))
+
+        def read() -> dict[str, Any] | None:
+            pod = self.read_pod(name)
+            if pod is None or pod_ready(pod) or not (pod.get("spec") or {}).get("nodeName"):
+                return pod
+            uid = (pod.get("metadata") or {}).get("uid")
+            retry.observe(prepare_failures(self.events("Pod", name), uid))
+            return pod
+
+        return read
 
     # -- events --------------------------------------------------------------------------------
 

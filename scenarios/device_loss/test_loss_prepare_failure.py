@@ -16,18 +16,10 @@ from conformance.kube import state, waits
 from conformance.scenario_api.placement import pick_node
 
 REASON = "FailedPrepareDynamicResources"
-NUDGE = "dra-conformance.io/sync-attempt"
 
 
 def _occurrences(event: dict) -> int:
     return max(int(event.get("count") or 1), int((event.get("series") or {}).get("count") or 0))
-
-
-def _nudge(workload, pod: str, attempt: int) -> None:
-    """Any update of the pod makes the kubelet sync it, and so retry the prepare."""
-    workload.k8s.core.patch_namespaced_pod(
-        pod, workload.namespace, {"metadata": {"annotations": {NUDGE: str(attempt)}}}
-    )
 
 
 def _not_started(pod) -> bool:
@@ -63,7 +55,7 @@ def test_failed_prepare_is_reported_retried_and_recovers(
         timeout=dra_context.timeout("podRunning"),
         show=lambda evs: evs or "no such events",
     )
-    _nudge(workload, "fragile", 1)
+    workload.touch_pod("fragile", 1)  # the retry now, not at the resync
     events = waits.wait_until(
         failures,
         lambda evs: sum(_occurrences(e) for e in evs) >= 2,
@@ -91,6 +83,6 @@ def test_failed_prepare_is_reported_retried_and_recovers(
     )
 
     injector.restore()
-    _nudge(workload, "fragile", 2)
+    workload.touch_pod("fragile", 2)
     workload.wait_running("fragile", abort_on_prepare_failure=False)  # retried after failures
     workload.assert_sees_exactly("fragile", workload.results("fragile"))

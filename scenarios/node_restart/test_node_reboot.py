@@ -63,7 +63,7 @@ def test_node_restart_runs_pods_again_with_the_same_devices(
     # Its containers died with the node: the kubelet starts them again in a new sandbox,
     # which needs the claim prepared again (CDI devices that resolve).
     after = waits.wait_until(
-        lambda: workload.read_pod("resident"),
+        workload.reader_retrying_prepare("resident"),
         lambda p: (
             all(
                 c.get("ready") and int(c.get("restartCount") or 0) > baseline.restarts[c["name"]]
@@ -73,10 +73,10 @@ def test_node_restart_runs_pods_again_with_the_same_devices(
         ),
         describe="pod resident to run again (every container restarted and ready) after the "
         f"restart of node {node}",
-        # Not podRunning: a prepare that failed while the plugin was still coming back (not
-        # registered) is retried only at the pod worker's next resync, 60-90 s later (v1.37.2
-        # kuberuntime_manager.go SyncPod returns without an error, pod_workers.go completeWork
-        # requeues at the 1-minute syncFrequency, jittered by 0.5).
+        # A prepare that failed while the plugin was still coming back (not registered) is
+        # retried by the kubelet only at its next resync, 60-90 s later, unless the pod is
+        # updated: the read touches the pod every 10 s after such a failure (prepare_retry).
+        # The timeout stays driverReady, for a kubelet that retries at its resync anyway.
         timeout=dra_context.timeout("driverReady"),
         show=state.pod_summary,
         abort=_cannot_start,
