@@ -6,7 +6,7 @@ The update is a pod-template annotation change, plus the profile's second image
 pod is being replaced when the test sees one (else to one not updated yet), so its claim waits
 for the new plugin. Metrics: per node, the time without a ready plugin pod, when new claims
 there could not be prepared (update_plugin_unavailable); and how long that pod took to run
-(update_new_claim_to_running), which adds the kubelet's retry back-off after failed prepares.
+(update_new_claim_to_running), which adds the retries of prepares that failed meanwhile.
 """
 
 from __future__ import annotations
@@ -82,8 +82,9 @@ def test_rolling_update_keeps_pods_and_serves_new_claims(
     assert_survivors_undisturbed(k8s, workload, survivors)
     restart_survivors(workload, survivors)
 
-    # Last: the kubelet retries a failed prepare only every 10-15 s (pod worker back-off). A
-    # prepare refused while the node had no plugin is expected, so it does not end the wait.
+    # Last: a prepare refused while the node had no plugin is expected, so it does not end the
+    # wait; the kubelet would retry it only at its resync (60-90 s), the wait has it retried
+    # every 10 s (conformance.scenario_api.prepare_retry).
     workload.wait_running("newcomer", abort_on_prepare_failure=False)
     record_metric(request, "update_new_claim_to_running", time.monotonic() - created, node=node)
     check_newcomer(k8s, workload, "newcomer", node)
