@@ -16,6 +16,7 @@ from conformance.kube.cleanup import (
     delete_namespace,
 )
 from conformance.kube.client import load_clients
+from conformance.kube.readiness import readiness_state
 from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
@@ -300,6 +301,15 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         if not_ready is None:
             raise
         raise not_ready from exc  # neither ready nor readable: stop with the readiness reason
+    if not_ready is None and not readiness_state(k8s, profile).ready:
+        # The inventory must come from a ready driver: a node's slices can go between the
+        # readiness wait and the read (the kubelet deletes them 30 s after the plugin
+        # deregisters), and a run sized on that gap would call every lease unsatisfiable.
+        try:
+            installer.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
+        except installer.DriverNotReady as exc:
+            not_ready = exc
+        facts = read_cluster_facts(k8s, profile)
     return build_run_context(
         run_id=get_run_id(config),
         run_dir=resolve_run_dir(config),

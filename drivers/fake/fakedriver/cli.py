@@ -115,8 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resync-interval",
         type=float,
-        default=30.0,
-        help="seconds between ResourceSlice reconciliations",
+        default=5.0,
+        help="seconds between ResourceSlice reconciliations (slices deleted behind the "
+        "driver's back, by a kubelet's wipe for one, come back within that)",
     )
     p.add_argument(
         "--node-uid",

@@ -76,7 +76,9 @@ class DriverOptions:
     health_versions: tuple[str, ...] = ("v1", "v1alpha1")
     health_interval: float = 10.0
     health_timeout: int = 30
-    resync_interval: float = 30.0
+    # Short: a kubelet deletes a node's slices 30 s after the plugin deregisters and when it
+    # starts; upstream's slice controller re-creates them on the delete event, this polls.
+    resync_interval: float = 5.0
     grpc_workers: int = 16
 
     def resolved(self) -> DriverOptions:
