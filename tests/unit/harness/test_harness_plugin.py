@@ -3,7 +3,9 @@ inertness, and the controller -> worker hand-over under xdist (with the cluster 
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
+import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -384,10 +386,27 @@ def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None
         calls["sweep"] = args[1]
         return SweepResult(namespaces=["ns-a"])
 
+    # calls["stale_reads"]: how many first reads of the facts miss the devices (a node's
+    # slices gone since the readiness wait); readiness says so until a read has them.
+    calls.setdefault("stale_reads", 0)
+    calls["facts_reads"] = calls["wait_ready"] = 0
+
+    def read_facts(k8s: Any, profile: Any) -> ClusterFacts:
+        calls["facts_reads"] += 1
+        stale = calls["facts_reads"] <= calls["stale_reads"]
+        return dataclasses.replace(facts, devices=()) if stale else facts
+
+    def wait_ready(*args: Any, **kwargs: Any) -> None:
+        calls["wait_ready"] += 1
+
+    def readiness_state(k8s: Any, profile: Any) -> Any:
+        return types.SimpleNamespace(ready=calls["facts_reads"] > calls["stale_reads"])
+
     monkeypatch.setattr(provider, "provision", provision)
     monkeypatch.setattr(installer, "ensure_reachable", lambda *a: None)
-    monkeypatch.setattr(installer, "wait_ready", lambda *a, **k: None)
-    monkeypatch.setattr(session, "read_cluster_facts", lambda k8s, profile: facts)
+    monkeypatch.setattr(installer, "wait_ready", wait_ready)
+    monkeypatch.setattr(session, "read_cluster_facts", read_facts)
+    monkeypatch.setattr(session, "readiness_state", readiness_state)
     for module in (session, fixtures, finish):
         monkeypatch.setattr(module, "load_clients", lambda *a: object())
     monkeypatch.setattr(finish, "sweep_run", sweep)
@@ -478,6 +497,29 @@ def test_run_with_stubbed_cluster(
         "not applicable: introduced in Kubernetes 1.99 (the cluster runs 1.37)"
     )
     result.stdout.fnmatch_lines(["cleaned up 1 namespace(s)"])
+
+
+def test_the_inventory_is_read_again_when_slices_went_after_the_readiness_wait(
+    suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: dict[str, Any] = {"stale_reads": 1}
+    stub_cluster(monkeypatch, calls)
+    write_tests(suite, "core", STUBBED_TESTS)
+    result = run(
+        suite,
+        "--dra-profile",
+        "profile.yaml",
+        "--dra-cluster",
+        "existing",
+        "--dra-workload-image",
+        "localhost/w:1",
+        "--dra-report-dir",
+        str(suite.path / "run"),
+        "scenarios/core",
+    )
+    # test_registers checks the device sets: sized on the second read, not on the empty one
+    result.assert_outcomes(passed=2)
+    assert (calls["wait_ready"], calls["facts_reads"]) == (2, 2)
 
 
 def test_collection_problems_fail_an_xdist_run_with_the_message(suite: pytest.Pytester) -> None:
