@@ -19,9 +19,11 @@ from conformance.plugin.collection import (
     renamed_marker_problems,
     run_order,
 )
+from conformance.plugin.scheduling import Lanes, write_lanes
 from conformance.plugin.state import (
     REQUIREMENT_KEY,
     catalog_path,
+    get_run_context,
     is_worker,
     load_run_catalog,
     plugin_state,
@@ -53,6 +55,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         durations = plugin_state(config).durations
         items.sort(key=lambda item: run_order(item_view(item), durations))
     _select_requirements(config, items)  # only when --dra-requirement asks for it
+    context = get_run_context(config)
+    if is_worker(config) and context is not None:
+        write_lanes(context.harness_dir, lanes_of(items))
+
+
+def lanes_of(items: list[pytest.Item]) -> Lanes:
+    """Which tests the controller's scheduler treats apart (conformance.plugin.scheduling)."""
+    ranked = [(item.nodeid, run_order(item_view(item), {})) for item in items]
+    return Lanes(
+        whole_node=frozenset(n for n, (rank, _, _) in ranked if rank <= 1),
+        anywhere=frozenset(n for n, (rank, anywhere, _) in ranked if rank == 2 and anywhere),
+        cluster_wide=frozenset(n for n, (rank, _, _) in ranked if rank >= 3),
+    )
 
 
 def _refuse_rehearsal_outside_one(config: pytest.Config, items: list[pytest.Item]) -> None:

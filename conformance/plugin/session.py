@@ -184,6 +184,17 @@ class _XdistHooks:
         if context is not None:
             node.workerinput[WORKERINPUT_RUN_FACTS] = _run_facts(context).to_dict()
 
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Lease-aware load scheduling for `--dist load` (xdist's default with -n)."""
+        context = get_run_context(config)
+        if context is None or config.getvalue("dist") != "load":
+            return None  # xdist's own
+        from conformance.plugin.scheduling import LeaseAwareScheduling
+
+        return LeaseAwareScheduling(
+            config, log, harness_dir=context.harness_dir, slots=len(context.nodes)
+        )
+
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         # A worker died mid-test: its namespaces hold devices other tests are about to lease.
         context = get_run_context(self.config)
