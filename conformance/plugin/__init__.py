@@ -19,6 +19,7 @@ only run tests. Without xdist the single process does both.
 | `session`           | set-up: cluster, driver install, run context, xdist hand-over, header |
 | `selection`         | collection hooks: lease order, `--dra-requirement`, catalog checks    |
 | `collection`        | the collection rules themselves (pure: markers, IDs, MUST coverage)   |
+| `scheduling`        | which test an xdist worker gets next (lease-aware load scheduling)    |
 | `applicability`     | not applicable / not run before a test starts                         |
 | `not_ready`         | the test protocol of a run whose driver never became ready            |
 | `fixtures`          | `dra_context`, `k8s`, `build`, `device_lease`, `test_namespace`, ...  |
