@@ -287,11 +287,15 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         installer.install(
             profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
         )
-    not_ready: installer.DriverNotReady | None = None
-    try:
-        installer.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
-    except installer.DriverNotReady as exc:  # still a report: conformance/plugin/not_ready.py
-        not_ready = exc
+
+    def wait_ready() -> installer.DriverNotReady | None:
+        try:
+            installer.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
+        except installer.DriverNotReady as exc:  # still a report: conformance/plugin/not_ready.py
+            return exc
+        return None
+
+    not_ready = wait_ready()
     k8s = load_clients(handle.kubeconfig, handle.context)
     workload_image = config.getoption("dra_workload_image")
     if not workload_image and not_ready is None:  # no workload runs without a ready driver
@@ -316,10 +320,7 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         # The inventory must come from a ready driver: a node's slices can go between the
         # readiness wait and the read (the kubelet deletes them 30 s after the plugin
         # deregisters), and a run sized on that gap would call every lease unsatisfiable.
-        try:
-            installer.wait_ready(profile, handle.kubeconfig, handle.context, timeout=timeout)
-        except installer.DriverNotReady as exc:
-            not_ready = exc
+        not_ready = wait_ready()
         facts = read_cluster_facts(k8s, profile)
     return build_run_context(
         run_id=get_run_id(config),

@@ -455,6 +455,20 @@ def _junit(path: Path) -> dict[str, dict[str, Any]]:
     return cases
 
 
+def _stubbed_run(suite: pytest.Pytester) -> list[str]:
+    """The options of a run against the stubbed cluster (`stub_cluster`)."""
+    return [
+        "--dra-profile",
+        "profile.yaml",
+        "--dra-cluster",
+        "existing",
+        "--dra-workload-image",
+        "localhost/w:1",
+        "--dra-report-dir",
+        str(suite.path / "run"),
+    ]
+
+
 @pytest.mark.parametrize("workers", [None, "2"])
 def test_run_with_stubbed_cluster(
     suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: str | None
@@ -462,21 +476,7 @@ def test_run_with_stubbed_cluster(
     calls: dict[str, Any] = {}
     stub_cluster(monkeypatch, calls)
     stubbed_suite(suite)
-    args = [
-        "--dra-profile",
-        "profile.yaml",
-        "--dra-cluster",
-        "existing",
-        "--dra-workload-image",
-        "localhost/w:1",
-        "--dra-run-id",
-        "run-1",
-        "--dra-report-dir",
-        str(suite.path / "run"),
-        "--junitxml",
-        "junit.xml",
-        "scenarios",
-    ]
+    args = [*_stubbed_run(suite), "--dra-run-id", "run-1", "--junitxml", "junit.xml", "scenarios"]
     if workers:
         args = ["-p", "xdist.plugin", "-n", workers, *args]
     result = run(suite, *args)
@@ -505,18 +505,7 @@ def test_the_inventory_is_read_again_when_slices_went_after_the_readiness_wait(
     calls: dict[str, Any] = {"stale_reads": 1}
     stub_cluster(monkeypatch, calls)
     write_tests(suite, "core", STUBBED_TESTS)
-    result = run(
-        suite,
-        "--dra-profile",
-        "profile.yaml",
-        "--dra-cluster",
-        "existing",
-        "--dra-workload-image",
-        "localhost/w:1",
-        "--dra-report-dir",
-        str(suite.path / "run"),
-        "scenarios/core",
-    )
+    result = run(suite, *_stubbed_run(suite), "scenarios/core")
     # test_registers checks the device sets: sized on the second read, not on the empty one
     result.assert_outcomes(passed=2)
     assert (calls["wait_ready"], calls["facts_reads"]) == (2, 2)
