@@ -8,7 +8,8 @@ tests queued behind them, while those tests could run beside the node-exclusive 
 keeps the run's order but:
 
 - sends a whole-node test only while fewer are sent and not finished than there are nodes to
-  lease;
+  lease, and one fewer while tests pinned to a node are still to go, so those always have a
+  node to run on;
 - sends a test whose devices may be on any node only once every whole-node test was sent (it
   waits until no node of its is leased whole, and holds back whole-node leases meanwhile);
 - sends a cluster-wide exclusive test only when nothing else is left (it waits for every other
@@ -70,9 +71,16 @@ def pick_next(
     nothing now (never when `must_send`: the worker's queue is shorter than two)."""
     only_cluster_wide_left = all(p in lanes.cluster_wide for p in pending)
     whole_node_left = any(p in lanes.whole_node for p in pending)
+    # While tests pinned to one node are still to go, one node stays free of whole-node leases
+    # for them: with every node leased whole, no such test can run.
+    pinned_left = any(
+        p not in lanes.whole_node and p not in lanes.anywhere and p not in lanes.cluster_wide
+        for p in pending
+    )
+    slots = whole_node_slots - 1 if pinned_left and whole_node_slots > 1 else whole_node_slots
     for position, nodeid in enumerate(pending):
         if nodeid in lanes.whole_node:
-            if whole_node_in_flight < whole_node_slots:
+            if whole_node_in_flight < slots:
                 return position
         elif nodeid in lanes.anywhere:
             if not whole_node_left:

@@ -329,13 +329,13 @@ class DeviceLeaseBroker:
         scope = self._scope_of(me)
         candidates = list(me.get("candidates") or ())
         if scope == "whole":
-            # Nodes marked "no kubelet restart" last, decided now rather than when the test
-            # asked: a mark set meanwhile (DRA-EXT-006) must not hand its node to a test that
-            # would then wait out the mark while holding the node (DRA-DRAIN-005).
+            # Decided now rather than when the test asked, so a mark set meanwhile (DRA-EXT-006)
+            # counts. A test that restarts a kubelet never gets a marked node; any other takes
+            # a marked node first and leaves the unmarked ones to the tests that need them.
             marked = marked_nodes_unlocked(self.state_dir)
             if me.get("avoid_marked"):
                 return [n for n in candidates if n not in marked]
-            return sorted(candidates, key=lambda n: n in marked)
+            return sorted(candidates, key=lambda n: n not in marked)
         if scope == "node":
             # The least busy node first, so pinned tests spread over the nodes.
             def load(node: str) -> int:

@@ -305,17 +305,22 @@ def test_node_marks_last_until_they_expire(tmp_path: Path) -> None:
     assert no_kubelet_restart(tmp_path, "w1") is None and active_marks(tmp_path) == []
 
 
-def test_a_node_marked_meanwhile_goes_to_a_waiting_node_lease_last(tmp_path: Path) -> None:
+def test_a_test_that_restarts_no_kubelet_takes_a_marked_node_first(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
-    # asked for w1 first, but w1 got a "no kubelet restart" mark after the request
+    # w1 got a "no kubelet restart" mark: a node lease that restarts no kubelet takes it, so the
+    # unmarked w2 stays free for the tests that restart one
     mark_no_kubelet_restart(tmp_path, "w1", time.time() + 60, "device plugin grace period")
-    lease = broker.acquire("restarts a kubelet", [], nodes=["w1", "w2"], timeout=1)
-    assert lease.node == "w2"
+    lease = broker.acquire("drains a node", [], nodes=["w2", "w1"], timeout=1)
+    assert lease.node == "w1"
+    restart = broker.acquire(
+        "restarts a kubelet", [], nodes=["w1", "w2"], avoid_marked=True, timeout=1
+    )
+    assert restart.node == "w2"
     broker.release(lease)
-    # when only the marked node is free, it is still granted (the test then waits for the mark)
-    other = broker.acquire("on w2", [], nodes=["w2"], timeout=1)
-    assert broker.acquire("restarts a kubelet", [], nodes=["w1", "w2"], timeout=1).node == "w1"
-    broker.release(other)
+    broker.release(restart)
+    # without marks, the candidates' order stands
+    unmarked = _nodes_broker(tmp_path / "unmarked")
+    assert unmarked.acquire("drains a node", [], nodes=["w2", "w1"], timeout=1).node == "w2"
 
 
 # --- leases pinned to one node ------------------------------------------------------------------

@@ -14,7 +14,16 @@ LANES = Lanes(
 
 
 def test_a_whole_node_test_goes_out_while_a_node_is_free() -> None:
-    assert pick_next(["restart", "plain"], LANES, 1, 2, must_send=False) == 0
+    assert pick_next(["restart", "spread"], LANES, 1, 2, must_send=False) == 0
+
+
+def test_one_node_stays_free_of_whole_node_leases_while_pinned_tests_are_to_go() -> None:
+    assert pick_next(["restart", "plain"], LANES, 0, 2, must_send=False) == 0
+    assert pick_next(["restart", "plain"], LANES, 1, 2, must_send=False) == 1
+    # once they are sent, every node may be leased whole
+    assert pick_next(["restart", "update"], LANES, 1, 2, must_send=False) == 0
+    # with one node, whole-node tests still go out
+    assert pick_next(["restart", "plain"], LANES, 0, 1, must_send=False) == 0
 
 
 def test_with_every_node_taken_an_ordinary_test_overtakes_the_whole_node_ones() -> None:
