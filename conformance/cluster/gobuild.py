@@ -18,6 +18,7 @@ from pathlib import Path
 
 from conformance.cluster import releases
 from conformance.cluster.buildlock import build_lock
+from conformance.cluster.substitutes import SUBSTITUTES, Substitute
 from conformance.cluster.versions import HELM_VERSION, NodeVersions, cache_root, digest
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
@@ -47,6 +48,7 @@ class GoComponent:
     replaces: tuple[tuple[str, str], ...] = ()
     binaries: tuple[str, ...] = field(default=())
     toolchain: str = LOCAL  # GOTOOLCHAIN for this build: the host's Go, or e.g. go1.27.3
+    substitutes: tuple[Substitute, ...] = ()  # refused modules built from a stand-in
 
     @property
     def key(self) -> str:
@@ -60,6 +62,7 @@ class GoComponent:
             self.tags,
             self.replaces,
             go_version() if self.toolchain == LOCAL else self.toolchain,
+            *(s.key for s in self.substitutes),
         )
 
 
@@ -181,6 +184,9 @@ def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
             replaces=_staging_replaces(v, workdir),
             binaries=KUBERNETES_COMMANDS,
             toolchain=toolchain,
+            substitutes=tuple(
+                SUBSTITUTES[m] for m in releases.release_for(v.kubernetes).substitutes
+            ),
         ),
         GoComponent(
             name="containerd",
@@ -276,6 +282,8 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
         run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
         for old, new in component.replaces:
             run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit")
+        for substitute in component.substitutes:
+            _write_substitute(substitute, work, component.toolchain, progress)
         run(
             [go, "get", f"{component.module}@{component.version}"],
             work,
@@ -295,9 +303,24 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
         else:
             cmd += ["-o", str(tmp_out) + "/", *component.packages]
         run(cmd, work, f"go build {component.name}", log)
+        if component.substitutes:
+            (tmp_out / "SUBSTITUTES").write_text(
+                "".join(f"{s.why}\n" for s in component.substitutes)
+            )
         shutil.rmtree(out, ignore_errors=True)
         tmp_out.rename(out)
     return out
+
+
+def _write_substitute(
+    substitute: Substitute, work: Path, toolchain: str, progress: Progress
+) -> None:
+    """Put the stand-in for a refused module into the build and point the module at it."""
+    info = _module_info(substitute.source_module, substitute.source_version, work, toolchain)
+    root = substitute.write(work, Path(info["Dir"]))
+    replace = f"-replace={substitute.module}=./{root.relative_to(work)}"
+    _run([go_binary(), "mod", "edit", replace], work, "go mod edit", toolchain=toolchain)
+    progress.note(f"substituted {substitute.module}: {substitute.why}")
 
 
 def _copy_godebug(component: GoComponent, work: Path) -> None:

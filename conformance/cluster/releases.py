@@ -48,6 +48,8 @@ class Release:
     gates: dict[str, str]  # TESTED_GATES present in this release -> stage
     device_taint_rule_versions: tuple[str, ...]  # resource.k8s.io versions with the kind
     default_versions: tuple[str, ...] = ("v1",)  # resource.k8s.io versions served by default
+    # Modules of its go.mod the Go module proxy here refuses; see cluster/substitutes.py.
+    substitutes: tuple[str, ...] = ()
 
     @property
     def minor(self) -> str:
@@ -161,6 +163,7 @@ RELEASES: dict[str, Release] = {
                 "ResourceHealthStatus": BETA_ON,
             },
             device_taint_rule_versions=("v1", "v1beta2", "v1alpha3"),
+            substitutes=("sigs.k8s.io/iptables-wrappers",),
         ),
     )
 }
