@@ -12,6 +12,7 @@
 | `releases`   | per release: Go, etcd, pause, DRA gate stages, resource.k8s.io versions     |
 | `rootfs`     | the Debian bookworm root filesystem (debootstrap)                           |
 | `gobuild`    | Go binaries from the Go module proxy, cached by version                     |
+| `substitutes`| stand-ins for Go modules the proxy refuses (v1.38's iptables helper)        |
 | `nodeimage`  | the kind node image, assembled offline                                      |
 | `images`     | images the harness needs in the cluster (workload, fake driver), built here |
 | `testdriver` | the Kubernetes e2e DRA test driver image, built from k8s.io/kubernetes      |

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from conformance.cluster.releases import release_for
 from conformance.cluster.versions import digest
 
 
@@ -86,3 +87,13 @@ IPTABLES_WRAPPERS = Substitute(
 )
 
 SUBSTITUTES = {s.module: s for s in (IPTABLES_WRAPPERS,)}
+
+
+def build_notes(kubernetes_version: str) -> tuple[str, ...]:
+    """What the node image of `kubernetes_version` was built with in place of refused modules,
+    one line each, for a run's report; () for a release without stand-ins or an unknown one."""
+    try:
+        release = release_for(kubernetes_version)
+    except ValueError:
+        return ()
+    return tuple(SUBSTITUTES[m].why for m in release.substitutes)

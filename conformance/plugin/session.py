@@ -10,6 +10,7 @@ import pytest
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
+from conformance.cluster.substitutes import build_notes
 from conformance.errors import ConformanceError
 from conformance.kube.cleanup import (
     NamespaceRegistry,
@@ -115,6 +116,7 @@ def _run_facts(context: RunContext) -> RunFacts:
         nodes=tuple({"name": n, "devices": len(by_node.get(n, ()))} for n in context.nodes),
         feature_gates=dict(context.feature_gates or {}),
         served_dra_apis=tuple(sorted(context.served_resources)),
+        build_notes=build_notes(context.git_version) if context.cluster.provider == "kind" else (),
         capabilities=tuple(sorted(context.profile.capabilities)),
         fault_kinds=context.profile.faults.kinds,
         extra={

@@ -43,6 +43,8 @@ class RunFacts:
     nodes: tuple[dict[str, Any], ...] = ()  # each at least {"name": ...}
     feature_gates: dict[str, bool] = field(default_factory=dict)
     served_dra_apis: tuple[str, ...] = ()  # e.g. ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
+    # How a cluster built here differs from upstream's build (a refused module stood in for).
+    build_notes: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()  # the profile's capability names
     fault_kinds: tuple[str, ...] = ()  # the fault kinds the profile can inject
     extra: dict[str, Any] = field(default_factory=dict)
@@ -52,6 +54,7 @@ class RunFacts:
         data = dataclasses.asdict(self)
         data["nodes"] = [dict(n) for n in self.nodes]
         data["served_dra_apis"] = list(self.served_dra_apis)
+        data["build_notes"] = list(self.build_notes)
         data["capabilities"] = list(self.capabilities)
         data["fault_kinds"] = list(self.fault_kinds)
         return data
@@ -64,7 +67,7 @@ class RunFacts:
             values["nodes"] = tuple(
                 n if isinstance(n, dict) else {"name": str(n)} for n in values["nodes"] or ()
             )
-        for name in ("served_dra_apis", "capabilities", "fault_kinds"):
+        for name in ("served_dra_apis", "build_notes", "capabilities", "fault_kinds"):
             if name in values:
                 values[name] = tuple(values[name] or ())
         if "feature_gates" in values:

@@ -77,6 +77,9 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         f"{_seconds(run.get('duration_s'))}, "
         f"{run.get('xdist_workers') or 'no'} xdist workers."
     )
+    for note in cluster.get("build_notes") or ():
+        out.append("")
+        out.append(f"Cluster built here with a stand-in: {_cell(note)}.")
     out.append("")
     out.append(f"MUST requirements: {must_counts(must)}.")
     reasons = summary.get("verdict_reasons", [])

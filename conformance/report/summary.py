@@ -11,7 +11,8 @@ rendered from this document rather than from the inputs.
     driver            name, profile_path, profile_digest ("sha256:..."), capabilities[],
                       fault_kinds[] (what the profile can inject)
     cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
-                      feature_gates {gate: bool}, served_dra_apis[]
+                      feature_gates {gate: bool}, served_dra_apis[], build_notes[] (how
+                      a kind cluster built here differs from upstream's build)
     setup_problem     what kept the run from testing the driver (e.g. "the driver never
                       became ready: ..."), null when nothing did
     verdict           "CONFORMANT" | "NON-CONFORMANT" | "INCOMPLETE"
@@ -149,6 +150,7 @@ def build_summary(
             "nodes": [dict(n) for n in facts.nodes],
             "feature_gates": dict(sorted(facts.feature_gates.items())),
             "served_dra_apis": sorted(facts.served_dra_apis),
+            "build_notes": list(facts.build_notes),
         },
         "setup_problem": facts.setup_problem or None,
         "verdict": verdict.verdict,

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conformance.cluster import gobuild, releases
-from conformance.cluster.substitutes import IPTABLES_WRAPPERS, SUBSTITUTES
+from conformance.cluster.substitutes import IPTABLES_WRAPPERS, SUBSTITUTES, build_notes
+from conformance.report.markdown import render_markdown
 
 
 def _legacy_source(tmp_path: Path) -> Path:
@@ -110,3 +111,15 @@ def test_the_adapter_declares_every_name_v1_38_uses(v138: zipfile.ZipFile) -> No
     declared = set(re.findall(r"^\s*(?:func |type )?([A-Z]\w*)\b", adapter, re.M))
     declared |= set(re.findall(r"^\s+([A-Z]\w*)\s+=", adapter, re.M))
     assert used - declared == set()
+
+
+def test_a_run_on_v1_38_says_what_its_cluster_was_built_with() -> None:
+    assert build_notes("v1.38.0-beta.0") == (IPTABLES_WRAPPERS.why,)
+    assert build_notes("v1.37.2") == ()
+    assert build_notes("not a version") == ()
+    summary = {
+        "cluster": {"kubernetes_version": "v1.38.0-beta.0", "build_notes": [IPTABLES_WRAPPERS.why]}
+    }
+    markdown = render_markdown(summary)
+    assert f"Cluster built here with a stand-in: {IPTABLES_WRAPPERS.why}." in markdown
+    assert "stand-in" not in render_markdown({"cluster": {"build_notes": []}})

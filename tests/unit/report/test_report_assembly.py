@@ -72,6 +72,7 @@ def test_summary_of_a_serial_run(fake_suite) -> None:
     assert summary["cluster"]["kubernetes_version"] == "v1.37.2"
     assert summary["cluster"]["nodes"] == [{"name": "worker-1"}, {"name": "worker-2"}]
     assert summary["cluster"]["served_dra_apis"] == ["resource.k8s.io/v1"]
+    assert summary["cluster"]["build_notes"] == []
     assert summary["inventory"] == {"devices": {"worker-1": ["gpu-0", "gpu-1"]}}
 
     metrics = summary["performance"]["metrics"]
