@@ -1,12 +1,13 @@
 """Serial vs parallel wall time of the whole suite on the fake driver, and a flake check.
 
     python bench/suite_speed.py --name CLUSTER [--workers 4] [--out FILE] [-- run args]
-    python bench/suite_speed.py --name CLUSTER --repeat 5 [--workers 4]
+    python bench/suite_speed.py --name CLUSTER --repeat 5 [--workers 4] [--serial-first]
 
 The first form runs `dra-conformance run` twice against the same (already created, driver
 installed) kind cluster, serially and then with -n WORKERS, back to back. The second runs
-REPEAT consecutive -n WORKERS runs. Both print a Markdown table: wall time, the ratio, per-test
-p50/p95 of the test body and of the time spent waiting for a device lease (apart, from
+REPEAT consecutive -n WORKERS runs (with --serial-first, after one serial run, and the ratio
+is against the median of the parallel runs). Both print a Markdown table: wall time, the ratio,
+per-test p50/p95 of the test body and of the time spent waiting for a device lease (apart, from
 summary.json's tests[].body_s and lease_wait_s), and whether every run gave the same
 per-requirement statuses (exit 1 if not). The machine is noisy: compare the runs of one
 invocation, not runs of different days. Results are recorded by hand in bench/suite.md.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -112,23 +114,26 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=0, help="flake check: this many -n WORKERS runs instead"
     )
+    parser.add_argument(
+        "--serial-first", action="store_true", help="with --repeat: one serial run before them"
+    )
     parser.add_argument("--out", default=None, help="write the raw results as JSON here")
     parser.add_argument("extra", nargs="*", help="passed on to `run` (e.g. scenarios/core)")
     args = parser.parse_args()
     base = ROOT / "reports" / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
+    serial_first = args.serial_first or not args.repeat
+    runs = [run_suite(args.name, "0", base / "serial", args.extra)] if serial_first else []
     if args.repeat:
-        runs = [
+        runs += [
             run_suite(args.name, args.workers, base / f"repeat-{i}", args.extra)
             for i in range(1, args.repeat + 1)
         ]
     else:
-        runs = [
-            run_suite(args.name, "0", base / "serial", args.extra),
-            run_suite(args.name, args.workers, base / f"n{args.workers}", args.extra),
-        ]
+        runs.append(run_suite(args.name, args.workers, base / f"n{args.workers}", args.extra))
     print(table(runs))
-    if not args.repeat:
-        print(f"\nserial / -n {args.workers}: {runs[0]['wall_s'] / runs[1]['wall_s']:.2f}x")
+    if serial_first:
+        parallel = statistics.median(r["wall_s"] for r in runs[1:])
+        print(f"\nserial / -n {args.workers}: {runs[0]['wall_s'] / parallel:.2f}x")
     diff = differing(runs)
     print(f"differing per-requirement statuses: {len(diff)}")
     for rid, seen in diff.items():
