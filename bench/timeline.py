@@ -1,12 +1,15 @@
 """Where the wall time of one run went: each test's body on its xdist worker, over time.
 
-    python bench/timeline.py REPORT_DIR
+    python bench/timeline.py REPORT_DIR [LEASE_DIR]
 
 Reads REPORT_DIR/summary.json (worker, lease wait, body and total per test) and
 REPORT_DIR/allure-results (when each body started and stopped) and prints, per worker, one
 line per test: body start and end in seconds since the first body started, the lease wait
 before it, and the gap since the previous test of that worker ended (its set-up and the
 previous teardown). The tail of a run and the tests that queue behind a lease show up here.
+With LEASE_DIR (the cluster's lease book, ~/.cache/dra-conformance/leases/<cluster>-<context>),
+also the node each test's lease got and how long after its body the lease was released (the
+node's restore, the claims' deallocation), from the book's journal.jsonl.
 """
 
 from __future__ import annotations
@@ -43,20 +46,48 @@ def load(report_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def add_leases(rows: list[dict[str, Any]], journal: Path, nodeids: dict[str, str]) -> None:
+    """Each row's lease node and release time: the journal's last grant and release of the
+    test's node id within the run's time span."""
+    if not rows or not journal.is_file():
+        return
+    first = min(r["start"] for r in rows) - 600
+    last = max(r["stop"] for r in rows) + 600
+    events: dict[str, dict[str, Any]] = {}
+    for line in journal.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if first <= event.get("t", 0) <= last:
+            events.setdefault(event["holder"], {})[event["event"]] = event
+    for row in rows:
+        seen = events.get(nodeids.get(row["name"], ""), {})
+        grant, release = seen.get("grant"), seen.get("release")
+        row["node"] = (grant or {}).get("node") or (grant or {}).get("scope", "")
+        row["released"] = release["t"] if release else None
+
+
 def render(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "no test bodies found"
     t0 = min(r["start"] for r in rows)
-    lines = ["worker  start    end  lease   gap  requirement      test"]
+    with_leases = any("node" in r for r in rows)
+    head = "worker  start    end  lease   gap  requirement      "
+    lines = [head + ("node                 after  " if with_leases else "") + "test"]
     for worker in sorted({r["worker"] for r in rows}):
         previous_end = t0
         for r in sorted((r for r in rows if r["worker"] == worker), key=lambda r: r["start"]):
             start, end = r["start"] - t0, r["stop"] - t0
             lease = r["lease_wait_s"]
+            node = ""
+            if with_leases:
+                after = "-" if r.get("released") is None else f"{r['released'] - r['stop']:.0f}"
+                node = f"{(r.get('node') or '-')[-20:]:20} {after:>5}  "
             lines.append(
                 f"{worker:6} {start:6.0f} {end:6.0f} "
                 f"{'-' if lease is None else f'{lease:.0f}':>5} {start - previous_end:5.0f}  "
-                f"{r['requirement']:16} {r['name'][:60]}"
+                f"{r['requirement']:16} {node}{r['name'][:60]}"
             )
             previous_end = end
     last = max(r["stop"] for r in rows) - t0
@@ -66,14 +97,19 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
     report_dir = Path(sys.argv[1])
     if not (report_dir / "summary.json").is_file():
         print(f"{report_dir}: no summary.json; pass a run's report directory", file=sys.stderr)
         return 2
-    print(render(load(report_dir)))
+    rows = load(report_dir)
+    if len(sys.argv) == 3:
+        summary = json.loads((report_dir / "summary.json").read_text())
+        nodeids = {t["nodeid"].split("::")[-1]: t["nodeid"] for t in summary["tests"]}
+        add_leases(rows, Path(sys.argv[2]) / "journal.jsonl", nodeids)
+    print(render(rows))
     return 0
 
 

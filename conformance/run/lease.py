@@ -63,6 +63,10 @@ BACKFILL_MARGIN_S = 5.0
 EXCLUSIVE_PATIENCE_S = 60.0
 
 
+JOURNAL_FILE = "journal.jsonl"
+JOURNAL_MAX_BYTES = 4 << 20  # then it starts again; the one before is kept as journal.jsonl.1
+
+
 class LeaseError(ConformanceError):
     """A lease can never be granted (unknown kind, more devices than the cluster has)."""
 
@@ -127,6 +131,8 @@ class DeviceLeaseBroker:
         self.state_dir = Path(state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.state_file = self.state_dir / "leases.json"
+        # One line per grant and release, for bench/timeline.py: where the run's time went.
+        self.journal_file = self.state_dir / JOURNAL_FILE
         self.lock_file = self.state_dir / "leases.lock"
         self.device_sets = dict(device_sets)
         # device id -> the node it is published for (None: network-attached, no node)
@@ -482,6 +488,7 @@ class DeviceLeaseBroker:
                         node = granted if isinstance(granted, str) else None
                         state["entries"][ticket].update(state="held", since=time.time(), node=node)
                         waited = time.monotonic() - start
+                        self._journal("grant", entry, node=node, waited_s=round(waited, 3))
                         if last_report is not None:
                             log.info(
                                 "%s: got devices %s after %.0fs", holder, _needs(entry), waited
@@ -516,7 +523,22 @@ class DeviceLeaseBroker:
 
     def release(self, lease: DeviceLease) -> None:
         with self._locked_state() as state:
-            state["entries"].pop(str(lease.ticket), None)
+            entry = state["entries"].pop(str(lease.ticket), None)
+            if entry is not None:
+                self._journal("release", entry, node=lease.node)
+
+    def _journal(self, event: str, entry: Mapping[str, Any], **fields: Any) -> None:
+        """Append one line (under the book's lock); a journal that cannot be written is only
+        a missing timeline, never a failed lease."""
+        line = {"t": round(time.time(), 3), "event": event, "holder": entry["holder"]}
+        line.update(scope=entry["scope"], **fields)
+        try:
+            if self.journal_file.is_file() and self.journal_file.stat().st_size > JOURNAL_MAX_BYTES:
+                os.replace(self.journal_file, self.journal_file.with_suffix(".jsonl.1"))
+            with open(self.journal_file, "a") as journal:
+                journal.write(json.dumps(line) + "\n")
+        except OSError as exc:
+            log.debug("lease journal %s: %s", self.journal_file, exc)
 
     @contextlib.contextmanager
     def lease(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import re
@@ -24,7 +25,14 @@ from conformance.plugin.collection import (
 )
 from conformance.run import lease as lease_module
 from conformance.run.context import ClusterInfo, RunContext
-from conformance.run.lease import ALL, DeviceLeaseBroker, DeviceNeed, LeaseError, LeaseTimeout
+from conformance.run.lease import (
+    ALL,
+    JOURNAL_FILE,
+    DeviceLeaseBroker,
+    DeviceNeed,
+    LeaseError,
+    LeaseTimeout,
+)
 from conformance.run.node_marks import (
     active_marks,
     mark_no_kubelet_restart,
@@ -655,3 +663,15 @@ def test_an_exclusive_waiter_past_its_patience_goes_before_later_requests(
 ) -> None:
     monkeypatch.setattr(lease_module, "EXCLUSIVE_PATIENCE_S", 0.0)
     assert _grant_order_after_an_exclusive_holder(tmp_path) == ["upd", "alloc"]
+
+
+def test_grants_and_releases_are_journaled_with_their_node(tmp_path: Path) -> None:
+    broker = _nodes_broker(tmp_path)
+    lease = broker.acquire("drains a node", [], nodes=["w2"], timeout=1)
+    broker.release(lease)
+    lines = [json.loads(x) for x in (tmp_path / JOURNAL_FILE).read_text().splitlines()]
+    assert [(x["event"], x["holder"], x["node"], x["scope"]) for x in lines] == [
+        ("grant", "drains a node", "w2", "whole"),
+        ("release", "drains a node", "w2", "whole"),
+    ]
+    assert lines[0]["waited_s"] >= 0 and lines[0]["t"] <= lines[1]["t"]
