@@ -47,23 +47,24 @@ def load(report_dir: Path) -> list[dict[str, Any]]:
 
 
 def add_leases(rows: list[dict[str, Any]], journal: Path, nodeids: dict[str, str]) -> None:
-    """Each row's lease node and release time: the journal's last grant and release of the
-    test's node id within the run's time span."""
+    """Each row's lease node and release time: the journal's last grant of the test's node id
+    before its body started and the first release after its body stopped (the book is the
+    cluster's, so it holds other runs of the same test too)."""
     if not rows or not journal.is_file():
         return
-    first = min(r["start"] for r in rows) - 600
-    last = max(r["stop"] for r in rows) + 600
-    events: dict[str, dict[str, Any]] = {}
+    events: dict[str, list[dict[str, Any]]] = {}
     for line in journal.read_text().splitlines():
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if first <= event.get("t", 0) <= last:
-            events.setdefault(event["holder"], {})[event["event"]] = event
+        events.setdefault(event.get("holder", ""), []).append(event)
     for row in rows:
-        seen = events.get(nodeids.get(row["name"], ""), {})
-        grant, release = seen.get("grant"), seen.get("release")
+        seen = events.get(nodeids.get(row["name"], ""), [])
+        grants = [e for e in seen if e["event"] == "grant" and e["t"] <= row["start"] + 1]
+        releases = [e for e in seen if e["event"] == "release" and e["t"] >= row["stop"] - 1]
+        grant = max(grants, key=lambda e: e["t"]) if grants else None
+        release = min(releases, key=lambda e: e["t"]) if releases else None
         row["node"] = (grant or {}).get("node") or (grant or {}).get("scope", "")
         row["released"] = release["t"] if release else None
 
