@@ -222,9 +222,19 @@ def run_order(item: ItemView, durations: Mapping[str, float]) -> tuple[int, int,
     """The sort key of a run: `lease_rank`; within it, tests whose devices may be anywhere
     (across_nodes, or every device of a kind) after the rest, since they wait until no node of
     theirs is leased whole and hold back whole-node leases meanwhile; then the longest first
-    (by earlier runs, `conformance.run.durations`), so the run does not end on one long test."""
-    anywhere = across_nodes_wanted(item) or any(n.count == ALL for n in parse_devices(item)[0])
-    return lease_rank(item), int(anywhere), -durations.get(duration_key(item.nodeid), 0.0)
+    (by earlier runs, `conformance.run.durations`), so the run does not end on one long test.
+
+    Among node-exclusive tests, those that also lease devices (a drain's replacements, on
+    another node) go first: each conflicts with a node lease of any other node, so they run
+    one after another anyway, best while the node-pinned tests fill the other node. The rest
+    need only their own node and then pair up on two nodes (session 15 timeline: interleaved,
+    the drains kept them one at a time)."""
+    needs = parse_devices(item)[0]
+    if lease_rank(item) == 1:
+        second = 0 if needs else 1
+    else:
+        second = int(across_nodes_wanted(item) or any(n.count == ALL for n in needs))
+    return lease_rank(item), second, -durations.get(duration_key(item.nodeid), 0.0)
 
 
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:

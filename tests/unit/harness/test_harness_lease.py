@@ -525,8 +525,9 @@ def test_within_a_rank_the_longest_run_first_and_devices_anywhere_after_the_rest
     new = _named("new", ("dra_devices", ("big",), {}))  # never measured: after the measured
     spread = _named("spread", ("dra_devices", ("big",), {"across_nodes": True}))
     every = _named("every", ("dra_devices", ("big", "all"), {}))
-    drain = _named("drain", ("dra_node_exclusive", (), {}))
+    drain = _named("drain", ("dra_node_exclusive", (), {}), ("dra_devices", ("small",), {}))
     restart = _named("restart", ("dra_node_exclusive", (), {}))
+    taint = _named("taint", ("dra_node_exclusive", (), {}))
     durations = {
         "test_x.py::short": 3.0,
         "test_x.py::long": 30.0,
@@ -534,12 +535,15 @@ def test_within_a_rank_the_longest_run_first_and_devices_anywhere_after_the_rest
         "test_x.py::every": 5.0,
         "test_x.py::drain": 20.0,
         "test_x.py::restart": 100.0,
+        "test_x.py::taint": 10.0,
     }
-    items = [short, every, new, spread, long, drain, restart]
+    items = [short, every, new, spread, long, taint, drain, restart]
     order = sorted(items, key=lambda i: run_order(i, durations))
+    # node-exclusive: those with devices on other nodes first, then the longest first
     assert [i.nodeid.rsplit("::", 1)[1] for i in order] == [
-        "restart",
         "drain",
+        "restart",
+        "taint",
         "long",
         "short",
         "new",
