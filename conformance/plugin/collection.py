@@ -229,12 +229,12 @@ def run_order(item: ItemView, durations: Mapping[str, float]) -> tuple[int, int,
     one after another anyway, best while the node-pinned tests fill the other node. The rest
     need only their own node and then pair up on two nodes (session 15 timeline: interleaved,
     the drains kept them one at a time)."""
-    needs = parse_devices(item)[0]
-    if lease_rank(item) == 1:
+    rank, needs = lease_rank(item), parse_devices(item)[0]
+    if rank == 1:
         second = 0 if needs else 1
     else:
         second = int(across_nodes_wanted(item) or any(n.count == ALL for n in needs))
-    return lease_rank(item), second, -durations.get(duration_key(item.nodeid), 0.0)
+    return rank, second, -durations.get(duration_key(item.nodeid), 0.0)
 
 
 def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:

@@ -120,7 +120,8 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
 
 def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]:
     """The nodes a dra_node_exclusive test can lease, best first: fewest devices (disrupting them
-    is cheapest). The broker puts nodes with a no-kubelet-restart mark last when it grants."""
+    is cheapest). When it grants, the broker gives a node with a no-kubelet-restart mark first to
+    a test that restarts no kubelet, and never to one that does."""
     try:
         by_node = node_local_devices(context, whole_node.kind)
     except PlacementError as exc:

@@ -60,6 +60,11 @@ def read_lanes(harness_dir: Path) -> Lanes:
     return Lanes(**{name: frozenset(document.get(name, ())) for name in LANE_NAMES})
 
 
+def _lane(nodeid: str, lanes: Lanes) -> str:
+    """The lane of a test: one of LANE_NAMES, or "pinned" (devices on one node)."""
+    return next((name for name in LANE_NAMES if nodeid in getattr(lanes, name)), "pinned")
+
+
 def pick_next(
     pending: Sequence[str],
     lanes: Lanes,
@@ -69,24 +74,21 @@ def pick_next(
 ) -> int | None:
     """The position in `pending` of the test to send next to a worker, or None to send it
     nothing now (never when `must_send`: the worker's queue is shorter than two)."""
-    only_cluster_wide_left = all(p in lanes.cluster_wide for p in pending)
-    whole_node_left = any(p in lanes.whole_node for p in pending)
+    lane = [_lane(p, lanes) for p in pending]
     # While tests pinned to one node are still to go, one node stays free of whole-node leases
     # for them: with every node leased whole, no such test can run.
-    pinned_left = any(
-        p not in lanes.whole_node and p not in lanes.anywhere and p not in lanes.cluster_wide
-        for p in pending
-    )
-    slots = whole_node_slots - 1 if pinned_left and whole_node_slots > 1 else whole_node_slots
-    for position, nodeid in enumerate(pending):
-        if nodeid in lanes.whole_node:
+    slots = whole_node_slots
+    if "pinned" in lane and whole_node_slots > 1:
+        slots -= 1
+    for position, name in enumerate(lane):
+        if name == "whole_node":
             if whole_node_in_flight < slots:
                 return position
-        elif nodeid in lanes.anywhere:
-            if not whole_node_left:
+        elif name == "anywhere":
+            if "whole_node" not in lane:
                 return position
-        elif nodeid in lanes.cluster_wide:
-            if only_cluster_wide_left:
+        elif name == "cluster_wide":
+            if all(n == "cluster_wide" for n in lane):
                 return position
         else:
             return position
