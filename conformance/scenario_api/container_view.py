@@ -68,7 +68,7 @@ class ContainerView(WorkloadScope):
                 lambda out: isinstance(out, state.WorkloadOutput),
                 describe=f"the workload output of container {container} of pod "
                 f"{self.ref(pod)}{instance}",
-                timeout=self.timeout("settle"),
+                timeout=self.timeout("converge"),
             )
             assert isinstance(output, state.WorkloadOutput)
             printed = output

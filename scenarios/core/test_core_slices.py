@@ -29,13 +29,13 @@ def test_published_slices_are_consistent_pools(dra_context: RunContext, k8s: K8s
         return "; ".join(found) if found else None
 
     # A driver may be between two writes of a republish, so missing slices and incomplete
-    # pools get the settle window; what is wrong in the published content fails at once.
+    # pools get the converge window; what is wrong in the published content fails at once.
     waits.wait_until(
         lambda: list_slices(k8s, profile.driver),
         lambda slices: not problems(slices),
         describe=f"the ResourceSlices of {profile.driver} to be consistent pools of uniquely "
         "named devices with valid attribute and capacity names",
-        timeout=dra_context.timeout("settle"),
+        timeout=dra_context.timeout("converge"),
         show=lambda slices: {
             "problems": problems(slices),
             "slices": sorted(s["metadata"]["name"] for s in slices),
