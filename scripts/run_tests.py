@@ -103,9 +103,11 @@ def stamp(message: str) -> None:
     print(f"[test tiers {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def pytest_cmd(*args: str) -> list[str]:
-    # the slowest tests in the CI log, beside the e2e stage wall times
-    return [sys.executable, "-m", "pytest", "--durations=10", *args]
+def pytest_cmd(name: str, *args: str) -> list[str]:
+    # the slowest tests in the CI log, beside the e2e stage wall times; every test's time in
+    # reports/tests/<name>.xml, for bench/ and for balancing the shards
+    junit = LOGS / f"{name}.xml"
+    return [sys.executable, "-m", "pytest", "--durations=10", f"--junitxml={junit}", *args]
 
 
 def delete_cluster(name: str) -> None:
@@ -147,7 +149,7 @@ def start(shard: Shard, extra: list[str]) -> None:
         env["DRA_CONFORMANCE_E2E_CLUSTER"] = shard.cluster
     with open(shard.log, "wb") as log:
         shard.process = subprocess.Popen(
-            pytest_cmd(*shard.args, *extra),
+            pytest_cmd(shard.log.stem, *shard.args, *extra),
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -174,7 +176,7 @@ def main(extra: list[str]) -> int:
     main_rc = 2
     try:
         main_rc = subprocess.call(
-            pytest_cmd("tests/e2e", *(f"--ignore={path}" for path in NOT_IN_MAIN), *extra),
+            pytest_cmd("main", "tests/e2e", *(f"--ignore={path}" for path in NOT_IN_MAIN), *extra),
             cwd=ROOT,
         )
         if any(shard.ended is None for shard in shards):
