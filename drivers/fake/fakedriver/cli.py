@@ -19,7 +19,7 @@ from fakedriver.control import ControlWatcher
 from fakedriver.driver import DriverOptions, FakeDriver
 from fakedriver.kubeapi import ApiError, KubeRest, load_api_client
 from fakedriver.publisher import ApiSliceClient, node_owner_reference
-from fakedriver.ready import DEFAULT_READY_FILE
+from fakedriver.ready import DEFAULT_READY_FILE, ReadinessServer
 from fakedriver.status import ConfigMapStatusSink
 
 log = logging.getLogger("fakedriver")
@@ -79,7 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--ready-file",
         type=Path,
         default=Path(DEFAULT_READY_FILE),
-        help="readiness marker checked by `python3 -m fakedriver.ready`",
+        help="readiness marker (served by --ready-port, checked by `python3 -m fakedriver.ready`)",
+    )
+    p.add_argument(
+        "--ready-port",
+        type=int,
+        default=0,
+        help="serve GET /readyz (200 once ready, from the marker) on this port for an HTTP "
+        "readiness probe; 0: no server",
     )
     p.add_argument(
         "--control-namespace",
@@ -223,9 +230,14 @@ def main(argv: list[str] | None = None) -> int:
         args.node_name,
         len(driver.inventory.devices),
     )
+    readiness = (
+        ReadinessServer(args.ready_port, args.ready_file).start() if args.ready_port else None
+    )
     driver.start(control)
     while not stopping.wait(1.0):
         pass
     driver.stop()
+    if readiness is not None:
+        readiness.stop()
     log.info("stopped")
     return 0

@@ -1,6 +1,6 @@
 """Readiness marker: written once the kubelet registered the plugin and the
-first ResourceSlices were published; ``python3 -m fakedriver.ready`` checks it
-(the DaemonSet's readiness probe).
+first ResourceSlices were published. `ReadinessServer` answers the DaemonSet's HTTP
+readiness probe from it (GET /readyz); ``python3 -m fakedriver.ready`` checks it by hand.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 DEFAULT_READY_FILE = "/tmp/fake-dra-ready.json"
@@ -40,6 +42,57 @@ def check(path: str | Path) -> tuple[bool, str]:
     if missing:
         return False, f"not ready: {', '.join(missing)} pending"
     return True, "ready: registered with the kubelet and slices published"
+
+
+READY_PATH = "/readyz"
+
+
+class ReadinessServer:
+    """GET /readyz: 200 while the marker says registered and published, else 503 with the
+    reason. An HTTP probe costs the kubelet one request where an exec probe started a process
+    in the container, so the DaemonSet can probe every second and a restarted plugin counts as
+    ready about a second after it is, not up to a probe period later."""
+
+    def __init__(self, port: int, ready_file: str | Path, host: str = "") -> None:
+        marker = Path(ready_file)
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
+                if self.path.split("?", 1)[0] != READY_PATH:
+                    self._answer(404, f"not found; the probe path is {READY_PATH}")
+                    return
+                ok, message = check(marker)
+                self._answer(200 if ok else 503, message)
+
+            def _answer(self, code: int, message: str) -> None:
+                body = (message + "\n").encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass  # one probe a second would drown the driver's log
+
+        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> ReadinessServer:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="readyz", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -44,10 +44,12 @@ def test_daemonset():
     assert security["runAsUser"] == 0
     assert security["privileged"] is False and security["allowPrivilegeEscalation"] is False
     assert security["capabilities"] == {"drop": ["ALL"]}
-    probe = container["readinessProbe"]["exec"]["command"]
-    assert probe[:3] == ["python3", "-m", "fakedriver.ready"]
-    ready_arg = next(a for a in container["args"] if a.startswith("--ready-file="))
-    assert ready_arg.split("=", 1)[1] in " ".join(probe)
+    # The HTTP probe asks the port the plugin serves its readiness on.
+    probe = container["readinessProbe"]["httpGet"]
+    assert probe["path"] == "/readyz"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    ready_port = next(a for a in container["args"] if a.startswith("--ready-port="))
+    assert ports[probe["port"]] == int(ready_port.split("=", 1)[1])
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
     assert host == {

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,9 @@ def test_driver_process_end_to_end(
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
     )
     ready_file = short_tmp / "ready.json"
+    with socket.socket() as probe:  # a free port for the HTTP readiness server
+        probe.bind(("127.0.0.1", 0))
+        ready_port = probe.getsockname()[1]
     args = [
         sys.executable,
         "-m",
@@ -67,6 +72,8 @@ def test_driver_process_end_to_end(
         str(ready_file),
         "--health-interval",
         "1",
+        "--ready-port",
+        str(ready_port),
     ]
     env = {**os.environ, "PYTHONPATH": str(FAKE_DIR)}
     proc = subprocess.Popen(
@@ -102,6 +109,9 @@ def test_driver_process_end_to_end(
         channel.close()
         ready = [sys.executable, "-m", "fakedriver.ready", "--ready-file", str(ready_file)]
         assert subprocess.run(ready, env=env).returncode == 0
+        url = f"http://127.0.0.1:{ready_port}/readyz"
+        with urllib.request.urlopen(url, timeout=10) as answer:  # the DaemonSet's probe
+            assert answer.status == 200
 
         # A fault through the control ConfigMap: republished and reported.
         control = apiserver_k8s.core.create_namespaced_config_map(

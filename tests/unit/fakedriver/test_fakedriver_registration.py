@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 
 from conftest import DRIVER
 from fakedriver import ready
@@ -51,6 +53,33 @@ def test_ready_only_after_registration_and_publish(harness):
     stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
     assert ready.check(driver.options.ready_file)[0]
     assert ready.main(["--ready-file", str(driver.options.ready_file)]) == 0
+
+
+def _get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_http_readiness_follows_the_marker(harness):
+    # What the DaemonSet's HTTP probe sees: 503 with the reason until the kubelet confirmed
+    # registration, then 200; 503 again once the plugin stopped (marker removed).
+    driver = harness.start()
+    server = ready.ReadinessServer(0, driver.options.ready_file, host="127.0.0.1").start()
+    try:
+        code, body = _get(server.port, "/readyz")
+        assert code == 503 and "registered" in body
+        stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+        stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+        assert _get(server.port, "/readyz")[0] == 200
+        assert _get(server.port, "/healthz")[0] == 404
+        driver.stop()
+        code, body = _get(server.port, "/readyz")
+        assert code == 503 and "does not exist" in body
+    finally:
+        server.stop()
 
 
 def test_rejected_registration_is_not_ready(harness):
