@@ -77,17 +77,13 @@ class ReadinessServer:
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
 
     @property
     def port(self) -> int:
         return int(self._server.server_address[1])
 
     def start(self) -> ReadinessServer:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="readyz", daemon=True
-        )
-        self._thread.start()
+        threading.Thread(target=self._server.serve_forever, name="readyz", daemon=True).start()
         return self
 
     def stop(self) -> None:
