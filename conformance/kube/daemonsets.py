@@ -3,6 +3,7 @@ wait until its replacement is ready."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from conformance.kube import state
@@ -104,12 +105,16 @@ def restart_pod_on_node(
     return old, new
 
 
-def wait_driver_ready(k8s: K8sClients, profile: Any, *, timeout: float) -> None:
-    """The profile's readiness: DaemonSet rolled out and ready, every node with its slices."""
+def wait_driver_ready(
+    k8s: K8sClients, profile: Any, *, timeout: float, nodes: Collection[str] | None = None
+) -> None:
+    """The profile's readiness: DaemonSet rolled out and ready, every node with its slices;
+    with `nodes`, on those nodes only (a ready plugin pod and the slices of each)."""
+    where = f" on {', '.join(sorted(nodes))}" if nodes is not None else ""
     wait_until(
-        lambda: readiness_state(k8s, profile),
+        lambda: readiness_state(k8s, profile, nodes),
         lambda s: s.ready,
-        describe=f"driver {profile.driver} to be ready (profile readiness)",
+        describe=f"driver {profile.driver} to be ready{where} (profile readiness)",
         timeout=timeout,
         show=str,
         interval=2.0,

@@ -4,6 +4,7 @@ about it (API rejections in the plugin's logs, Warning events of its namespace).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -78,16 +79,42 @@ def slices_per_node(k8s: K8sClients, driver: str) -> dict[str, int]:
     return counts
 
 
-def readiness_state(k8s: K8sClients, profile: Profile) -> ReadinessState:
+def readiness_state(
+    k8s: K8sClients, profile: Profile, nodes: Collection[str] | None = None
+) -> ReadinessState:
+    """The driver's readiness on every selected node, or on `nodes` only: there, the plugin
+    pod of each ready rather than the whole DaemonSet rolled out, so a test that disrupted
+    one node does not wait for another test's disruption of another node."""
     ds = "ready"
     if profile.readiness.daemonset_name and profile.readiness.daemonset_namespace:
-        ds = daemonset_state(
-            k8s, profile.readiness.daemonset_namespace, profile.readiness.daemonset_name
-        )
+        if nodes is None:
+            ds = daemonset_state(
+                k8s, profile.readiness.daemonset_namespace, profile.readiness.daemonset_name
+            )
+        else:
+            ds = plugin_pods_state(k8s, profile, nodes)
     counts = slices_per_node(k8s, profile.driver)
     wanted = profile.readiness.slices_per_node
-    missing = tuple(n for n in selected_nodes(k8s, profile) if counts.get(n, 0) < wanted)
+    among = sorted(nodes) if nodes is not None else selected_nodes(k8s, profile)
+    missing = tuple(n for n in among if counts.get(n, 0) < wanted)
     return ReadinessState(ds, counts, missing)
+
+
+def plugin_pods_state(k8s: K8sClients, profile: Profile, nodes: Collection[str]) -> str:
+    """'ready' when each of `nodes` runs a ready plugin pod of the profile's DaemonSet, or
+    which nodes do not."""
+    ready_on = {
+        (pod.get("spec") or {}).get("nodeName")
+        for pod in driver_pods(k8s, profile)
+        if not pod["metadata"].get("deletionTimestamp") and _pod_ready(pod)
+    }
+    without = sorted(set(nodes) - ready_on)
+    return "ready" if not without else f"no ready plugin pod on {', '.join(without)}"
+
+
+def _pod_ready(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def readiness_problems(state: ReadinessState) -> dict[str, str]:

@@ -126,7 +126,10 @@ class DriverRestarts:
 
     def wait_driver_ready(self) -> None:
         wait_driver_ready(
-            self.k8s, self.context.profile, timeout=self.context.timeout("driverReady")
+            self.k8s,
+            self.context.profile,
+            timeout=self.context.timeout("driverReady"),
+            nodes=self.restarted,  # another test may be disrupting another node meanwhile
         )
 
 
