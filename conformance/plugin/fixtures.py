@@ -41,7 +41,11 @@ from conformance.run.lease import (
     LeaseTimeout,
     cluster_lease_dir,
 )
-from conformance.scenario_api.placement import PlacementError, node_local_devices
+from conformance.scenario_api.placement import (
+    PlacementError,
+    node_local_devices,
+    whole_node_candidates,
+)
 from conformance.scenario_api.pods import node_selector_for
 
 
@@ -123,10 +127,10 @@ def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]
     is cheapest). When it grants, the broker gives a node with a no-kubelet-restart mark first to
     a test that restarts no kubelet, and never to one that does."""
     try:
+        fit = whole_node_candidates(context, whole_node.kind, whole_node.at_least)
         by_node = node_local_devices(context, whole_node.kind)
     except PlacementError as exc:
         not_run(str(exc), "write the profile's selector as == comparisons")
-    fit = [n for n, devices in by_node.items() if len(devices) >= whole_node.at_least]
     if not fit:
         not_run(
             f"no node holds >= {whole_node.at_least} node-local device(s) of kind "
@@ -134,7 +138,7 @@ def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]
             + ", ".join(f"{n}={len(d)}" for n, d in sorted(by_node.items())),
             "add devices (or nodes) to the cluster",
         )
-    return sorted(fit, key=lambda n: (len(by_node[n]), n))
+    return fit
 
 
 def lease_dir(config: pytest.Config, context: RunContext) -> Path:

@@ -7,16 +7,20 @@ tests queued behind them, while those tests could run beside the node-exclusive 
 14 timeline: with -n 4 on two nodes, no ordinary test started before 290 s). This scheduler
 keeps the run's order but:
 
-- sends a whole-node test only while fewer are sent and not finished than there are nodes to
-  lease, and one fewer while tests pinned to a node are still to go, so those always have a
-  node to run on;
+- sends a whole-node test only while every whole-node test sent and not finished, it
+  included, can have a node of its own among the nodes it may lease (its candidates, less
+  the nodes marked "no kubelet restart" for a test that restarts a kubelet), and one node
+  fewer while tests pinned to a node are still to go, so those always have a node to run on
+  (session 17 timeline: five tests that could only lease the second worker were sent at once,
+  and the first worker stood idle for 30 s while all four workers waited for the second);
 - sends a test whose devices may be on any node only once every whole-node test was sent (it
   waits until no node of its is leased whole, and holds back whole-node leases meanwhile);
 - sends a cluster-wide exclusive test only when nothing else is left (it waits for every other
   lease, and every later request queues behind it);
-- still fills every worker's queue to two tests, in the run's order when nothing else may go:
-  an xdist worker starts a test only once it holds the next one (or was told to stop), so a
-  queue of one would never run.
+- still fills every worker's queue to two tests when nothing else may go: an xdist worker
+  starts a test only once it holds the next one (or was told to stop), so a queue of one would
+  never run. It then sends the whole-node test whose nodes are least in demand, else the first
+  in the run's order.
 
 The controller does not collect under xdist, so the workers write which tests are which
 (`write_lanes`) into the run's harness directory when they have sorted their collection.
@@ -26,12 +30,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from xdist.scheduler import LoadScheduling
+
+from conformance.run.node_marks import marked_nodes_unlocked
 
 LANES_FILE = "schedule-lanes.json"
 LANE_NAMES = ("whole_node", "anywhere", "cluster_wide")
@@ -42,11 +48,17 @@ class Lanes:
     whole_node: frozenset[str] = frozenset()  # node ids of run-early and node-exclusive tests
     anywhere: frozenset[str] = frozenset()  # devices on any node (across nodes, or all of a kind)
     cluster_wide: frozenset[str] = frozenset()  # node ids of cluster-wide exclusive tests
+    # The nodes each whole-node test may lease (absent: any node), and those that restart a
+    # kubelet (they never get a node marked "no kubelet restart").
+    candidates: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    restarts_kubelet: frozenset[str] = frozenset()
 
 
 def write_lanes(harness_dir: Path, lanes: Lanes) -> None:
     harness_dir.mkdir(parents=True, exist_ok=True)
-    document = {name: sorted(getattr(lanes, name)) for name in LANE_NAMES}
+    document: dict[str, Any] = {name: sorted(getattr(lanes, name)) for name in LANE_NAMES}
+    document["candidates"] = {k: list(v) for k, v in sorted(lanes.candidates.items())}
+    document["restarts_kubelet"] = sorted(lanes.restarts_kubelet)
     tmp = harness_dir / f"{LANES_FILE}.{os.getpid()}"
     tmp.write_text(json.dumps(document))
     os.replace(tmp, harness_dir / LANES_FILE)
@@ -57,7 +69,11 @@ def read_lanes(harness_dir: Path) -> Lanes:
         document = json.loads((harness_dir / LANES_FILE).read_text())
     except (FileNotFoundError, ValueError):
         return Lanes()  # no lanes known: plain load scheduling in the run's order
-    return Lanes(**{name: frozenset(document.get(name, ())) for name in LANE_NAMES})
+    return Lanes(
+        **{name: frozenset(document.get(name, ())) for name in LANE_NAMES},
+        candidates={k: tuple(v) for k, v in (document.get("candidates") or {}).items()},
+        restarts_kubelet=frozenset(document.get("restarts_kubelet", ())),
+    )
 
 
 def _lane(nodeid: str, lanes: Lanes) -> str:
@@ -65,24 +81,61 @@ def _lane(nodeid: str, lanes: Lanes) -> str:
     return next((name for name in LANE_NAMES if nodeid in getattr(lanes, name)), "pinned")
 
 
+def _nodes_of(
+    nodeid: str, lanes: Lanes, nodes: Sequence[str], marked: Collection[str]
+) -> list[str]:
+    """The nodes a whole-node test may lease now (its candidates, else any node); a test that
+    restarts a kubelet skips marked nodes, unless every one is marked (it then waits)."""
+    allowed = [n for n in lanes.candidates.get(nodeid, nodes) if n in nodes] or list(nodes)
+    if nodeid in lanes.restarts_kubelet:
+        return [n for n in allowed if n not in marked] or allowed
+    return allowed
+
+
+def _matched(wants: Sequence[Sequence[str]], per_node: int) -> bool:
+    """Can every test get one of its nodes, with at most `per_node` tests on a node?
+    (Augmenting paths; a handful of tests and nodes.)"""
+    taken: dict[tuple[str, int], int] = {}
+
+    def place(test: int, seen: set[tuple[str, int]]) -> bool:
+        for node in wants[test]:
+            for slot in range(per_node):
+                key = (node, slot)
+                if key in seen:
+                    continue
+                seen.add(key)
+                if key not in taken or place(taken[key], seen):
+                    taken[key] = test
+                    return True
+        return False
+
+    return all(place(test, set()) for test in range(len(wants)))
+
+
 def pick_next(
     pending: Sequence[str],
     lanes: Lanes,
-    whole_node_in_flight: int,
-    whole_node_slots: int,
+    whole_node_in_flight: Sequence[str],
+    nodes: Sequence[str],
     must_send: bool,
+    marked: Collection[str] = (),
 ) -> int | None:
     """The position in `pending` of the test to send next to a worker, or None to send it
-    nothing now (never when `must_send`: the worker's queue is shorter than two)."""
+    nothing now (never when `must_send`: the worker's queue is shorter than two).
+
+    `whole_node_in_flight`: the whole-node tests sent and not finished; `nodes`: the nodes a
+    test may lease whole; `marked`: those with a "no kubelet restart" mark now."""
     lane = [_lane(p, lanes) for p in pending]
+    flying = [_nodes_of(t, lanes, nodes, marked) for t in whole_node_in_flight]
     # While tests pinned to one node are still to go, one node stays free of whole-node leases
     # for them: with every node leased whole, no such test can run.
-    slots = whole_node_slots
-    if "pinned" in lane and whole_node_slots > 1:
+    slots = len(nodes)
+    if "pinned" in lane and slots > 1:
         slots -= 1
     for position, name in enumerate(lane):
         if name == "whole_node":
-            if whole_node_in_flight < slots:
+            wants = [*flying, _nodes_of(pending[position], lanes, nodes, marked)]
+            if len(wants) <= slots and _matched(wants, 1):
                 return position
         elif name == "anywhere":
             if "whole_node" not in lane:
@@ -92,16 +145,36 @@ def pick_next(
                 return position
         else:
             return position
-    return 0 if pending and must_send else None
+    if not (pending and must_send):
+        return None
+    # Forced: the whole-node test that piles up least on the nodes it can lease.
+    best, best_depth = 0, None
+    for position, name in enumerate(lane):
+        if name != "whole_node":
+            continue
+        wants = [*flying, _nodes_of(pending[position], lanes, nodes, marked)]
+        depth = next(d for d in range(1, len(wants) + 1) if _matched(wants, d))
+        if best_depth is None or depth < best_depth:
+            best, best_depth = position, depth
+    return best
 
 
 class LeaseAwareScheduling(LoadScheduling):
     """xdist's LoadScheduling with `pick_next` choosing what to send."""
 
-    def __init__(self, config: Any, log: Any = None, *, harness_dir: Path, slots: int) -> None:
+    def __init__(
+        self,
+        config: Any,
+        log: Any = None,
+        *,
+        harness_dir: Path,
+        nodes: Sequence[str],
+        book: Path | None = None,
+    ) -> None:
         super().__init__(config, log)
         self._harness_dir = harness_dir
-        self._slots = max(1, slots)
+        self._nodes = list(nodes) or ["node"]
+        self._book = book  # the lease book: its "no kubelet restart" marks
         self._lanes: Lanes | None = None
 
     def _lanes_known(self) -> Lanes:
@@ -113,22 +186,24 @@ class LeaseAwareScheduling(LoadScheduling):
         assert self.collection is not None
         return self.collection[index]
 
-    def _whole_node_in(self, indices: Collection[int]) -> int:
+    def _whole_node_in(self, indices: Collection[int]) -> list[str]:
         lanes = self._lanes_known()
-        return sum(1 for i in indices if self._nodeid(i) in lanes.whole_node)
+        return [n for i in indices if (n := self._nodeid(i)) in lanes.whole_node]
 
     def _send_tests(self, node: Any, num: int) -> None:
         lanes = self._lanes_known()
+        marked = marked_nodes_unlocked(self._book) if self._book else set()
         queued = self.node2pending[node]
         chosen: list[int] = []
         for _ in range(num):
-            in_flight = sum(self._whole_node_in(p) for p in self.node2pending.values())
+            in_flight = [t for p in self.node2pending.values() for t in self._whole_node_in(p)]
             position = pick_next(
                 [self._nodeid(i) for i in self.pending],
                 lanes,
                 in_flight + self._whole_node_in(chosen),
-                self._slots,
+                self._nodes,
                 must_send=len(queued) + len(chosen) < 2,
+                marked=marked,
             )
             if position is None:
                 break

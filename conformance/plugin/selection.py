@@ -3,6 +3,7 @@ tests (conformance/plugin/collection.py decides, this applies them to pytest ite
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from conformance.plugin.collection import (
     Selection,
     check_collection,
     is_scenario,
+    parse_node_exclusive,
     renamed_marker_problems,
     run_order,
 )
@@ -29,6 +31,8 @@ from conformance.plugin.state import (
     plugin_state,
     rehearsing,
 )
+from conformance.run.context import RunContext
+from conformance.scenario_api.placement import PlacementError, whole_node_candidates
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -57,16 +61,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     _select_requirements(config, items)  # only when --dra-requirement asks for it
     context = get_run_context(config)
     if is_worker(config) and context is not None:
-        write_lanes(context.harness_dir, lanes_of(items))
+        write_lanes(context.harness_dir, lanes_of(items, context))
 
 
-def lanes_of(items: list[pytest.Item]) -> Lanes:
-    """Which tests the controller's scheduler treats apart (conformance.plugin.scheduling)."""
+def lanes_of(items: list[pytest.Item], context: RunContext | None = None) -> Lanes:
+    """Which tests the controller's scheduler treats apart (conformance.plugin.scheduling),
+    and, with the run's context, the nodes each node-exclusive test may lease."""
     ranked = [(item.nodeid, run_order(item_view(item), {})) for item in items]
+    candidates: dict[str, tuple[str, ...]] = {}
+    restarts: set[str] = set()
+    for item in items if context is not None else ():
+        whole_node, _ = parse_node_exclusive(item_view(item), context.profile.device_kinds)
+        if whole_node is None:
+            continue
+        if whole_node.restarts_kubelet:
+            restarts.add(item.nodeid)
+        # A kind the harness cannot place: the test says why when it runs; until then any node.
+        with contextlib.suppress(PlacementError):
+            candidates[item.nodeid] = tuple(
+                whole_node_candidates(context, whole_node.kind, whole_node.at_least)
+            )
     return Lanes(
         whole_node=frozenset(n for n, (rank, _, _) in ranked if rank <= 1),
         anywhere=frozenset(n for n, (rank, anywhere, _) in ranked if rank == 2 and anywhere),
         cluster_wide=frozenset(n for n, (rank, _, _) in ranked if rank >= 3),
+        candidates=candidates,
+        restarts_kubelet=frozenset(restarts),
     )
 
 

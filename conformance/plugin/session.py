@@ -191,10 +191,15 @@ class _XdistHooks:
         context = get_run_context(config)
         if context is None or config.getvalue("dist") != "load":
             return None  # xdist's own
+        from conformance.plugin.fixtures import lease_dir
         from conformance.plugin.scheduling import LeaseAwareScheduling
 
         return LeaseAwareScheduling(
-            config, log, harness_dir=context.harness_dir, slots=len(context.nodes)
+            config,
+            log,
+            harness_dir=context.harness_dir,
+            nodes=context.nodes,
+            book=lease_dir(config, context),
         )
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -36,6 +36,14 @@ def node_local_devices(
     return out
 
 
+def whole_node_candidates(context: RunContext, kind: str, at_least: int) -> list[str]:
+    """The nodes a test can lease whole (at least `at_least` node-local devices of `kind`),
+    fewest devices first: disrupting them is cheapest."""
+    by_node = node_local_devices(context, kind)
+    fit = [n for n, devices in by_node.items() if len(devices) >= at_least]
+    return sorted(fit, key=lambda n: (len(by_node[n]), n))
+
+
 def pick_node(
     context: RunContext,
     kind: str = "default",

@@ -13,7 +13,7 @@ from conformance.model.devices import PublishedDevice
 from conformance.model.profile_parse import load_profile
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.scenario_api.disruption import PodBaseline, disturbances
-from conformance.scenario_api.placement import PlacementError, pick_node
+from conformance.scenario_api.placement import PlacementError, pick_node, whole_node_candidates
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -98,3 +98,16 @@ def test_pick_node_prefers_the_smallest_node_that_leaves_room_elsewhere() -> Non
     assert pick_node(context, exclude=["w2"]) == "w1"
     with pytest.raises(PlacementError, match="devices per node: w1=2, w2=1"):
         pick_node(context, at_least=2, others_at_least=2)
+
+
+def test_whole_node_candidates_are_the_nodes_with_enough_devices_fewest_first() -> None:
+    devices = [
+        PublishedDevice("w1", "a", "w1"),
+        PublishedDevice("w1", "b", "w1"),
+        PublishedDevice("w2", "c", "w2"),
+        PublishedDevice("net", "d", None),
+    ]
+    context = _context(devices, ("w1", "w2", "w3"))
+    assert whole_node_candidates(context, "default", 1) == ["w2", "w1"]
+    assert whole_node_candidates(context, "default", 2) == ["w1"]
+    assert whole_node_candidates(context, "default", 3) == []

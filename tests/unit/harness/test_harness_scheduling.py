@@ -11,44 +11,86 @@ LANES = Lanes(
     anywhere=frozenset({"spread"}),
     cluster_wide=frozenset({"update"}),
 )
+NODES = ["w1", "w2"]
+
+# Two workers: "partition" only fits w2, "reboot"/"reboot2" restart a kubelet.
+PLACED = Lanes(
+    whole_node=frozenset({"drain", "taint", "partition", "reboot", "reboot2"}),
+    cluster_wide=frozenset({"update"}),
+    candidates={
+        "drain": ("w1", "w2"),
+        "taint": ("w1", "w2"),
+        "partition": ("w2",),
+        "reboot": ("w1", "w2"),
+        "reboot2": ("w1", "w2"),
+    },
+    restarts_kubelet=frozenset({"reboot", "reboot2"}),
+)
 
 
 def test_a_whole_node_test_goes_out_while_a_node_is_free() -> None:
-    assert pick_next(["restart", "spread"], LANES, 1, 2, must_send=False) == 0
+    assert pick_next(["restart", "spread"], LANES, ["drain"], NODES, must_send=False) == 0
 
 
 def test_one_node_stays_free_of_whole_node_leases_while_pinned_tests_are_to_go() -> None:
-    assert pick_next(["restart", "plain"], LANES, 0, 2, must_send=False) == 0
-    assert pick_next(["restart", "plain"], LANES, 1, 2, must_send=False) == 1
+    assert pick_next(["restart", "plain"], LANES, [], NODES, must_send=False) == 0
+    assert pick_next(["restart", "plain"], LANES, ["drain"], NODES, must_send=False) == 1
     # once they are sent, every node may be leased whole
-    assert pick_next(["restart", "update"], LANES, 1, 2, must_send=False) == 0
+    assert pick_next(["restart", "update"], LANES, ["drain"], NODES, must_send=False) == 0
     # with one node, whole-node tests still go out
-    assert pick_next(["restart", "plain"], LANES, 0, 1, must_send=False) == 0
+    assert pick_next(["restart", "plain"], LANES, [], ["w1"], must_send=False) == 0
 
 
 def test_with_every_node_taken_an_ordinary_test_overtakes_the_whole_node_ones() -> None:
-    assert pick_next(["restart", "drain", "plain"], LANES, 2, 2, must_send=False) == 2
+    in_flight = ["drain", "restart"]
+    assert pick_next(["restart", "drain", "plain"], LANES, in_flight, NODES, False) == 2
 
 
 def test_devices_anywhere_wait_until_every_whole_node_test_was_sent() -> None:
-    assert pick_next(["restart", "spread"], LANES, 2, 2, must_send=False) is None
-    assert pick_next(["spread", "update"], LANES, 2, 2, must_send=False) == 0
+    in_flight = ["drain", "restart"]
+    assert pick_next(["restart", "spread"], LANES, in_flight, NODES, must_send=False) is None
+    assert pick_next(["spread", "update"], LANES, in_flight, NODES, must_send=False) == 0
 
 
 def test_cluster_wide_tests_go_out_last() -> None:
-    assert pick_next(["update", "plain"], LANES, 0, 2, must_send=False) == 1
-    assert pick_next(["update", "spread"], LANES, 0, 2, must_send=False) == 1
-    assert pick_next(["update"], LANES, 0, 2, must_send=False) == 0
+    assert pick_next(["update", "plain"], LANES, [], NODES, must_send=False) == 1
+    assert pick_next(["update", "spread"], LANES, [], NODES, must_send=False) == 1
+    assert pick_next(["update"], LANES, [], NODES, must_send=False) == 0
 
 
-def test_a_worker_with_a_queue_shorter_than_two_always_gets_the_first_test() -> None:
-    assert pick_next(["restart", "update"], LANES, 2, 2, must_send=False) is None
-    assert pick_next(["restart", "update"], LANES, 2, 2, must_send=True) == 0
-    assert pick_next([], LANES, 0, 2, must_send=True) is None
+def test_a_worker_with_a_queue_shorter_than_two_always_gets_a_test() -> None:
+    in_flight = ["drain", "restart"]
+    assert pick_next(["restart", "update"], LANES, in_flight, NODES, must_send=False) is None
+    assert pick_next(["restart", "update"], LANES, in_flight, NODES, must_send=True) == 0
+    assert pick_next(["update"], LANES, in_flight, NODES, must_send=True) == 0
+    assert pick_next([], LANES, [], NODES, must_send=True) is None
+
+
+def test_a_test_that_fits_only_a_node_another_is_bound_for_waits() -> None:
+    # "partition" can only have w2, and "reboot" can only have w2 while w1 is marked
+    assert pick_next(["partition"], PLACED, ["reboot"], NODES, False, marked={"w1"}) is None
+    # a test that fits the other node goes instead
+    assert pick_next(["partition", "taint"], PLACED, ["reboot"], NODES, False, {"w1"}) == 1
+    # without the mark, reboot can take w1: partition fits beside it
+    assert pick_next(["partition"], PLACED, ["reboot"], NODES, False) == 0
+
+
+def test_forced_it_sends_the_test_whose_nodes_are_least_in_demand() -> None:
+    # w2 is wanted by two tests already; "taint" may go to w1
+    in_flight = ["partition", "reboot", "drain"]
+    pending = ["reboot2", "taint"]
+    assert pick_next(pending, PLACED, in_flight, NODES, True, marked={"w1"}) == 1
+    # ties keep the run's order
+    assert pick_next(["drain", "taint"], PLACED, ["drain", "taint"], NODES, True) == 0
+
+
+def test_a_restarting_test_whose_nodes_are_all_marked_still_counts_on_them() -> None:
+    assert pick_next(["reboot"], PLACED, [], NODES, False, marked={"w1", "w2"}) == 0
+    assert pick_next(["reboot2"], PLACED, ["reboot"], NODES, False, {"w1", "w2"}) == 0
 
 
 def test_unknown_lanes_keep_the_runs_order(tmp_path: Path) -> None:
     assert read_lanes(tmp_path) == Lanes()
-    assert pick_next(["restart", "update"], Lanes(), 9, 2, must_send=False) == 0
-    write_lanes(tmp_path, LANES)
-    assert read_lanes(tmp_path) == LANES
+    assert pick_next(["restart", "update"], Lanes(), ["a"] * 9, NODES, must_send=False) == 0
+    write_lanes(tmp_path, PLACED)
+    assert read_lanes(tmp_path) == PLACED
