@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from types import FrameType
 
+import urllib3
+
 from fakedriver import DRIVER_NAME
 from fakedriver.catalog import Catalog, CatalogError
 from fakedriver.claims import ApiClaimReader
@@ -150,15 +152,17 @@ def _setup_logging(level: str) -> None:
 def _node_owner(rest: KubeRest, node: str, uid: str | None, stopping: threading.Event) -> dict:
     if uid:
         return node_owner_reference({"metadata": {"name": node, "uid": uid}})
-    delay = 1.0
+    delay = 0.5
     while True:
         try:
             return node_owner_reference(rest.get(f"/api/v1/nodes/{node}"))
-        except ApiError as exc:
-            if exc.status in (401, 403) or stopping.wait(delay):
+        except (ApiError, urllib3.exceptions.HTTPError) as exc:
+            # Right after a node restart the API server's service address may not be routed
+            # yet (kube-proxy rewrites its rules): retry rather than crash into a back-off.
+            if getattr(exc, "status", None) in (401, 403) or stopping.wait(delay):
                 raise
             log.warning("reading Node %s failed (%s), retrying", node, exc)
-            delay = min(delay * 2, 10.0)
+            delay = min(delay * 2, 4.0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     rest = KubeRest(load_api_client(args.kubeconfig))
     try:
         owner = _node_owner(rest, args.node_name, args.node_uid, stopping)
-    except ApiError as exc:
+    except (ApiError, urllib3.exceptions.HTTPError) as exc:
         log.error("cannot read Node %s: %s", args.node_name, exc)
         return 1
     driver = FakeDriver(

@@ -1,0 +1,58 @@
+"""The plugin's start-up read of its Node over real HTTP: after a node restart the API
+server's address can be unreachable for a few seconds (kube-proxy has not rewritten its
+rules yet); the plugin must wait that out rather than crash into a restart back-off."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+
+import pytest
+import urllib3
+from fakedriver.cli import _node_owner
+from fakedriver.kubeapi import KubeRest
+from kube_apiserver.server import ApiServer, unique_name
+from kubernetes import client
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _unreachable_rest() -> KubeRest:
+    configuration = client.Configuration()
+    configuration.host = f"http://127.0.0.1:{_closed_port()}"
+    configuration.retries = 0
+    return KubeRest(client.ApiClient(configuration), timeout=2)
+
+
+def test_unreachable_api_server_is_retried_until_stopped(caplog: pytest.LogCaptureFixture) -> None:
+    stopping = threading.Event()
+    timer = threading.Timer(1.6, stopping.set)
+    timer.start()
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING), pytest.raises(urllib3.exceptions.HTTPError):
+        _node_owner(_unreachable_rest(), "kind-worker", None, stopping)
+    timer.cancel()
+    assert time.monotonic() - started >= 1.5, "gave up before it was told to stop"
+    retries = [r for r in caplog.records if "retrying" in r.getMessage()]
+    assert len(retries) >= 2, f"expected repeated retries, got {caplog.text!r}"
+    assert "kind-worker" in retries[0].getMessage()
+
+
+def test_owner_reference_names_the_node_read_from_the_api_server(
+    kube_apiserver: ApiServer,
+) -> None:
+    name = unique_name("owner-node")
+    core = client.CoreV1Api(kube_apiserver.api_client())
+    node = core.create_node(client.V1Node(metadata=client.V1ObjectMeta(name=name)))
+    try:
+        rest = KubeRest(kube_apiserver.api_client(), timeout=10)
+        owner = _node_owner(rest, name, None, threading.Event())
+        assert (owner["kind"], owner["name"], owner["uid"]) == ("Node", name, node.metadata.uid)
+    finally:
+        core.delete_node(name)
