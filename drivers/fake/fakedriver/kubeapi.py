@@ -66,9 +66,17 @@ def _error_from(exc: ApiException) -> ApiError:
 class KubeRest:
     """Minimal JSON REST access: request() for calls, stream() for watches."""
 
-    def __init__(self, api_client: client.ApiClient, timeout: float = 30.0) -> None:
+    def __init__(
+        self, api_client: client.ApiClient, timeout: float = 30.0, connect_timeout: float = 1.0
+    ) -> None:
         self._api = api_client
-        self._timeout = timeout
+        # Connecting has a short timeout of its own: right after a node restart the service
+        # address of the API server drops packets until kube-proxy has rewritten its rules, and
+        # one connect that waited out the whole read timeout (30 s) held the plugin's first
+        # publish that long; a fresh connection a second later gets through (on a healthy
+        # network a connect takes milliseconds: the kernel answers it, however busy the server).
+        self._timeout = (connect_timeout, timeout)
+        self._connect_timeout = connect_timeout
 
     def _send(
         self,
@@ -127,7 +135,9 @@ class KubeRest:
         server_timeout = float(query.get("timeoutSeconds", 300))
         # Read timeout a little above the server-side watch timeout, so a
         # silent connection is noticed without cutting healthy watches short.
-        response = self._send("GET", path, query, None, JSON, (10.0, server_timeout + 30.0))
+        response = self._send(
+            "GET", path, query, None, JSON, (self._connect_timeout, server_timeout + 30.0)
+        )
         try:
             for line in iter_resp_lines(response.response):
                 if line.strip():

@@ -1,6 +1,7 @@
 """The plugin's start-up read of its Node over real HTTP: after a node restart the API
-server's address can be unreachable for a few seconds (kube-proxy has not rewritten its
-rules yet); the plugin must wait that out rather than crash into a restart back-off."""
+server's service address drops or refuses connections for a few seconds (kube-proxy has not
+rewritten its rules yet); the plugin must try again soon rather than crash into a restart
+back-off or wait out a long timeout."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 import urllib3
@@ -23,11 +25,40 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
-def _unreachable_rest() -> KubeRest:
+def _rest_to(port: int, **timeouts: float) -> KubeRest:
     configuration = client.Configuration()
-    configuration.host = f"http://127.0.0.1:{_closed_port()}"
+    configuration.host = f"http://127.0.0.1:{port}"
     configuration.retries = 0
-    return KubeRest(client.ApiClient(configuration), timeout=2)
+    return KubeRest(client.ApiClient(configuration), **timeouts)
+
+
+def _unreachable_rest() -> KubeRest:
+    return _rest_to(_closed_port(), timeout=2)
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port whose connects hang: its accept queue is full, so the kernel drops new SYNs,
+    as packets to a service address without its kube-proxy rules are dropped."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    filler = socket.create_connection(("127.0.0.1", port), timeout=2)
+    try:
+        yield port
+    finally:
+        filler.close()
+        server.close()
+
+
+def test_a_connect_that_hangs_gives_up_after_the_connect_timeout(silent_port: int) -> None:
+    rest = _rest_to(silent_port, timeout=30, connect_timeout=1)
+    started = time.monotonic()
+    with pytest.raises(urllib3.exceptions.HTTPError):
+        rest.get("/api/v1/nodes/kind-worker")
+    elapsed = time.monotonic() - started
+    assert 0.9 <= elapsed < 10, f"a hanging connect took {elapsed:.1f} s (connect timeout 1 s)"
 
 
 def test_unreachable_api_server_is_retried_until_stopped(caplog: pytest.LogCaptureFixture) -> None:
