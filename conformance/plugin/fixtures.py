@@ -128,7 +128,7 @@ def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]
     a test that restarts no kubelet, and never to one that does."""
     try:
         fit = whole_node_candidates(context, whole_node.kind, whole_node.at_least)
-        by_node = node_local_devices(context, whole_node.kind)
+        by_node = {} if fit else node_local_devices(context, whole_node.kind)  # the reason
     except PlacementError as exc:
         not_run(str(exc), "write the profile's selector as == comparisons")
     if not fit:
