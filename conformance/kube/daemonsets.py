@@ -45,13 +45,6 @@ def daemonset_pods_on_node(
     return daemonset_pods(k8s, namespace, name, node)
 
 
-def is_ready(pod: dict[str, Any] | None) -> bool:
-    if not pod or (pod.get("metadata") or {}).get("deletionTimestamp"):
-        return False
-    cond = state.pod_condition(pod, "Ready")
-    return bool(cond and cond.get("status") == "True")
-
-
 def brief(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
@@ -77,7 +70,7 @@ def wait_ready_pod_on_node(
 
     def ready_one(pods: list[dict[str, Any]]) -> dict[str, Any] | None:
         return next(
-            (p for p in pods if is_ready(p) and p["metadata"]["uid"] != not_uid),
+            (p for p in pods if state.pod_is_ready(p) and p["metadata"]["uid"] != not_uid),
             None,
         )
 

@@ -12,6 +12,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
+from conformance.kube.state import pod_is_ready
 from conformance.model.profile import Profile
 from conformance.model.readiness_failure import (
     LOG_TAIL_LINES,
@@ -106,15 +107,10 @@ def plugin_pods_state(k8s: K8sClients, profile: Profile, nodes: Collection[str])
     ready_on = {
         (pod.get("spec") or {}).get("nodeName")
         for pod in driver_pods(k8s, profile)
-        if not pod["metadata"].get("deletionTimestamp") and _pod_ready(pod)
+        if pod_is_ready(pod)
     }
     without = sorted(set(nodes) - ready_on)
     return "ready" if not without else f"no ready plugin pod on {', '.join(without)}"
-
-
-def _pod_ready(pod: dict[str, Any]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or ()
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def readiness_problems(state: ReadinessState) -> dict[str, str]:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.kube.client import K8sClients
-from conformance.kube.daemonsets import brief, daemonset_pods, is_ready
+from conformance.kube.daemonsets import brief, daemonset_pods
 from conformance.kube.readiness import daemonset_state
+from conformance.kube.state import pod_is_ready
 
 
 def read_daemonset(k8s: K8sClients, namespace: str, name: str) -> dict[str, Any]:
@@ -139,9 +140,9 @@ class RolloutWatch:
             pods = by_node.get(node, [])
             old = next((p for p in pods if p["metadata"]["uid"] == seen.old_uid), None)
             new = next(
-                (p for p in pods if p["metadata"]["uid"] != seen.old_uid and is_ready(p)), None
+                (p for p in pods if p["metadata"]["uid"] != seen.old_uid and pod_is_ready(p)), None
             )
-            if seen.stopped_at is None and (new is not None or not is_ready(old)):
+            if seen.stopped_at is None and (new is not None or not pod_is_ready(old)):
                 seen.stopped_at = now
             if seen.ready_at is None and new is not None:
                 seen.ready_at, seen.new_uid = now, new["metadata"]["uid"]

@@ -112,6 +112,14 @@ def pod_condition(pod: Mapping[str, Any], condition_type: str) -> dict[str, Any]
     return None
 
 
+def pod_is_ready(pod: Mapping[str, Any] | None) -> bool:
+    """Ready and not being deleted: a pod that serves."""
+    if not pod or (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    cond = pod_condition(pod, "Ready")
+    return bool(cond and cond.get("status") == "True")
+
+
 def pod_phase(pod: Mapping[str, Any] | None) -> str | None:
     return None if pod is None else (pod.get("status") or {}).get("phase")
 
