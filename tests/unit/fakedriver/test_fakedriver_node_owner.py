@@ -63,13 +63,15 @@ def test_a_connect_that_hangs_gives_up_after_the_connect_timeout(silent_port: in
 
 def test_unreachable_api_server_is_retried_until_stopped(caplog: pytest.LogCaptureFixture) -> None:
     stopping = threading.Event()
-    timer = threading.Timer(1.6, stopping.set)
+    # Retries come after 0.5 s and 1.5 s, the next would be at 3.5 s: stopping at 2.5 s leaves
+    # a second either side for a loaded machine.
+    timer = threading.Timer(2.5, stopping.set)
     timer.start()
     started = time.monotonic()
     with caplog.at_level(logging.WARNING), pytest.raises(urllib3.exceptions.HTTPError):
         _node_owner(_unreachable_rest(), "kind-worker", None, stopping)
     timer.cancel()
-    assert time.monotonic() - started >= 1.5, "gave up before it was told to stop"
+    assert time.monotonic() - started >= 2.4, "gave up before it was told to stop"
     retries = [r for r in caplog.records if "retrying" in r.getMessage()]
     assert len(retries) >= 2, f"expected repeated retries, got {caplog.text!r}"
     assert "kind-worker" in retries[0].getMessage()

@@ -57,11 +57,19 @@ def _hold(
     count: int | str,
     exclusive: bool,
     hold_s: float,
-    delay_s: float,
+    start_after: float | str,
     queue: multiprocessing.Queue,
 ) -> None:
-    time.sleep(delay_s)
+    """Ask for the lease `start_after` seconds in, or once the named holder is in the book
+    (an order that must not depend on how fast a loaded machine forks)."""
     broker = DeviceLeaseBroker(Path(state_dir), SETS, poll_interval=0.02)
+    if isinstance(start_after, str):
+        deadline = time.monotonic() + 30
+        while not any(e["holder"] == start_after for e in broker.holders()):
+            assert time.monotonic() < deadline, f"{start_after} never asked for its lease"
+            time.sleep(0.01)
+    else:
+        time.sleep(start_after)
     needs = [DeviceNeed(kind, count)] if kind else []
     with broker.lease(holder, needs, exclusive=exclusive, timeout=30):
         start = time.monotonic()
@@ -71,7 +79,7 @@ def _hold(
 
 
 def _run(
-    tmp_path: Path, specs: list[tuple[str, str, int | str, bool, float, float]]
+    tmp_path: Path, specs: list[tuple[str, str, int | str, bool, float, float | str]]
 ) -> dict[str, tuple[float, float]]:
     queue: multiprocessing.Queue = CTX.Queue()
     procs = [CTX.Process(target=_hold, args=(str(tmp_path), *spec, queue)) for spec in specs]
@@ -118,8 +126,8 @@ def test_an_exclusive_waiter_is_not_overtaken(
         tmp_path,
         [
             ("first", "small", 1, False, 0.8, 0.0),
-            ("excl", "", 1, True, 0.2, 0.2),
-            ("late", "small", 1, False, 0.1, 0.45),  # would fit beside "first", but excl is waiting
+            ("excl", "", 1, True, 0.2, "first"),
+            ("late", "small", 1, False, 0.1, "excl"),  # would fit beside "first", but excl waits
         ],
     )
     assert spans["excl"][0] >= spans["first"][1]
