@@ -13,6 +13,11 @@ keeps the run's order but:
   fewer while tests pinned to a node are still to go, so those always have a node to run on
   (session 17 timeline: five tests that could only lease the second worker were sent at once,
   and the first worker stood idle for 30 s while all four workers waited for the second);
+- sends a whole-node test that also leases devices off its node (a drain's replacements) only
+  while no other whole-node test is in flight, and no whole-node test beside it: such a lease
+  conflicts with a whole-node lease of any other node (session 19 timeline: a drain sent beside
+  a node restart of the other worker waited 35 s, two more whole-node tests queued behind it,
+  and the first worker stood idle all that time);
 - sends a test whose devices may be on any node only once every whole-node test was sent (it
   waits until no node of its is leased whole, and holds back whole-node leases meanwhile);
 - sends a cluster-wide exclusive test only when nothing else is left (it waits for every other
@@ -52,6 +57,8 @@ class Lanes:
     # kubelet (they never get a node marked "no kubelet restart").
     candidates: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     restarts_kubelet: frozenset[str] = frozenset()
+    # Whole-node tests that also lease devices off their node: they pair with no other.
+    spanning: frozenset[str] = frozenset()
 
 
 def write_lanes(harness_dir: Path, lanes: Lanes) -> None:
@@ -59,6 +66,7 @@ def write_lanes(harness_dir: Path, lanes: Lanes) -> None:
     document: dict[str, Any] = {name: sorted(getattr(lanes, name)) for name in LANE_NAMES}
     document["candidates"] = {k: list(v) for k, v in sorted(lanes.candidates.items())}
     document["restarts_kubelet"] = sorted(lanes.restarts_kubelet)
+    document["spanning"] = sorted(lanes.spanning)
     tmp = harness_dir / f"{LANES_FILE}.{os.getpid()}"
     tmp.write_text(json.dumps(document))
     os.replace(tmp, harness_dir / LANES_FILE)
@@ -73,6 +81,7 @@ def read_lanes(harness_dir: Path) -> Lanes:
         **{name: frozenset(document.get(name, ())) for name in LANE_NAMES},
         candidates={k: tuple(v) for k, v in (document.get("candidates") or {}).items()},
         restarts_kubelet=frozenset(document.get("restarts_kubelet", ())),
+        spanning=frozenset(document.get("spanning", ())),
     )
 
 
@@ -112,6 +121,14 @@ def _matched(wants: Sequence[Sequence[str]], per_node: int) -> bool:
     return all(place(test, set()) for test in range(len(wants)))
 
 
+def _placeable(wants: Sequence[Sequence[str]], spanning: bool, per_node: int) -> bool:
+    """`_matched`, where a set with a spanning test (one that also leases devices off its
+    node) pairs with nothing: all of it must fit one after another on a node's slots."""
+    if spanning and len(wants) > per_node:
+        return False
+    return _matched(wants, per_node)
+
+
 def pick_next(
     pending: Sequence[str],
     lanes: Lanes,
@@ -127,6 +144,7 @@ def pick_next(
     test may lease whole; `marked`: those with a "no kubelet restart" mark now."""
     lane = [_lane(p, lanes) for p in pending]
     flying = [_nodes_of(t, lanes, nodes, marked) for t in whole_node_in_flight]
+    flying_spans = any(t in lanes.spanning for t in whole_node_in_flight)
     # While tests pinned to one node are still to go, one node stays free of whole-node leases
     # for them: with every node leased whole, no such test can run.
     slots = len(nodes)
@@ -135,7 +153,8 @@ def pick_next(
     for position, name in enumerate(lane):
         if name == "whole_node":
             wants = [*flying, _nodes_of(pending[position], lanes, nodes, marked)]
-            if len(wants) <= slots and _matched(wants, 1):
+            spans = flying_spans or pending[position] in lanes.spanning
+            if len(wants) <= slots and _placeable(wants, spans, 1):
                 return position
         elif name == "anywhere":
             if "whole_node" not in lane:
@@ -153,7 +172,8 @@ def pick_next(
         if name != "whole_node":
             continue
         wants = [*flying, _nodes_of(pending[position], lanes, nodes, marked)]
-        depth = next(d for d in range(1, len(wants) + 1) if _matched(wants, d))
+        spans = flying_spans or pending[position] in lanes.spanning
+        depth = next(d for d in range(1, len(wants) + 1) if _placeable(wants, spans, d))
         if best_depth is None or depth < best_depth:
             best, best_depth = position, depth
     return best

@@ -15,8 +15,10 @@ from conformance.plugin.collection import (
     REQUIREMENT_MARK,
     ItemView,
     Selection,
+    across_nodes_wanted,
     check_collection,
     is_scenario,
+    parse_devices,
     parse_node_exclusive,
     renamed_marker_problems,
     run_order,
@@ -32,7 +34,8 @@ from conformance.plugin.state import (
     rehearsing,
 )
 from conformance.run.context import RunContext
-from conformance.scenario_api.placement import PlacementError, whole_node_candidates
+from conformance.run.lease import ALL
+from conformance.scenario_api.placement import PlacementError, sole_node, whole_node_candidates
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -70,23 +73,44 @@ def lanes_of(items: list[pytest.Item], context: RunContext | None = None) -> Lan
     ranked = [(item.nodeid, run_order(item_view(item), {})) for item in items]
     candidates: dict[str, tuple[str, ...]] = {}
     restarts: set[str] = set()
+    spanning: set[str] = set()
     for item in items if context is not None else ():
         whole_node, _ = parse_node_exclusive(item_view(item), context.profile.device_kinds)
         if whole_node is None:
             continue
         if whole_node.restarts_kubelet:
             restarts.add(item.nodeid)
+        if parse_devices(item_view(item))[0]:  # devices off the leased node
+            spanning.add(item.nodeid)
         # A kind the harness cannot place: the test says why when it runs; until then any node.
         with contextlib.suppress(PlacementError):
             candidates[item.nodeid] = tuple(
                 whole_node_candidates(context, whole_node.kind, whole_node.at_least)
             )
+    # Every device of a kind that lives on one node is leased there: such a test runs beside a
+    # whole-node lease of another node like any pinned test (session 19: DRA-ALLOC-005/008/011
+    # waited for the end of the whole-node tests, then queued on each other at the run's end).
+    on_one_node = {
+        item.nodeid
+        for item in (items if context is not None else ())
+        if not across_nodes_wanted(item_view(item))
+        and all(
+            sole_node(context, need.kind) is not None
+            for need in parse_devices(item_view(item))[0]
+            if need.count == ALL
+        )
+    }
     return Lanes(
         whole_node=frozenset(n for n, (rank, _, _) in ranked if rank <= 1),
-        anywhere=frozenset(n for n, (rank, anywhere, _) in ranked if rank == 2 and anywhere),
+        anywhere=frozenset(
+            n
+            for n, (rank, anywhere, _) in ranked
+            if rank == 2 and anywhere and n not in on_one_node
+        ),
         cluster_wide=frozenset(n for n, (rank, _, _) in ranked if rank >= 3),
         candidates=candidates,
         restarts_kubelet=frozenset(restarts),
+        spanning=frozenset(spanning),
     )
 
 

@@ -36,6 +36,15 @@ def node_local_devices(
     return out
 
 
+def sole_node(context: RunContext, kind: str) -> str | None:
+    """The node that holds every device of `kind`, if one does (a lease of all of them is then
+    pinned there, as the broker's `pin_candidates`); None if they are spread, not node-local,
+    unknown or absent."""
+    devices = context.devices_of_kind(kind) if kind in context.device_sets else None
+    nodes = {d.node for d in devices or ()}
+    return next(iter(nodes)) if len(nodes) == 1 and None not in nodes else None
+
+
 def whole_node_candidates(context: RunContext, kind: str, at_least: int) -> list[str]:
     """The nodes a test can lease whole (at least `at_least` node-local devices of `kind`),
     fewest devices first: disrupting them is cheapest."""

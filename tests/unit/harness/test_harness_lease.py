@@ -39,7 +39,7 @@ from conformance.run.node_marks import (
     no_kubelet_restart,
     wait_until_kubelet_restart_allowed,
 )
-from conformance.scenario_api.placement import PlacementError, pick_node
+from conformance.scenario_api.placement import PlacementError, pick_node, sole_node
 
 SETS = {
     "default": frozenset({"w1/a", "w1/b", "w2/c"}),
@@ -512,6 +512,38 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
     plain = broker.acquire("t", [DeviceNeed("default")], timeout=1)
     with pytest.raises(PlacementError, match="needs a node lease"):
         pick_node(context, lease=plain)
+
+
+def test_sole_node_is_the_node_holding_every_device_of_a_kind(tmp_path: Path) -> None:
+    devices = [PublishedDevice("w1", "a", "w1"), PublishedDevice("w1", "b", "w1")]
+    devices += [PublishedDevice("w2", "c", "w2"), PublishedDevice("net", "d", None)]
+    sets = {
+        "default": frozenset({"w1/a", "w1/b", "w2/c"}),
+        "big": frozenset({"w1/a", "w1/b"}),
+        "remote": frozenset({"net/d"}),
+        "none": frozenset(),
+        "weird": None,
+    }
+    context = RunContext(
+        run_id="r",
+        run_dir=tmp_path,
+        profile=load_profile(Path(__file__).parents[3] / "drivers" / "fake" / "profile.yaml"),
+        cluster=ClusterInfo("kind", "c", "/k", None, True),
+        git_version="v1.37.2",
+        served_resources={},
+        feature_gates=None,
+        feature_gates_error=None,
+        nodes=("w1", "w2"),
+        devices=tuple(devices),
+        device_sets=sets,
+        workload_image="w",
+    )
+    assert sole_node(context, "big") == "w1"
+    assert sole_node(context, "default") is None  # on two nodes
+    assert sole_node(context, "remote") is None  # of no node
+    assert sole_node(context, "none") is None
+    assert sole_node(context, "weird") is None  # unknown devices
+    assert sole_node(context, "typo") is None
 
 
 def test_run_early_and_node_exclusive_tests_run_first_and_cluster_exclusive_ones_last() -> None:

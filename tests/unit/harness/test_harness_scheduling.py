@@ -89,8 +89,37 @@ def test_a_restarting_test_whose_nodes_are_all_marked_still_counts_on_them() -> 
     assert pick_next(["reboot2"], PLACED, ["reboot"], NODES, False, {"w1", "w2"}) == 0
 
 
+# "evict" drains its node and leases replacement devices off it.
+SPANNING = Lanes(
+    whole_node=frozenset({"evict", "taint", "taint2", "reboot"}),
+    candidates={
+        "evict": ("w1", "w2"),
+        "taint": ("w1", "w2"),
+        "taint2": ("w1", "w2"),
+        "reboot": ("w2",),
+    },
+    spanning=frozenset({"evict"}),
+)
+
+
+def test_a_spanning_test_pairs_with_no_other_whole_node_test() -> None:
+    # beside a restart of w2 a drain of w1 would wait for its replacements: the taint goes
+    assert pick_next(["evict", "taint"], SPANNING, ["reboot"], NODES, False) == 1
+    assert pick_next(["evict"], SPANNING, ["reboot"], NODES, False) is None
+    # beside a drain, no whole-node test goes, though a node is free
+    assert pick_next(["taint"], SPANNING, ["evict"], NODES, False) is None
+    assert pick_next(["taint", "plain"], SPANNING, ["evict"], NODES, False) == 1
+    # alone it goes
+    assert pick_next(["evict", "taint"], SPANNING, [], NODES, False) == 0
+    # forced with both nodes taken, the test that is not spanning goes: it waits for one node,
+    # the drain for both
+    assert pick_next(["evict", "taint2"], SPANNING, ["reboot", "taint"], NODES, True) == 1
+
+
 def test_unknown_lanes_keep_the_runs_order(tmp_path: Path) -> None:
     assert read_lanes(tmp_path) == Lanes()
     assert pick_next(["restart", "update"], Lanes(), ["a"] * 9, NODES, must_send=False) == 0
     write_lanes(tmp_path, PLACED)
     assert read_lanes(tmp_path) == PLACED
+    write_lanes(tmp_path, SPANNING)
+    assert read_lanes(tmp_path) == SPANNING
