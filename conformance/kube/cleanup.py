@@ -114,8 +114,13 @@ def release_namespace(k8s: K8sClients, name: str, *, timeout: float) -> str | No
     The namespace itself finishes deleting in the background; it stays in the registry so
     the end-of-run sweep waits for it. None when released, else what was left."""
     # Pods and claims first, directly: the namespace controller would get to them only after
-    # walking every resource type of the cluster (seconds on a kind cluster).
+    # walking every resource type of the cluster (seconds on a kind cluster). The controllers
+    # that make pods go before them, or they would replace the deleted pods with new ones that
+    # prepare devices again (a drain test's Deployment held its lease 4 s longer, session 19).
     for delete in (
+        k8s.apps.delete_collection_namespaced_deployment,
+        k8s.apps.delete_collection_namespaced_replica_set,
+        k8s.apps.delete_collection_namespaced_stateful_set,
         k8s.core.delete_collection_namespaced_pod,
         k8s.resource.delete_collection_namespaced_resource_claim,
     ):

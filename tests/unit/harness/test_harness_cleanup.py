@@ -15,7 +15,12 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import objects as kube_objects
 from conformance.kube.builders import Builders
-from conformance.kube.cleanup import NamespaceRegistry, create_test_namespace, sweep_run
+from conformance.kube.cleanup import (
+    NamespaceRegistry,
+    create_test_namespace,
+    release_namespace,
+    sweep_run,
+)
 from conformance.kube.client import K8sClients
 from conformance.kube.objects import ClusterObjects
 from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
@@ -129,3 +134,31 @@ def test_cluster_objects_are_deleted_in_reverse(
     assert _read(resource.read_device_taint_rule, rule) is None
     assert _read(resource.read_device_class, device_class) is None
     assert resource.read_namespaced_resource_claim("cl", api_namespace) is not None
+
+
+def _workload_controller(kind: str, name: str) -> dict[str, Any]:
+    labels = {"app": name}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "workload"}]},
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": template},
+    }
+
+
+def test_released_namespace_keeps_no_controller_that_would_make_pods_again(
+    apiserver_k8s: K8sClients, api_namespace: str
+) -> None:
+    apps = apiserver_k8s.apps
+    apps.create_namespaced_deployment(api_namespace, _workload_controller("Deployment", "d"))
+    apps.create_namespaced_replica_set(api_namespace, _workload_controller("ReplicaSet", "d-1"))
+    assert release_namespace(apiserver_k8s, api_namespace, timeout=30) is None
+    # Right away, not once the namespace controller gets to them: until then a ReplicaSet
+    # replaces every pod the release deleted, and the new pods take devices again.
+    left = apps.list_namespaced_deployment(api_namespace).items
+    left += apps.list_namespaced_replica_set(api_namespace).items
+    assert not left, [f"{o.kind}/{o.metadata.name}" for o in left]
