@@ -9,7 +9,11 @@ before it, and the gap since the previous test of that worker ended (its set-up 
 previous teardown). The tail of a run and the tests that queue behind a lease show up here.
 With LEASE_DIR (the cluster's lease book, ~/.cache/dra-conformance/leases/<cluster>-<context>),
 also the node each test's lease got and how long after its body the lease was released (the
-node's restore, the claims' deallocation), from the book's journal.jsonl.
+node's restore, the claims' deallocation), from the book's journal.jsonl; and the lease time by
+scope with the chain of leases that exclude each other: an estimate of the wall time no
+schedule on these nodes goes below, counting cluster-wide and cluster-scope leases and
+whole-node leases that also take devices off their node one at a time, the other whole-node
+leases one per node at once.
 """
 
 from __future__ import annotations
@@ -67,6 +71,30 @@ def add_leases(rows: list[dict[str, Any]], journal: Path, nodeids: dict[str, str
         release = min(releases, key=lambda e: e["t"]) if releases else None
         row["node"] = (grant or {}).get("node") or (grant or {}).get("scope", "")
         row["released"] = release["t"] if release else None
+        if grant is not None and release is not None:
+            row["held_s"] = release["t"] - grant["t"]
+            row["scope"] = grant.get("scope", "?")
+            row["spans"] = row["scope"] == "whole" and bool(grant.get("needs"))
+
+
+def lease_chain(rows: list[dict[str, Any]]) -> str:
+    """Lease time by scope, and the chain of leases that exclude each other (see above)."""
+    held = [r for r in rows if "held_s" in r]
+    if not held:
+        return ""
+    by_scope: dict[str, float] = {}
+    for r in held:
+        by_scope[r["scope"]] = by_scope.get(r["scope"], 0.0) + r["held_s"]
+    spanning = sum(r["held_s"] for r in held if r["spans"])
+    nodes = {r["node"] for r in held if r["scope"] == "whole"} or {"-"}
+    alone = by_scope.get("cluster", 0.0) + by_scope.get("exclusive", 0.0) + spanning
+    paired = (by_scope.get("whole", 0.0) - spanning) / len(nodes)
+    scopes = ", ".join(f"{scope} {seconds:.0f} s" for scope, seconds in sorted(by_scope.items()))
+    return (
+        f"lease time by scope: {scopes} (whole-node with devices off the node {spanning:.0f} s)\n"
+        f"chain of leases that exclude each other on {len(nodes)} node(s): {alone + paired:.0f} s "
+        f"({alone:.0f} s one at a time + {paired:.0f} s of whole-node leases side by side)"
+    )
 
 
 def render(rows: list[dict[str, Any]]) -> str:
@@ -111,6 +139,8 @@ def main() -> int:
         nodeids = {t["nodeid"].split("::")[-1]: t["nodeid"] for t in summary["tests"]}
         add_leases(rows, Path(sys.argv[2]) / "journal.jsonl", nodeids)
     print(render(rows))
+    if chain := lease_chain(rows):
+        print(chain)
     return 0
 
 

@@ -27,6 +27,11 @@ keeps the run's order but:
   never run. It then sends the whole-node test whose nodes are least in demand, else the first
   in the run's order.
 
+It also keeps every worker's queue at two tests (the one running and the next): xdist sends
+up to a quarter of a worker's share at first and refills to half of it, so a whole-node test
+sent to a worker waited behind several queued ordinary tests while its node stood idle
+(session 19 timeline: 12 s between two whole-node leases of one node).
+
 The controller does not collect under xdist, so the workers write which tests are which
 (`write_lanes`) into the run's harness directory when they have sorted their collection.
 """
@@ -45,6 +50,7 @@ from xdist.scheduler import LoadScheduling
 from conformance.run.node_marks import marked_nodes_unlocked
 
 LANES_FILE = "schedule-lanes.json"
+QUEUE_DEPTH = 2  # tests sent to a worker and not finished: the fewest it can run with
 LANE_NAMES = ("whole_node", "anywhere", "cluster_wide")
 
 
@@ -215,14 +221,14 @@ class LeaseAwareScheduling(LoadScheduling):
         marked = marked_nodes_unlocked(self._book) if self._book else set()
         queued = self.node2pending[node]
         chosen: list[int] = []
-        for _ in range(num):
+        for _ in range(min(num, QUEUE_DEPTH - len(queued))):
             in_flight = [t for p in self.node2pending.values() for t in self._whole_node_in(p)]
             position = pick_next(
                 [self._nodeid(i) for i in self.pending],
                 lanes,
                 in_flight + self._whole_node_in(chosen),
                 self._nodes,
-                must_send=len(queued) + len(chosen) < 2,
+                must_send=len(queued) + len(chosen) < QUEUE_DEPTH,
                 marked=marked,
             )
             if position is None:

@@ -488,7 +488,13 @@ class DeviceLeaseBroker:
                         node = granted if isinstance(granted, str) else None
                         state["entries"][ticket].update(state="held", since=time.time(), node=node)
                         waited = time.monotonic() - start
-                        self._journal("grant", entry, node=node, waited_s=round(waited, 3))
+                        self._journal(
+                            "grant",
+                            entry,
+                            node=node,
+                            waited_s=round(waited, 3),
+                            needs=entry["needs"],
+                        )
                         if last_report is not None:
                             log.info(
                                 "%s: got devices %s after %.0fs", holder, _needs(entry), waited

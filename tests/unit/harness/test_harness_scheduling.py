@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
-from conformance.plugin.scheduling import Lanes, pick_next, read_lanes, write_lanes
+from conformance.plugin.scheduling import (
+    Lanes,
+    LeaseAwareScheduling,
+    pick_next,
+    read_lanes,
+    write_lanes,
+)
 
 LANES = Lanes(
     whole_node=frozenset({"drain", "restart"}),
@@ -123,3 +130,47 @@ def test_unknown_lanes_keep_the_runs_order(tmp_path: Path) -> None:
     assert read_lanes(tmp_path) == PLACED
     write_lanes(tmp_path, SPANNING)
     assert read_lanes(tmp_path) == SPANNING
+
+
+class _Config:
+    """What xdist's LoadScheduling reads of pytest's config: -n 2, no --maxschedchunk."""
+
+    def getvalue(self, name: str) -> list[str]:
+        assert name == "tx"
+        return ["2*popen"]
+
+    def getoption(self, name: str) -> None:
+        assert name == "maxschedchunk"
+
+
+class _Worker:
+    def __init__(self, name: str) -> None:
+        self.gateway = SimpleNamespace(id=name)
+        self.sent: list[int] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_a_worker_never_holds_more_than_two_tests(tmp_path: Path) -> None:
+    # xdist alone sends 40 tests on 2 workers 5 at first (a quarter of a share) and refills
+    # to 10: a whole-node test would wait behind them.
+    collection = [f"t{i}" for i in range(40)]
+    scheduler = LeaseAwareScheduling(_Config(), harness_dir=tmp_path, nodes=NODES)
+    workers = [_Worker("gw0"), _Worker("gw1")]
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    assert [len(w.sent) for w in workers] == [2, 2]
+    done = 0
+    while scheduler.pending:
+        worker = workers[done % 2]
+        scheduler.mark_test_complete(worker, scheduler.node2pending[worker][0], duration=3.0)
+        done += 1
+        assert all(len(scheduler.node2pending[w]) <= 2 for w in workers)
+    assert sorted(workers[0].sent + workers[1].sent) == list(range(40))
