@@ -48,15 +48,21 @@ def test_offline_cgroup_v1_config():
     assert [n["role"] for n in config["nodes"]] == ["control-plane"] + ["worker"] * 3
     assert config["networking"] == {"kubeProxyMode": "iptables", "disableDefaultCNI": True}
     patches = [yaml.safe_load(p) for p in config["kubeadmConfigPatches"]]
-    assert {"kind": "KubeletConfiguration", "failCgroupV1": False} in patches
+    kubelet = next(p for p in patches if p["kind"] == "KubeletConfiguration")
+    assert kubelet["failCgroupV1"] is False
     init = next(p for p in patches if p["kind"] == "InitConfiguration")
     assert init["skipPhases"] == ["preflight", "addon/coredns"]
     assert "enable_cdi = true" in config["containerdConfigPatches"][0]
 
 
-def test_online_cgroup_v2_has_no_patches_and_default_cni():
+def test_online_cgroup_v2_patches_only_the_kubelets_status_cadence_and_has_default_cni():
     config = kind_config(ClusterOptions(offline=False, cgroup_v1=False))
-    assert "kubeadmConfigPatches" not in config
+    [kubelet] = [yaml.safe_load(p) for p in config["kubeadmConfigPatches"]]
+    assert kubelet == {
+        "kind": "KubeletConfiguration",
+        "nodeStatusUpdateFrequency": "2s",
+        "nodeStatusReportFrequency": "5m",
+    }
     assert "disableDefaultCNI" not in config["networking"]
 
 
