@@ -486,10 +486,11 @@ def test_a_bad_node_exclusive_marker_is_a_collection_problem(
     assert len(problems) == 1 and problem in problems[0], problems
 
 
-def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path) -> None:
-    devices = [PublishedDevice("w1", "a", "w1"), PublishedDevice("w1", "b", "w1")]
-    devices.append(PublishedDevice("w2", "c", "w2"))
-    context = RunContext(
+def _context(
+    tmp_path: Path, devices: list[PublishedDevice], device_sets: dict[str, frozenset[str] | None]
+) -> RunContext:
+    """A run's context on nodes w1 and w2 with these devices and device sets."""
+    return RunContext(
         run_id="r",
         run_dir=tmp_path,
         profile=load_profile(Path(__file__).parents[3] / "drivers" / "fake" / "profile.yaml"),
@@ -500,9 +501,15 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
         feature_gates_error=None,
         nodes=("w1", "w2"),
         devices=tuple(devices),
-        device_sets={"default": frozenset(d.id for d in devices)},
+        device_sets=device_sets,
         workload_image="w",
     )
+
+
+def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path) -> None:
+    devices = [PublishedDevice("w1", "a", "w1"), PublishedDevice("w1", "b", "w1")]
+    devices.append(PublishedDevice("w2", "c", "w2"))
+    context = _context(tmp_path, devices, {"default": frozenset(d.id for d in devices)})
     broker = DeviceLeaseBroker(tmp_path, context.device_sets, device_nodes=NODES)
     on_w1 = broker.acquire("t", [], nodes=["w1"], timeout=1)
     assert pick_node(context, lease=on_w1) == "w1"  # not w2, which has fewer devices
@@ -524,20 +531,7 @@ def test_sole_node_is_the_node_holding_every_device_of_a_kind(tmp_path: Path) ->
         "none": frozenset(),
         "weird": None,
     }
-    context = RunContext(
-        run_id="r",
-        run_dir=tmp_path,
-        profile=load_profile(Path(__file__).parents[3] / "drivers" / "fake" / "profile.yaml"),
-        cluster=ClusterInfo("kind", "c", "/k", None, True),
-        git_version="v1.37.2",
-        served_resources={},
-        feature_gates=None,
-        feature_gates_error=None,
-        nodes=("w1", "w2"),
-        devices=tuple(devices),
-        device_sets=sets,
-        workload_image="w",
-    )
+    context = _context(tmp_path, devices, sets)
     assert sole_node(context, "big") == "w1"
     assert sole_node(context, "default") is None  # on two nodes
     assert sole_node(context, "remote") is None  # of no node
