@@ -74,32 +74,30 @@ def lanes_of(items: list[pytest.Item], context: RunContext | None = None) -> Lan
     candidates: dict[str, tuple[str, ...]] = {}
     restarts: set[str] = set()
     spanning: set[str] = set()
+    on_one_node: set[str] = set()
     for item in items if context is not None else ():
-        whole_node, _ = parse_node_exclusive(item_view(item), context.profile.device_kinds)
+        view = item_view(item)
+        needs = parse_devices(view)[0]
+        # Every device of a kind that lives on one node is leased there: such a test runs
+        # beside a whole-node lease of another node like any pinned test (session 19:
+        # DRA-ALLOC-005/008/011 waited for the end of the whole-node tests, then queued on
+        # each other at the run's end).
+        if not across_nodes_wanted(view) and all(
+            sole_node(context, n.kind) is not None for n in needs if n.count == ALL
+        ):
+            on_one_node.add(item.nodeid)
+        whole_node, _ = parse_node_exclusive(view, context.profile.device_kinds)
         if whole_node is None:
             continue
         if whole_node.restarts_kubelet:
             restarts.add(item.nodeid)
-        if parse_devices(item_view(item))[0]:  # devices off the leased node
+        if needs:  # devices off the leased node
             spanning.add(item.nodeid)
         # A kind the harness cannot place: the test says why when it runs; until then any node.
         with contextlib.suppress(PlacementError):
             candidates[item.nodeid] = tuple(
                 whole_node_candidates(context, whole_node.kind, whole_node.at_least)
             )
-    # Every device of a kind that lives on one node is leased there: such a test runs beside a
-    # whole-node lease of another node like any pinned test (session 19: DRA-ALLOC-005/008/011
-    # waited for the end of the whole-node tests, then queued on each other at the run's end).
-    on_one_node = {
-        item.nodeid
-        for item in (items if context is not None else ())
-        if not across_nodes_wanted(item_view(item))
-        and all(
-            sole_node(context, need.kind) is not None
-            for need in parse_devices(item_view(item))[0]
-            if need.count == ALL
-        )
-    }
     return Lanes(
         whole_node=frozenset(n for n, (rank, _, _) in ranked if rank <= 1),
         anywhere=frozenset(
