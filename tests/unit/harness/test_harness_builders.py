@@ -198,8 +198,12 @@ def test_workload_command_prints_markers_and_exits_on_demand(tmp_path: Any) -> N
 def test_workload_command_ends_promptly_on_sigterm(tmp_path: Any) -> None:
     argv = workload_command()
     argv[2] = argv[2].replace("/tmp/exit", str(tmp_path / "never"))
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    time.sleep(0.5)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    # the environment block comes after the trap is set, however slowly the shell starts
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip() == b.ENV_END:
+            break
     assert proc.poll() is None  # still sleeping, waiting for the exit file
     start = time.monotonic()
     proc.terminate()

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tenacity import retry, retry_if_result, stop_after_delay, wait_fixed
 
 from conformance.model.devices import PublishedDevice
 from conformance.model.profile_parse import load_profile
@@ -50,6 +51,22 @@ SETS = {
 CTX = multiprocessing.get_context("fork")
 
 
+def _await_entry(broker: DeviceLeaseBroker, holder: str, key: str | None = None) -> None:
+    """Wait until `holder` is in the book (and its entry has `key` set): a test's order of
+    requests must not depend on how fast a loaded machine starts a thread or a process."""
+
+    @retry(
+        retry=retry_if_result(lambda found: not found),
+        stop=stop_after_delay(30),
+        wait=wait_fixed(0.01),
+        retry_error_callback=lambda state: pytest.fail(f"{holder} never entered the book"),
+    )
+    def entered() -> bool:
+        return any(e["holder"] == holder and (key is None or e.get(key)) for e in broker.holders())
+
+    entered()
+
+
 def _hold(
     state_dir: str,
     holder: str,
@@ -64,10 +81,7 @@ def _hold(
     (an order that must not depend on how fast a loaded machine forks)."""
     broker = DeviceLeaseBroker(Path(state_dir), SETS, poll_interval=0.02)
     if isinstance(start_after, str):
-        deadline = time.monotonic() + 30
-        while not any(e["holder"] == start_after for e in broker.holders()):
-            assert time.monotonic() < deadline, f"{start_after} never asked for its lease"
-            time.sleep(0.01)
+        _await_entry(broker, start_after)
     else:
         time.sleep(start_after)
     needs = [DeviceNeed(kind, count)] if kind else []
@@ -283,7 +297,7 @@ def test_a_waiting_node_lease_is_not_overtaken_by_a_device_lease(tmp_path: Path)
 
     waiter = threading.Thread(target=wait_for_node)
     waiter.start()
-    time.sleep(0.2)
+    _await_entry(broker, "drain", "reserved")
     # small x1 would fit beside default x1, but could land on w1, which "drain" waits for.
     with pytest.raises(LeaseTimeout):
         broker.acquire("late", [DeviceNeed("small")], timeout=0.2)
@@ -405,7 +419,7 @@ def test_a_waiting_whole_lease_reserves_a_node_and_pinned_tests_use_the_other(
 
     waiter = threading.Thread(target=wait_for_node)
     waiter.start()
-    time.sleep(0.2)
+    _await_entry(broker, "drain", "reserved")
     reserved = {e["holder"]: e.get("reserved") for e in broker.holders()}["drain"]
     assert reserved == "a"
     # a later pinned test goes to b, not to the node the drain waits for
@@ -438,7 +452,7 @@ def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path)
 
     waiter = threading.Thread(target=wait_for_node)
     waiter.start()
-    time.sleep(0.2)
+    _await_entry(broker, "evict", "reserved")
     assert "node" not in got  # a is free, but its replacement has no device on b yet
     b_holders = [h for h in holders if h.node == "b"]
     broker.release(b_holders[0])
@@ -630,7 +644,7 @@ def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path:
 
     waiter = threading.Thread(target=wait_for_node)
     waiter.start()
-    time.sleep(0.2)
+    _await_entry(broker, "drain", "reserved")
     # 10 s (x1.5 + 5 s) ends well before the reboot's 120 s: it may take b meanwhile
     short = broker.acquire("short", [], nodes=["b"], expected_s=10, timeout=1)
     assert short.node == "b"
@@ -656,7 +670,7 @@ def test_an_exclusive_waiter_lets_later_tests_pass_for_a_while(tmp_path: Path) -
 
     waiter = threading.Thread(target=wait_alone)
     waiter.start()
-    time.sleep(0.2)
+    _await_entry(broker, "upd")
     # still within its patience: a test queued on another worker goes first
     broker.release(broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1))
     broker.release(held)
@@ -679,10 +693,11 @@ def _grant_order_after_an_exclusive_holder(tmp_path: Path) -> list[str]:
         time.sleep(0.3)
         broker.release(lease)
 
-    threads = [threading.Thread(target=wait, args=a) for a in (("upd", True), ("alloc", False))]
-    for thread in threads:
-        thread.start()
-        time.sleep(0.2)
+    threads: list[threading.Thread] = []
+    for name, exclusive in (("upd", True), ("alloc", False)):
+        threads.append(threading.Thread(target=wait, args=(name, exclusive)))
+        threads[-1].start()
+        _await_entry(broker, name)
     broker.release(held)
     for thread in threads:
         thread.join(5)
