@@ -18,7 +18,12 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
 
     up = csub.add_parser("up", help="create a DRA-ready kind cluster (or reuse a healthy one)")
     up.add_argument("--name", default=DEFAULT_CLUSTER, help="cluster name (default %(default)s)")
-    up.add_argument("--workers", type=int, default=2, help="worker nodes (default %(default)s)")
+    up.add_argument(
+        "--workers",
+        type=int,
+        help="worker nodes of a new cluster (default 2); an existing cluster is reused as it "
+        "is, and one of another worker count is an error",
+    )
     up.add_argument("--k8s", default="v1.37.2", help="Kubernetes version (default %(default)s)")
     mode = up.add_mutually_exclusive_group()
     mode.add_argument(

@@ -27,6 +27,8 @@ from conformance.kube.waits import WaitTimeout, wait_until
 from conformance.progress import Progress
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
+DEFAULT_WORKERS = 2
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 
 
 def registry_reachable(timeout_s: float = 3.0) -> bool:
@@ -96,15 +98,18 @@ class KindCluster:
         name has new credentials and port, which a cached client would not know."""
         return clients_for(k8s_config.new_client_from_config(config_file=str(self.kubeconfig)))
 
-    def healthy(self) -> bool:
+    def ready_workers(self) -> int | None:
+        """The worker count of a cluster whose every node is Ready; None if it cannot be
+        reached, has no worker, or has a node that is not Ready."""
         if not self.kubeconfig.exists():
-            return False
+            return None
         try:
             k8s = self.clients()
             items = [k8s.to_dict(n) for n in k8s.core.list_node(_request_timeout=20).items]
         except (ApiException, urllib3.exceptions.HTTPError, OSError, k8s_config.ConfigException):
-            return False
-        return len(items) == 1 + self.options.workers and all(_node_ready(n) for n in items)
+            return None
+        workers = sum(1 for n in items if not _is_control_plane(n))
+        return workers if workers and all(_node_ready(n) for n in items) else None
 
     def export_logs(self, dest: Path) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
@@ -213,6 +218,21 @@ class KindCluster:
             self.kubeconfig.unlink()
 
 
+def _is_control_plane(node: dict) -> bool:
+    return CONTROL_PLANE_LABEL in (node.get("metadata", {}).get("labels") or {})
+
+
+def check_reused_shape(name: str, workers: int, requested: int | None) -> None:
+    """A reused cluster keeps its shape. An explicit worker count that differs is an error:
+    re-creating the cluster to match would delete the user's cluster and what runs on it."""
+    if requested is not None and requested != workers:
+        raise ClusterError(
+            f"cluster {name} exists with {workers} worker node(s), not {requested}",
+            f"delete it first (dra-conformance cluster down --name {name}), pick another "
+            "--name, or leave out --workers to use it as it is",
+        )
+
+
 def _node_ready(node: dict) -> bool:
     return any(
         c["type"] == "Ready" and c["status"] == "True"
@@ -261,22 +281,25 @@ def decide_offline(kubernetes: str, offline: bool | None) -> bool:
 
 def up(
     name: str = "dra-conformance",
-    workers: int = 2,
+    workers: int | None = None,
     kubernetes: str = "v1.37.2",
     offline: bool | None = None,
     retain: bool = False,
     progress: Progress | None = None,
     logs_dir: Path = Path("reports"),
 ) -> KindCluster:
-    """Create the cluster, or reuse a healthy one of the same name."""
+    """Create the cluster (`workers`: DEFAULT_WORKERS when None), or reuse a healthy one of
+    the same name, whatever its worker count unless `workers` asks for one."""
     progress = progress or Progress()
     host.prepare_host(progress, cache_root() / "logs")
     offline = decide_offline(kubernetes, offline)
-    cluster = cluster_for(name, workers, kubernetes, offline, progress)
+    cluster = cluster_for(name, workers or DEFAULT_WORKERS, kubernetes, offline, progress)
     if cluster.exists():
-        if cluster.healthy():
-            progress.note(f"reusing healthy cluster {name}")
-            return cluster
+        ready_workers = cluster.ready_workers()
+        if ready_workers is not None:
+            check_reused_shape(name, ready_workers, workers)
+            progress.note(f"reusing healthy cluster {name} ({ready_workers} worker node(s))")
+            return replace(cluster, options=replace(cluster.options, workers=ready_workers))
         progress.note(f"cluster {name} exists but is not healthy: deleting it")
         cluster.delete()
     if offline:

@@ -33,7 +33,7 @@ def provision(
     kubeconfig: str | None = None,
     context: str | None = None,
     keep: bool = True,
-    workers: int = 2,
+    workers: int | None = None,
     kubernetes: str = "v1.37.2",
     offline: bool | None = None,
     progress: Progress | None = None,

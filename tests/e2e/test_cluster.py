@@ -7,7 +7,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conformance.cluster import kind, smoke, status
+from conformance.errors import ClusterError
 
 
 def test_three_nodes_ready_at_v1_37_2(kind_cluster):
@@ -56,6 +59,16 @@ def test_second_up_reuses_healthy_cluster(kind_cluster, progress):
     again = kind.up(name=kind_cluster.name, workers=2, progress=progress)
     assert again.kubeconfig == kind_cluster.kubeconfig
     assert time.monotonic() - start < 60
+
+
+def test_up_reuses_a_cluster_as_it_is_and_never_reshapes_it(kind_cluster, progress):
+    # `run` asks for no worker count: the cluster is reused whatever its shape
+    reused = kind.up(name=kind_cluster.name, progress=progress)
+    assert reused.options.workers == 2
+    # an explicit other count is an error, not a deletion of the user's cluster
+    with pytest.raises(ClusterError, match=r"exists with 2 worker node\(s\), not 3"):
+        kind.up(name=kind_cluster.name, workers=3, progress=progress)
+    assert kind_cluster.ready_workers() == 2
 
 
 def test_cli_kubeconfig_and_status(kind_cluster):
