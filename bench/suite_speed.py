@@ -77,6 +77,8 @@ def run_suite(cluster: str, workers: str, report: Path, extra: list[str]) -> dic
         "lease_wait_p95_s": percentile(waits, 0.95),
         "test_p50_s": percentile([t["duration_s"] for t in tests], 0.5),
         "statuses": {r["id"]: r["status"] for r in summary["requirements"]},
+        # what was measured on: a run that re-created the cluster would show here
+        "nodes": {n["name"]: n["devices"] for n in summary["cluster"].get("nodes", [])},
         "report": str(report),
     }
 
@@ -130,6 +132,10 @@ def main() -> int:
         ]
     else:
         runs.append(run_suite(args.name, args.workers, base / f"n{args.workers}", args.extra))
+    shapes = {json.dumps(r["nodes"], sort_keys=True) for r in runs}
+    print(f"device nodes: {'; '.join(sorted(shapes))}")
+    if len(shapes) > 1:
+        print("warning: the runs saw different nodes; compare runs of one cluster only")
     print(table(runs))
     if serial_first:
         parallel = statistics.median(r["wall_s"] for r in runs[1:])
