@@ -12,6 +12,17 @@ from conformance.errors import ConformanceError
 DEFAULT_CLUSTER = "dra-conformance"
 
 
+def _worker_count(text: str) -> int:
+    """argparse type: a DRA cluster needs at least one worker node."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return count
+
+
 def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
     cluster = sub.add_parser("cluster", help="create, inspect and delete the kind cluster")
     csub = cluster.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -20,7 +31,7 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--name", default=DEFAULT_CLUSTER, help="cluster name (default %(default)s)")
     up.add_argument(
         "--workers",
-        type=int,
+        type=_worker_count,
         help="worker nodes of a new cluster (default 2); an existing cluster is reused as it "
         "is, and one of another worker count is an error",
     )

@@ -293,7 +293,9 @@ def up(
     progress = progress or Progress()
     host.prepare_host(progress, cache_root() / "logs")
     offline = decide_offline(kubernetes, offline)
-    cluster = cluster_for(name, workers or DEFAULT_WORKERS, kubernetes, offline, progress)
+    cluster = cluster_for(
+        name, DEFAULT_WORKERS if workers is None else workers, kubernetes, offline, progress
+    )
     if cluster.exists():
         ready_workers = cluster.ready_workers()
         if ready_workers is not None:
