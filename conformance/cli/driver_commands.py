@@ -109,11 +109,17 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
         "check",
         help="validate FILE; with a reachable cluster also check it against the "
         "driver's slices, classes and selectors",
+        description="Validate a driver profile (docs/profile.md), then, unless --offline, "
+        "check it against the driver's ResourceSlices, DeviceClasses and selectors on a "
+        "cluster where the driver is installed.",
+        epilog="exit codes: 0 the profile is valid (warnings and notes may be printed); "
+        "1 problems were found, each printed with the field it concerns; 2 the check could "
+        "not be made (the cluster cannot be reached, a bad option)",
     )
-    check.add_argument("file", type=bundled, metavar="FILE")
+    check.add_argument("file", type=bundled, metavar="FILE", help="the driver profile (YAML)")
     check.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster to check against")
     check.add_argument("--kubeconfig", default=None, help="an existing cluster instead of kind")
-    check.add_argument("--context", default=None)
+    check.add_argument("--context", default=None, help="kubeconfig context (default: current)")
     check.add_argument(
         "--offline", action="store_true", help="only validate the file, do not contact a cluster"
     )
@@ -121,6 +127,10 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _profile_check(args: argparse.Namespace) -> int:
+    if not Path(args.file).is_file():  # nothing to check: bad input, not a finding
+        raise ConformanceError(
+            f"profile {args.file}: no such file", "give the path of a driver profile (YAML)"
+        )
     try:
         profile = load_profile(args.file)
     except ProfileError as exc:
