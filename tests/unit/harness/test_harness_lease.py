@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tenacity import retry, retry_if_result, stop_after_delay, wait_fixed
 
+from conformance.kube.waits import wait_until
 from conformance.model.devices import PublishedDevice
 from conformance.model.profile_parse import load_profile
 from conformance.plugin.collection import (
@@ -54,17 +54,13 @@ CTX = multiprocessing.get_context("fork")
 def _await_entry(broker: DeviceLeaseBroker, holder: str, key: str | None = None) -> None:
     """Wait until `holder` is in the book (and its entry has `key` set): a test's order of
     requests must not depend on how fast a loaded machine starts a thread or a process."""
-
-    @retry(
-        retry=retry_if_result(lambda found: not found),
-        stop=stop_after_delay(30),
-        wait=wait_fixed(0.01),
-        retry_error_callback=lambda state: pytest.fail(f"{holder} never entered the book"),
+    wait_until(
+        broker.holders,
+        lambda book: any(e["holder"] == holder and (key is None or e.get(key)) for e in book),
+        describe=f"{holder} in the lease book" + (f" with {key}" if key else ""),
+        timeout=30,
+        interval=0.01,
     )
-    def entered() -> bool:
-        return any(e["holder"] == holder and (key is None or e.get(key)) for e in broker.holders())
-
-    entered()
 
 
 def _hold(
