@@ -23,7 +23,7 @@ from conformance.plugin.collection import (
     renamed_marker_problems,
     run_order,
 )
-from conformance.plugin.scheduling import Lanes, write_lanes
+from conformance.plugin.lanes import Lanes, write_lanes
 from conformance.plugin.state import (
     REQUIREMENT_KEY,
     catalog_path,

@@ -4,6 +4,8 @@ goes to pytest in the order given, and what it passes to the plugin is `--dra-*`
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,14 @@ def test_other_commands_still_refuse_unknown_arguments(capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):
         app.parse_args(app.build_parser(), ["cluster", "status", "--dra-requirement", "X"])
     assert "unrecognized arguments: --dra-requirement X" in capsys.readouterr().err
+
+
+def test_run_imports_no_pytest_plugin_before_pytest_loads_it() -> None:
+    # pytest warns in every run ("Module already imported so cannot be rewritten: xdist")
+    # when the CLI imported a plugin module before calling pytest.main
+    code = (
+        "import sys, conformance.cli.driver_commands, conformance.plugin.run_progress; "
+        "print(sorted(m for m in ('xdist', 'allure_pytest') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -5,13 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from conformance.plugin.scheduling import (
-    Lanes,
-    LeaseAwareScheduling,
-    pick_next,
-    read_lanes,
-    write_lanes,
-)
+from conformance.plugin.lanes import Lanes, read_lanes, write_lanes
+from conformance.plugin.scheduling import LeaseAwareScheduling, pick_next
 
 LANES = Lanes(
     whole_node=frozenset({"drain", "restart"}),
