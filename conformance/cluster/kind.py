@@ -28,7 +28,6 @@ from conformance.progress import Progress
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
 DEFAULT_WORKERS = 2
-CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 
 
 def registry_reachable(timeout_s: float = 3.0) -> bool:
@@ -219,7 +218,7 @@ class KindCluster:
 
 
 def _is_control_plane(node: dict) -> bool:
-    return CONTROL_PLANE_LABEL in (node.get("metadata", {}).get("labels") or {})
+    return kindconfig.CONTROL_PLANE_LABEL in (node.get("metadata", {}).get("labels") or {})
 
 
 def check_reused_shape(name: str, workers: int, requested: int | None) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from kubernetes import client, config
 
+from conformance.cluster.kindconfig import CONTROL_PLANE_LABEL
 from conformance.kube.waits import WaitTimeout, wait_until
 
 DRA_RESOURCES = (
@@ -78,9 +79,7 @@ def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> S
         result.problems.append(f"resource.k8s.io/v1 does not serve: {', '.join(missing)}")
     nodes = core.list_node().items
     result.workers = sorted(
-        n.metadata.name
-        for n in nodes
-        if "node-role.kubernetes.io/control-plane" not in (n.metadata.labels or {})
+        n.metadata.name for n in nodes if CONTROL_PLANE_LABEL not in (n.metadata.labels or {})
     )
     namespace = f"dra-smoke-{uuid.uuid4().hex[:6]}"
     core.create_namespace({"metadata": {"name": namespace}})
