@@ -25,6 +25,7 @@ from conformance.plugin.collection import (
     run_order,
 )
 from conformance.run import lease as lease_module
+from conformance.run import node_marks as node_marks_module
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.run.lease import (
     ALL,
@@ -98,7 +99,7 @@ def _run(
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
-    results = [queue.get(timeout=5) for _ in specs]
+    results = [queue.get(timeout=30) for _ in specs]
     return {holder: (start, end) for holder, start, end in results}
 
 
@@ -289,7 +290,7 @@ def test_a_waiting_node_lease_is_not_overtaken_by_a_device_lease(tmp_path: Path)
     got: dict[str, str | None] = {}
 
     def wait_for_node() -> None:
-        got["node"] = _nodes_broker(tmp_path).acquire("drain", [], nodes=["w1"], timeout=5).node
+        got["node"] = _nodes_broker(tmp_path).acquire("drain", [], nodes=["w1"], timeout=30).node
 
     waiter = threading.Thread(target=wait_for_node)
     waiter.start()
@@ -298,7 +299,7 @@ def test_a_waiting_node_lease_is_not_overtaken_by_a_device_lease(tmp_path: Path)
     with pytest.raises(LeaseTimeout):
         broker.acquire("late", [DeviceNeed("small")], timeout=0.2)
     broker.release(held)
-    waiter.join(5)
+    waiter.join(30)
     assert got == {"node": "w1"}
 
 
@@ -317,17 +318,38 @@ def test_impossible_node_leases_fail_at_once(
     assert str(err.value).startswith(message)
 
 
-def test_node_marks_last_until_they_expire(tmp_path: Path) -> None:
+class _MarksClock:
+    """The marks' wall clock, moved by the test: how long a mark lasts must not depend on how
+    fast a loaded machine runs the test."""
+
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def marks_clock(monkeypatch: pytest.MonkeyPatch) -> _MarksClock:
+    clock = _MarksClock()
+    monkeypatch.setattr(node_marks_module, "time", clock)
+    return clock
+
+
+def test_node_marks_last_until_they_expire(tmp_path: Path, marks_clock: _MarksClock) -> None:
     assert no_kubelet_restart(tmp_path, "w1") is None
-    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 0.3, "device plugin grace period")
-    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 0.1, "shorter: the later mark wins")
+    mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 30, "device plugin grace period")
+    mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 10, "shorter: the later mark wins")
     mark = no_kubelet_restart(tmp_path, "w1")
     assert mark is not None and mark.why == "device plugin grace period"
     assert no_kubelet_restart(tmp_path, "w2") is None
-    with pytest.raises(TimeoutError, match=r"kubelet on w1 must not restart for another"):
-        wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=0.05)
-    waited = wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=5)
-    assert 0.1 < waited < 1
+    with pytest.raises(TimeoutError, match=r"kubelet on w1 must not restart for another 30s"):
+        wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=20, sleep=marks_clock.sleep)
+    waited = wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=60, sleep=marks_clock.sleep)
+    assert waited == pytest.approx(30)
     assert no_kubelet_restart(tmp_path, "w1") is None and active_marks(tmp_path) == []
 
 
@@ -410,7 +432,7 @@ def test_a_waiting_whole_lease_reserves_a_node_and_pinned_tests_use_the_other(
     got: dict[str, str | None] = {}
 
     def wait_for_node() -> None:
-        lease = _pin_broker(tmp_path).acquire("drain", [], nodes=["a", "b"], timeout=5)
+        lease = _pin_broker(tmp_path).acquire("drain", [], nodes=["a", "b"], timeout=30)
         got["node"] = lease.node
 
     waiter = threading.Thread(target=wait_for_node)
@@ -424,7 +446,7 @@ def test_a_waiting_whole_lease_reserves_a_node_and_pinned_tests_use_the_other(
     with pytest.raises(LeaseTimeout):  # b is full, a is reserved
         broker.acquire("later", [DeviceNeed("default")], pin=True, timeout=0.2)
     broker.release(on_a)
-    waiter.join(5)
+    waiter.join(30)
     assert got == {"node": "a"}
 
 
@@ -442,7 +464,7 @@ def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path)
 
     def wait_for_node() -> None:
         lease = _pin_broker(tmp_path).acquire(
-            "evict", [DeviceNeed("default")], nodes=["a"], timeout=5
+            "evict", [DeviceNeed("default")], nodes=["a"], timeout=30
         )
         got["node"] = lease.node
 
@@ -455,7 +477,7 @@ def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path)
     # the freed device on b is the evict lease's, not a later pinned test's
     with pytest.raises(LeaseTimeout):
         broker.acquire("late", [DeviceNeed("default")], pin=True, timeout=0.2)
-    waiter.join(5)
+    waiter.join(30)
     assert got == {"node": "a"}
 
 
@@ -605,13 +627,15 @@ def test_an_across_nodes_flag_that_is_not_a_bool_is_a_collection_problem() -> No
     assert not across_nodes_wanted(_item(("dra_devices", ("big",), {})))
 
 
-def test_a_test_that_restarts_kubelets_is_never_granted_a_marked_node(tmp_path: Path) -> None:
+def test_a_test_that_restarts_kubelets_is_never_granted_a_marked_node(
+    tmp_path: Path, marks_clock: _MarksClock
+) -> None:
     broker = _nodes_broker(tmp_path)
-    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 0.5, "device plugin grace period")
+    mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 60, "device plugin grace period")
     other = broker.acquire("on w2", [], nodes=["w2"], timeout=1)
     with pytest.raises(LeaseTimeout):
         broker.acquire("restart", [], nodes=["w1", "w2"], avoid_marked=True, timeout=0.2)
-    # once the mark expires, w1 is granted
+    marks_clock.sleep(61)  # once the mark expires, w1 is granted
     lease = broker.acquire("restart", [], nodes=["w1", "w2"], avoid_marked=True, timeout=5)
     assert lease.node == "w1" and no_kubelet_restart(tmp_path, "w1") is None
     broker.release(other)
@@ -634,7 +658,7 @@ def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path:
     def wait_for_node() -> None:
         # wants a whole, with a replacement that may land on b: it keeps b free of node leases
         lease = _pin_broker(tmp_path).acquire(
-            "drain", [DeviceNeed("default")], nodes=["a"], expected_s=30, timeout=5
+            "drain", [DeviceNeed("default")], nodes=["a"], expected_s=30, timeout=30
         )
         got["node"] = lease.node
 
@@ -650,7 +674,7 @@ def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path:
         with pytest.raises(LeaseTimeout):
             broker.acquire("long", [], nodes=["b"], expected_s=expected, timeout=0.2)
     broker.release(reboot)
-    waiter.join(5)
+    waiter.join(30)
     assert got == {"node": "a"}
 
 
@@ -661,7 +685,7 @@ def test_an_exclusive_waiter_lets_later_tests_pass_for_a_while(tmp_path: Path) -
 
     def wait_alone() -> None:
         got["exclusive"] = (
-            _pin_broker(tmp_path).acquire("upd", [], exclusive=True, timeout=5).exclusive
+            _pin_broker(tmp_path).acquire("upd", [], exclusive=True, timeout=30).exclusive
         )
 
     waiter = threading.Thread(target=wait_alone)
@@ -670,7 +694,7 @@ def test_an_exclusive_waiter_lets_later_tests_pass_for_a_while(tmp_path: Path) -
     # still within its patience: a test queued on another worker goes first
     broker.release(broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1))
     broker.release(held)
-    waiter.join(5)
+    waiter.join(30)
     assert got == {"exclusive": True}
 
 
@@ -683,7 +707,7 @@ def _grant_order_after_an_exclusive_holder(tmp_path: Path) -> list[str]:
 
     def wait(name: str, exclusive: bool) -> None:
         lease = _pin_broker(tmp_path).acquire(
-            name, [DeviceNeed("default")], exclusive=exclusive, pin=not exclusive, timeout=5
+            name, [DeviceNeed("default")], exclusive=exclusive, pin=not exclusive, timeout=30
         )
         order.append(name)
         time.sleep(0.3)
@@ -696,7 +720,7 @@ def _grant_order_after_an_exclusive_holder(tmp_path: Path) -> list[str]:
         _await_entry(broker, name)
     broker.release(held)
     for thread in threads:
-        thread.join(5)
+        thread.join(30)
     return order
 
 
