@@ -58,7 +58,7 @@ def test_the_namespace_controller_finishes_deletion(
                 return None
             raise
 
-    wait_for_deleted(read, describe=f"namespace {api_namespace}", timeout=60)
+    wait_for_deleted(read, describe=f"namespace {api_namespace}", timeout=180)
 
 
 def test_leftovers_of_a_killed_session_are_removed(kube_apiserver: ApiServer) -> None:

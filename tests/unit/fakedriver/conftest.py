@@ -190,7 +190,7 @@ class DriverHarness:
     def channel(self, driver: FakeDriver, registration: bool = False) -> grpc.Channel:
         path = driver.options.registration_socket if registration else driver.options.dra_socket
         channel = grpc.insecure_channel(f"unix://{path}")
-        grpc.channel_ready_future(channel).result(timeout=5)
+        grpc.channel_ready_future(channel).result(timeout=60)  # a loaded machine starts slowly
         return channel
 
 

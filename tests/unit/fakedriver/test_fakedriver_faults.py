@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from conftest import DRIVER, NODE, make_claim
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
@@ -222,18 +225,50 @@ def test_cdi_first_device_only(harness):
     assert assigned == [f"DRA_ASSIGNED_FA80_0={NODE}/fa80-0"]
 
 
+class _HeldTimer:
+    """A threading.Timer that goes off when the test says, not when a loaded machine gets to
+    it (a real one could rewrite the spec before the test has read it the first time)."""
+
+    def __init__(self, interval: float, function: Callable[[], None]) -> None:
+        self.interval, self.function = interval, function
+        self.daemon = False
+        self.started = False
+
+    def start(self) -> None:
+        self.started = True
+
+    def fire(self) -> None:
+        assert self.started
+        self.function()
+
+
+class _ThreadingWithHeldTimers:
+    """The threading module as fakedriver.prepare sees it, but its Timers are held."""
+
+    def __init__(self) -> None:
+        self.timers: list[_HeldTimer] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(threading, name)
+
+    def Timer(self, interval: float, function: Callable[[], None]) -> _HeldTimer:  # noqa: N802
+        self.timers.append(_HeldTimer(interval, function))
+        return self.timers[-1]
+
+
 def test_unstable_cdi_spec_names_another_device_after_a_while(harness, monkeypatch):
     from fakedriver import prepare as prepare_module
 
-    monkeypatch.setattr(prepare_module, "UNSTABLE_CDI_DELAY_S", 0.2)
+    held = _ThreadingWithHeldTimers()
+    monkeypatch.setattr(prepare_module, "threading", held)
     driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["unstable-cdi-spec"]})})
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
     prepare(_stub(harness, driver), dra_v1_pb2, UID)
     assert f"DRA_ASSIGNED_FA80_0={NODE}/fa80-0" in _env_of(harness, UID)  # right at first
-    deadline = time.monotonic() + 5
-    while f"DRA_ASSIGNED_FA80_1={NODE}/fa80-1" not in _env_of(harness, UID):
-        assert time.monotonic() < deadline, _env_of(harness, UID)
-        time.sleep(0.05)
+    (timer,) = held.timers
+    assert timer.interval == prepare_module.UNSTABLE_CDI_DELAY_S > 0 and timer.daemon
+    timer.fire()  # "a while" later
+    assert f"DRA_ASSIGNED_FA80_1={NODE}/fa80-1" in _env_of(harness, UID)
     assert not any(v.startswith("DRA_ASSIGNED_FA80_0=") for v in _env_of(harness, UID))
 
 

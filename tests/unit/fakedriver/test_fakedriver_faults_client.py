@@ -165,7 +165,7 @@ def test_wait_applied_through_a_real_driver(harness, core, control):
     driver.apply_controls(core.data(), control.last_resource_version)
     driver.status.flush()
     status = control.wait_applied(
-        NODE, timeout=2, predicate=lambda s: "fa80-1" not in s["pool"]["publishedDevices"]
+        NODE, timeout=30, predicate=lambda s: "fa80-1" not in s["pool"]["publishedDevices"]
     )
     assert status["applied"]["devices"] == {"fa80-1": {"withdrawn": True}}
     assert control.applied(NODE2) is None

@@ -4,14 +4,16 @@ force delete)."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
-import time
 
 import fakedriver.prepare
 import pytest
 from conftest import make_claim
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
 from test_fakedriver_prepare import UID, UID2, prepare, spec_path, unprepare
+
+from conformance.kube.waits import wait_until
 
 
 def _stub(harness, driver):
@@ -39,17 +41,37 @@ def test_device_of_another_prepared_claim_is_refused_until_unprepared(harness):
     assert _error(stub, UID2) == ""
 
 
-def test_a_waiting_prepare_goes_on_as_soon_as_the_holder_is_unprepared(harness, monkeypatch):
-    monkeypatch.setattr(fakedriver.prepare, "HELD_DEVICE_WAIT_SECONDS", 20.0)
+def test_a_waiting_prepare_goes_on_as_soon_as_the_holder_is_unprepared(
+    harness, monkeypatch, caplog
+):
+    # Longer than the call's deadline: a prepare that is not woken by the unprepare gets
+    # DEADLINE_EXCEEDED rather than the device once its wait ran out.
+    monkeypatch.setattr(fakedriver.prepare, "HELD_DEVICE_WAIT_SECONDS", 90.0)
+    caplog.set_level(logging.INFO, logger="fakedriver.prepare")
     stub = _stub(harness, harness.start())
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
     harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
     assert _error(stub, UID) == ""
-    # the clock starts before the timer: a loaded machine may delay the test, never the timer
-    started = time.monotonic()
-    threading.Timer(0.5, lambda: unprepare(stub, dra_v1_pb2, UID)).start()
-    assert _error(stub, UID2) == ""
-    assert 0.5 <= time.monotonic() - started < 10
+
+    def waiting() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "waits for claim" in r.getMessage()]
+
+    def unprepare_once_it_waits() -> None:
+        # the holder lets go once the second prepare waits, not after a time a loaded
+        # machine may take to get that prepare going
+        wait_until(waiting, bool, describe="the second prepare to wait", timeout=60, interval=0.05)
+        unprepared.append(unprepare(stub, dra_v1_pb2, UID).claims[UID].error)
+
+    unprepared: list[str] = []
+    holder = threading.Thread(target=unprepare_once_it_waits)
+    holder.start()
+    try:
+        error = _error(stub, UID2)  # a 60 s call: a prepare never woken fails on it
+    finally:
+        holder.join(90)
+    assert unprepared == [""]
+    assert error == ""
+    assert f"claim {UID}" in waiting()[0]
 
 
 def test_a_holder_whose_claim_is_gone_does_not_block(harness):
@@ -67,7 +89,7 @@ def test_a_holder_replaced_by_a_claim_of_the_same_name_does_not_block(harness):
     def prepare_named(uid):
         claim = dra_v1_pb2.Claim(namespace="test-ns", uid=uid, name="same")
         request = dra_v1_pb2.NodePrepareResourcesRequest(claims=[claim])
-        return stub.NodePrepareResources(request, timeout=10).claims[uid].error
+        return stub.NodePrepareResources(request, timeout=60).claims[uid].error
 
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}], name="same"))
     assert prepare_named(UID) == ""

@@ -32,7 +32,7 @@ class RecordingRest(KubeRest):
     """The real client, noting each call it makes (a spy: the server still answers)."""
 
     def __init__(self, api_client: Any) -> None:
-        super().__init__(api_client, timeout=10)
+        super().__init__(api_client, timeout=60)
         self.calls: list[tuple[str, str, Mapping[str, Any] | None, str]] = []
 
     def request(
@@ -156,7 +156,7 @@ def test_status_sink_creates_then_patches(
 
 def _retry_until(predicate: Any, what: str) -> None:
     for attempt in tenacity.Retrying(
-        stop=tenacity.stop_after_delay(20), wait=tenacity.wait_fixed(0.1), reraise=True
+        stop=tenacity.stop_after_delay(60), wait=tenacity.wait_fixed(0.1), reraise=True
     ):
         with attempt:
             assert predicate(), what

@@ -18,13 +18,13 @@ def _claims(pb2, *uids):
 
 def prepare(stub, pb2, *uids):
     return stub.NodePrepareResources(
-        pb2.NodePrepareResourcesRequest(claims=_claims(pb2, *uids)), timeout=10
+        pb2.NodePrepareResourcesRequest(claims=_claims(pb2, *uids)), timeout=60
     )
 
 
 def unprepare(stub, pb2, *uids):
     return stub.NodeUnprepareResources(
-        pb2.NodeUnprepareResourcesRequest(claims=_claims(pb2, *uids)), timeout=10
+        pb2.NodeUnprepareResourcesRequest(claims=_claims(pb2, *uids)), timeout=60
     )
 
 

@@ -24,8 +24,9 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube.client import K8sClients
 
 
-def _eventually(read: Any, what: str, timeout: float = 30) -> Any:
-    """Poll `read` until it returns something truthy."""
+def _eventually(read: Any, what: str, timeout: float = 180) -> Any:
+    """Poll `read` until it returns something truthy (generous: a loaded machine takes a
+    while to start a Python process that imports the kubernetes client)."""
     for attempt in tenacity.Retrying(
         stop=tenacity.stop_after_delay(timeout), wait=tenacity.wait_fixed(0.2), reraise=True
     ):
@@ -100,17 +101,17 @@ def test_driver_process_end_to_end(
 
         channel = grpc.insecure_channel(f"unix://{reg_socket}")
         stub = reg_grpc.RegistrationStub(channel)
-        assert stub.GetInfo(reg_pb2.InfoRequest(), timeout=10).endpoint == str(
+        assert stub.GetInfo(reg_pb2.InfoRequest(), timeout=60).endpoint == str(
             short_tmp / "plug" / "dra.sock"
         )
         stub.NotifyRegistrationStatus(
-            reg_pb2.RegistrationStatus(plugin_registered=True), timeout=10
+            reg_pb2.RegistrationStatus(plugin_registered=True), timeout=60
         )
         channel.close()
         ready = [sys.executable, "-m", "fakedriver.ready", "--ready-file", str(ready_file)]
         assert subprocess.run(ready, env=env).returncode == 0
         url = f"http://127.0.0.1:{ready_port}/readyz"
-        with urllib.request.urlopen(url, timeout=10) as answer:  # the DaemonSet's probe
+        with urllib.request.urlopen(url, timeout=60) as answer:  # the DaemonSet's probe
             assert answer.status == 200
 
         # A fault through the control ConfigMap: republished and reported.
@@ -143,7 +144,7 @@ def test_driver_process_end_to_end(
         assert {d["name"] for d in current[0]["spec"]["devices"]} == {"fa80-0", "ff16-0", "fs32-0"}
     finally:
         proc.send_signal(signal.SIGTERM)
-        output, _ = proc.communicate(timeout=20)
+        output, _ = proc.communicate(timeout=120)
         resource.delete_collection_resource_slice(field_selector=f"spec.nodeName={node}")
     assert proc.returncode == 0, output
     assert "received SIGTERM" in output

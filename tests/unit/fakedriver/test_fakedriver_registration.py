@@ -23,7 +23,7 @@ def test_registration_socket_follows_kubelet_naming(harness):
 def test_get_info(harness):
     driver = harness.start()
     stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
-    info = stub.GetInfo(reg_pb2.InfoRequest(), timeout=5)
+    info = stub.GetInfo(reg_pb2.InfoRequest(), timeout=60)
     assert info.type == "DRAPlugin"
     assert info.name == DRIVER
     assert info.endpoint == str(driver.options.dra_socket)
@@ -39,7 +39,7 @@ def test_get_info(harness):
 def test_versions_are_configurable(harness):
     driver = harness.start(dra_versions=("v1beta1",), health_versions=())
     stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
-    assert list(stub.GetInfo(reg_pb2.InfoRequest(), timeout=5).supported_versions) == [
+    assert list(stub.GetInfo(reg_pb2.InfoRequest(), timeout=60).supported_versions) == [
         "v1beta1.DRAPlugin"
     ]
 
@@ -50,14 +50,14 @@ def test_ready_only_after_registration_and_publish(harness):
     assert not ok and "registered" in message
     assert json.loads(driver.options.ready_file.read_text())["published"] is True
     stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
-    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=60)
     assert ready.check(driver.options.ready_file)[0]
     assert ready.main(["--ready-file", str(driver.options.ready_file)]) == 0
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as answer:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -72,7 +72,9 @@ def test_http_readiness_follows_the_marker(harness):
         code, body = _get(server.port, "/readyz")
         assert code == 503 and "registered" in body
         stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
-        stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+        stub.NotifyRegistrationStatus(
+            reg_pb2.RegistrationStatus(plugin_registered=True), timeout=60
+        )
         assert _get(server.port, "/readyz")[0] == 200
         assert _get(server.port, "/healthz")[0] == 404
         driver.stop()
@@ -86,7 +88,7 @@ def test_rejected_registration_is_not_ready(harness):
     driver = harness.start()
     stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
     stub.NotifyRegistrationStatus(
-        reg_pb2.RegistrationStatus(plugin_registered=False, error="bad version"), timeout=5
+        reg_pb2.RegistrationStatus(plugin_registered=False, error="bad version"), timeout=60
     )
     assert not ready.check(driver.options.ready_file)[0]
     driver.status.flush()
@@ -96,7 +98,7 @@ def test_rejected_registration_is_not_ready(harness):
 def test_stop_removes_sockets_and_marker(harness):
     driver = harness.start()
     stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
-    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=60)
     harness.stop(driver)
     assert not driver.options.registration_socket.exists()
     assert not driver.options.dra_socket.exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import fakedriver.driver
 import grpc
 import pytest
 from conftest import DRIVER, make_claim
@@ -17,8 +18,8 @@ from test_fakedriver_prepare import UID, prepare
 
 
 def _register(stub) -> None:
-    stub.GetInfo(reg_pb2.InfoRequest(), timeout=5)
-    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=5)
+    stub.GetInfo(reg_pb2.InfoRequest(), timeout=60)
+    stub.NotifyRegistrationStatus(reg_pb2.RegistrationStatus(plugin_registered=True), timeout=60)
 
 
 def test_register_once_refuses_a_second_kubelet_until_switched_off(harness):
@@ -28,21 +29,25 @@ def test_register_once_refuses_a_second_kubelet_until_switched_off(harness):
     _register(stub)  # the first kubelet registers it
     assert driver.options.registration_socket.exists()  # the socket stays: no deregistration
     with pytest.raises(grpc.RpcError) as err:
-        stub.GetInfo(reg_pb2.InfoRequest(), timeout=5)  # a restarted kubelet asks again
+        stub.GetInfo(reg_pb2.InfoRequest(), timeout=60)  # a restarted kubelet asks again
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
     assert "register-once" in err.value.details()
     driver.apply_controls({}, "2")
     _register(stub)
 
 
-def test_a_registration_republishes_slices_the_kubelet_deleted(harness):
+def test_a_registration_republishes_slices_the_kubelet_deleted(harness, monkeypatch):
+    # Only the republish right at registration may bring them back: the one a while later
+    # comes after the test, and there is no resync loop (the harness starts no background
+    # threads). So the wait below can be generous without letting a late republish pass.
+    monkeypatch.setattr(fakedriver.driver, "REREGISTRATION_REPUBLISH_DELAY", 3600.0)
     driver = harness.start()
     assert harness.slices.objects
     for name in list(harness.slices.objects):
         harness.slices.delete_slice(name)  # a restarting kubelet wipes the node's slices
     _register(reg_grpc.RegistrationStub(harness.channel(driver, registration=True)))
 
-    @retry(stop=stop_after_delay(5), wait=wait_fixed(0.05), reraise=True)
+    @retry(stop=stop_after_delay(60), wait=wait_fixed(0.05), reraise=True)
     def republished() -> None:
         assert harness.slices.objects
 

@@ -93,7 +93,7 @@ def test_hand_encoded_prepare_request_is_understood(harness):
     call = harness.channel(driver).unary_unary(
         "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources"
     )
-    raw = call(request, timeout=5)
+    raw = call(request, timeout=60)
     response = dra_v1_pb2.NodePrepareResourcesResponse.FromString(raw)
     device = response.claims[uid].devices[0]
     assert (device.pool_name, device.device_name) == (NODE, "fa80-0")
@@ -105,7 +105,7 @@ def test_unknown_method_is_unimplemented(harness):
     driver = harness.start()
     call = harness.channel(driver).unary_unary("/k8s.io.kubelet.pkg.apis.dra.v2.DRAPlugin/Nope")
     try:
-        call(b"", timeout=5)
+        call(b"", timeout=60)
     except grpc.RpcError as exc:
         assert exc.code() == grpc.StatusCode.UNIMPLEMENTED
     else:

@@ -45,7 +45,7 @@ def all_checks(namespace: str) -> tuple[AccessCheck, ...]:
 def await_allowed(k8s: K8sClients, account: ServiceAccountRef, check: AccessCheck) -> None:
     """RBAC reads bindings through informers: wait until the server grants `check`."""
     for attempt in tenacity.Retrying(
-        stop=tenacity.stop_after_delay(20), wait=tenacity.wait_fixed(0.1), reraise=True
+        stop=tenacity.stop_after_delay(60), wait=tenacity.wait_fixed(0.1), reraise=True
     ):
         with attempt:
             allowed, reason = review(k8s.api_client, account, check)

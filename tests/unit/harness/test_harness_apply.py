@@ -133,7 +133,7 @@ def test_delete_runs_in_reverse_order_and_waits_until_gone(apiserver_k8s: K8sCli
         _config_map(namespace, "cm", {"a": "1"}),
     ]
     apply.apply_all(apiserver_k8s.api_client, docs)
-    deleted = apply.delete_all(apiserver_k8s.api_client, docs, timeout=60)
+    deleted = apply.delete_all(apiserver_k8s.api_client, docs, timeout=180)
     assert deleted == [f"ConfigMap/{namespace}/cm", f"Namespace/{namespace}"]
     with pytest.raises(ApiException) as info:
         apiserver_k8s.core.read_namespace(namespace)

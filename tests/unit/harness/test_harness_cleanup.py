@@ -65,7 +65,7 @@ def test_namespace_registry_and_sweep(
     cluster_scoped.create(node(worker, {CORDONED_BY_LABEL: run_id}))
     core.patch_node(worker, {"spec": {"unschedulable": True}})
 
-    result = sweep_run(apiserver_k8s, run_id, registry, timeout=60, api_versions=[RG])
+    result = sweep_run(apiserver_k8s, run_id, registry, timeout=180, api_versions=[RG])
 
     assert result.namespaces == [ours]
     assert result.cluster_objects == [f"DeviceTaintRule/{rule}", f"PriorityClass/{high}"]
@@ -156,7 +156,7 @@ def test_released_namespace_keeps_no_controller_that_would_make_pods_again(
     apps = apiserver_k8s.apps
     apps.create_namespaced_deployment(api_namespace, _workload_controller("Deployment", "d"))
     apps.create_namespaced_replica_set(api_namespace, _workload_controller("ReplicaSet", "d-1"))
-    assert release_namespace(apiserver_k8s, api_namespace, timeout=30) is None
+    assert release_namespace(apiserver_k8s, api_namespace, timeout=120) is None
     # Right away, not once the namespace controller gets to them: until then a ReplicaSet
     # replaces every pod the release deleted, and the new pods take devices again.
     left = apps.list_namespaced_deployment(api_namespace).items

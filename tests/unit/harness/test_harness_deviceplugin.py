@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -59,9 +60,12 @@ def plugin_dir() -> Iterator[Path]:
 
 def test_registers_lists_and_allocates(plugin_dir: Path) -> None:
     kubelet = StandInKubelet(plugin_dir)
+    plugin = DevicePlugin(RESOURCE, ["dev-0", "dev-1"], plugin_dir)
     try:
-        with DevicePlugin(RESOURCE, ["dev-0", "dev-1"], plugin_dir) as plugin:
-            assert kubelet.event.wait(5)
+        with contextlib.ExitStack() as stack:
+            stack.callback(plugin.stop)
+            plugin.start(timeout=60)  # registers: `with plugin` would allow only 10 s for it
+            assert kubelet.event.wait(60)
             (request,) = kubelet.registered
             assert (request.version, request.endpoint, request.resource_name) == (
                 API_VERSION,

@@ -129,7 +129,7 @@ def test_drain_retries_refused_evictions_and_leaves_daemonset_pods(
         apiserver_k8s,
         worker,
         run_id="run-1",
-        timeout=30,
+        timeout=120,
         namespaces=[t1],
         on_progress=progress,
         retry_interval=0.01,
@@ -225,7 +225,7 @@ def test_the_sweep_restores_a_node_a_killed_test_deleted(
             core.patch_node_status(name, {"status": ready})
 
         monkeypatch.setattr(nodes, "restart_kubelet", kubelet_registers)
-        assert nodes.restore_recorded_nodes(apiserver_k8s, registry, timeout=30) == [name]
+        assert nodes.restore_recorded_nodes(apiserver_k8s, registry, timeout=120) == [name]
         assert restarted == ["c-worker2"]
         restored = core.read_node(name)
         assert restored.metadata.uid != old["metadata"]["uid"]

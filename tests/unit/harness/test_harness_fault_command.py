@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -129,10 +130,13 @@ def test_a_missing_command(log: Path) -> None:
 def test_a_command_that_times_out_and_an_undo_that_fails(log: Path) -> None:
     kind = FaultKind.UNHEALTHY
     injector = CommandInjector(
-        spec(kind, ["sleep", "5"], sh("echo undo >> $LOG; exit 1"), timeout=0.3), context(kind)
+        spec(kind, ["sleep", "300"], sh("echo undo >> $LOG; exit 1"), timeout=0.3), context(kind)
     )
-    with pytest.raises(FaultCommandError, match=r"^fault unhealthy: command \['sleep', '5'\] "):
+    with pytest.raises(FaultCommandError, match=r"^fault unhealthy: command \['sleep', '300'\] "):
         injector.mark_unhealthy(DEVICE)
+    # The spec's timeout is the undo's too: 0.3 s may not start a shell on a loaded machine,
+    # and this undo is to fail by its exit code, not time out.
+    injector.spec = dataclasses.replace(injector.spec, timeout=60)
     with pytest.raises(FaultCommandError) as err:
         injector.restore()
     assert str(err.value) == (
@@ -146,10 +150,11 @@ def test_a_command_that_times_out_and_an_undo_that_fails(log: Path) -> None:
 
 def test_timeout_message(log: Path) -> None:
     kind = FaultKind.WITHDRAW
-    injector = CommandInjector(spec(kind, ["sleep", "5"], timeout=0.2), context(kind))
+    # a sleep no descheduling outlasts: it must time out, not end first
+    injector = CommandInjector(spec(kind, ["sleep", "300"], timeout=0.2), context(kind))
     with pytest.raises(FaultCommandError) as err:
         injector.withdraw(DEVICE)
-    assert str(err.value) == "fault withdraw: command ['sleep', '5'] timed out after 0.2s"
+    assert str(err.value) == "fault withdraw: command ['sleep', '300'] timed out after 0.2s"
 
 
 def test_recover_runs_the_unhealthy_undo_for_that_device_only(log: Path) -> None:

@@ -63,12 +63,13 @@ def test_allocation_results_and_reserved_for() -> None:
 
 def test_ensure_for_catches_a_change() -> None:
     values = iter(["Pending", "Pending", "Running"])
-    with pytest.raises(ConditionBroken, match="expected pod to stay Pending for 5.0s"):
+    # long enough that the third read comes before it ends, however slow the machine
+    with pytest.raises(ConditionBroken, match="expected pod to stay Pending for 60s"):
         ensure_for(
             lambda: next(values),
             lambda v: v == "Pending",
             describe="pod to stay Pending",
-            duration=5,
+            duration=60,
             interval=0.01,
         )
     assert ensure_for(lambda: 1, lambda v: v == 1, describe="x", duration=0.05, interval=0.01) == 1
@@ -93,7 +94,7 @@ def test_transient_errors_are_retried() -> None:
             raise answer
         return answer
 
-    assert wait_until(read, lambda v: v == "Running", describe="x", timeout=10, interval=0.05) == (
+    assert wait_until(read, lambda v: v == "Running", describe="x", timeout=60, interval=0.05) == (
         "Running"
     )
 

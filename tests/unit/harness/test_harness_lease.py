@@ -8,6 +8,7 @@ import os
 import re
 import threading
 import time
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,7 @@ def _await_entry(broker: DeviceLeaseBroker, holder: str, key: str | None = None)
         broker.holders,
         lambda book: any(e["holder"] == holder and (key is None or e.get(key)) for e in book),
         describe=f"{holder} in the lease book" + (f" with {key}" if key else ""),
-        timeout=30,
+        timeout=60,
         interval=0.01,
     )
 
@@ -70,34 +71,42 @@ def _hold(
     kind: str,
     count: int | str,
     exclusive: bool,
-    hold_s: float,
+    hold: float | str | Barrier,
     start_after: float | str,
     queue: multiprocessing.Queue,
 ) -> None:
     """Ask for the lease `start_after` seconds in, or once the named holder is in the book
-    (an order that must not depend on how fast a loaded machine forks)."""
+    (an order that must not depend on how fast a loaded machine forks). Hold it `hold`
+    seconds, or until the named holder is in the book, or until another holder meets this
+    one at the barrier (both hold it then, however slowly either was scheduled)."""
     broker = DeviceLeaseBroker(Path(state_dir), SETS, poll_interval=0.02)
     if isinstance(start_after, str):
         _await_entry(broker, start_after)
     else:
         time.sleep(start_after)
     needs = [DeviceNeed(kind, count)] if kind else []
-    with broker.lease(holder, needs, exclusive=exclusive, timeout=30):
+    with broker.lease(holder, needs, exclusive=exclusive, timeout=60):
         start = time.monotonic()
-        time.sleep(hold_s)
+        if isinstance(hold, str):
+            _await_entry(broker, hold)
+        elif isinstance(hold, float | int):
+            time.sleep(hold)
+        else:
+            hold.wait(60)
         end = time.monotonic()
     queue.put((holder, start, end))
 
 
 def _run(
-    tmp_path: Path, specs: list[tuple[str, str, int | str, bool, float, float | str]]
+    tmp_path: Path,
+    specs: list[tuple[str, str, int | str, bool, float | str | Barrier, float | str]],
 ) -> dict[str, tuple[float, float]]:
     queue: multiprocessing.Queue = CTX.Queue()
     procs = [CTX.Process(target=_hold, args=(str(tmp_path), *spec, queue)) for spec in specs]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
+        p.join(180)
         assert p.exitcode == 0
     results = [queue.get(timeout=30) for _ in specs]
     return {holder: (start, end) for holder, start, end in results}
@@ -115,7 +124,11 @@ def _max_overlap(intervals: list[tuple[float, float]]) -> int:
 
 
 def test_parallel_holders_never_exceed_capacity(tmp_path: Path) -> None:
-    spans = _run(tmp_path, [(f"t{i}", "small", 1, False, 0.3, 0.0) for i in range(6)])
+    # Each holder waits for a second one to hold beside it: two at a time for sure (a fixed
+    # hold time would let a loaded machine start them one after the other). An even count,
+    # so that every holder finds its pair; a broker granting one at a time breaks the barrier.
+    pairs = CTX.Barrier(2)
+    spans = _run(tmp_path, [(f"t{i}", "small", 1, False, pairs, 0.0) for i in range(6)])
     # Two small devices: two at a time, never three, and really in parallel.
     assert _max_overlap(list(spans.values())) == 2
 
@@ -133,10 +146,13 @@ def test_an_exclusive_waiter_is_not_overtaken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(lease_module, "EXCLUSIVE_PATIENCE_S", 0.0)  # the forked holders see it
+    # Each asks once the one before it is in the book, and "first" holds until "late" asked:
+    # "late" always comes while "excl" waits for "first" (fixed times let a loaded machine
+    # start "excl" or "late" only after the one it waits for had come and gone).
     spans = _run(
         tmp_path,
         [
-            ("first", "small", 1, False, 0.8, 0.0),
+            ("first", "small", 1, False, "late", 0.0),
             ("excl", "", 1, True, 0.2, "first"),
             ("late", "small", 1, False, 0.1, "excl"),  # would fit beside "first", but excl waits
         ],
@@ -152,11 +168,13 @@ def test_a_dead_holder_does_not_wedge_the_run(tmp_path: Path) -> None:
 
     p = CTX.Process(target=die_holding)
     p.start()
-    p.join(30)
-    broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
+    p.join(60)
+    assert p.exitcode == 0
+    # Polling only every 60 s, past the timeout: granted at the first look or not at all,
+    # whatever time a loaded machine takes for that look.
+    broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=60)
     assert [h["holder"] for h in broker.holders()] == []  # the dead entry is dropped
-    lease = broker.acquire("next", [DeviceNeed("big")], timeout=1)
-    assert lease.waited_s < 1
+    broker.acquire("next", [DeviceNeed("big")], timeout=1)
 
 
 def test_default_lease_counts_against_the_kinds_it_overlaps(tmp_path: Path) -> None:
@@ -166,8 +184,8 @@ def test_default_lease_counts_against_the_kinds_it_overlaps(tmp_path: Path) -> N
     with pytest.raises(LeaseTimeout) as err:
         broker.acquire("tests/x.py::test_b", [DeviceNeed("default")], timeout=0.2)
     assert re.match(
-        r"tests/x.py::test_b: gave up after \ds waiting for devices default×1; "
-        rf"held by: holder-a \(pid {os.getpid()}, big×1, \ds\)",
+        r"tests/x.py::test_b: gave up after \d+s waiting for devices default×1; "
+        rf"held by: holder-a \(pid {os.getpid()}, big×1, \d+s\)",
         str(err.value),
     )
     # The small devices are disjoint from big: no wait.
