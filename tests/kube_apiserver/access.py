@@ -76,7 +76,7 @@ def clients_with_rules(
     clients = clients_for(k8s_config.new_client_from_config(config_file=str(kubeconfig)))
     # RBAC and the token authenticator read through informers: wait until both know.
     for attempt in tenacity.Retrying(
-        stop=tenacity.stop_after_delay(20),
+        stop=tenacity.stop_after_delay(120),
         wait=tenacity.wait_fixed(0.1),
         retry=tenacity.retry_if_exception_type((ApiException, AssertionError)),
         reraise=True,
