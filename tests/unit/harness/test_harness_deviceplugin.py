@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -62,9 +61,8 @@ def test_registers_lists_and_allocates(plugin_dir: Path) -> None:
     kubelet = StandInKubelet(plugin_dir)
     plugin = DevicePlugin(RESOURCE, ["dev-0", "dev-1"], plugin_dir)
     try:
-        with contextlib.ExitStack() as stack:
-            stack.callback(plugin.stop)
-            plugin.start(timeout=60)  # registers: `with plugin` would allow only 10 s for it
+        plugin.start(timeout=60)  # registers: `with plugin` would allow only 10 s for it
+        try:
             assert kubelet.event.wait(60)
             (request,) = kubelet.registered
             assert (request.version, request.endpoint, request.resource_name) == (
@@ -106,6 +104,8 @@ def test_registers_lists_and_allocates(plugin_dir: Path) -> None:
                 with pytest.raises(grpc.RpcError) as refused:
                     allocate(MESSAGES["AllocateRequest"]())
                 assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        finally:
+            plugin.stop()
         assert not plugin.socket_path.exists()
     finally:
         kubelet.server.stop(0)
