@@ -4,6 +4,7 @@
 |-------------------|-------------------------------------------------------------------|
 | `app`             | the parser, `main`, and the `cluster` subcommands                 |
 | `driver_commands` | `driver`, `profile` and `run`: the commands that need a profile   |
+| `run_verdict`     | `run`'s last line and exit code: this run's verdict, or none      |
 | `gate_command`    | `gate`: two runs (two versions, or one and a baseline) compared   |
 | `cleanup`         | `cleanup`: what a dead run left on the cluster                    |
 """

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from conformance.errors import ConformanceError
 from conformance.model.profile import SUITE_ROOT, Profile, ProfileError
 from conformance.model.profile_parse import load_profile
-from conformance.report.verdict import EXIT_CODES
 from conformance.suite_root import bundled
 
 DEFAULT_CLUSTER = "dra-conformance"
@@ -172,10 +171,14 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         help="provision, install the driver, run the suites, write the report",
         description="Provision (kind) or use (existing) a cluster, install the driver if the "
         "profile says how, run the scenario suites with pytest, write "
-        "reports/<run>/. Exit codes: 0 CONFORMANT (every MUST passed or is not "
-        "applicable), 1 NON-CONFORMANT (a MUST failed or errored), 3 INCOMPLETE (a MUST did "
-        "not run; the summary says what would make it run), 2 usage, set-up error or "
-        "interrupted. "
+        "reports/<run>/. Exit codes: 0 CONFORMANT (every MUST that applies to the cluster's "
+        "version was selected, and passed or is not applicable) or PASSED (partial: N of M "
+        "MUST selected) — not a certification (a run scoped with --dra-verdict-scope or "
+        "--dra-requirement passed what it selected; the MUSTs it left out are listed), "
+        "1 NON-CONFORMANT (a MUST failed or errored), 3 INCOMPLETE (a MUST did not run, e.g. "
+        "a run narrowed by path or -k; the summary says what would make it run), 2 usage "
+        "error or NO VERDICT (the run could not be set up, was interrupted or broke; the "
+        "report directory's summary says so and why, never an older run's verdict). "
         "Every other argument goes to pytest, wherever it stands (e.g. -k EXPR, "
         "--dra-requirement ID, --dra-verdict-scope, scenarios/core); after `--`, all do.",
     )
@@ -302,19 +305,12 @@ def _run(args: argparse.Namespace) -> int:
     report_dir = Path(args.report_dir or Path("reports") / run_id).resolve()
     argv = pytest_arguments(args, run_id, report_dir)
     progress = RunProgress()
+    if any(a in ("--co", "--collect-only") for a in args.pytest_args):
+        return int(pytest.main(argv, plugins=[progress]))  # a listing: no run, no verdict
+    from conformance.cli.run_verdict import finish
+    from conformance.report.no_verdict import fence
+
+    started = time.time()
+    fence(report_dir, run_id)  # from here on, D's summary is this run's or says it has none
     code = pytest.main(argv, plugins=[progress])
-    summary_path = report_dir / "summary.json"
-    if not summary_path.is_file():
-        print(
-            f"dra-conformance: no summary was written (pytest exit code {int(code)}); "
-            "see the output above",
-            file=sys.stderr,
-        )
-        return 2  # the run could not be set up (or pytest refused its arguments)
-    summary = json.loads(summary_path.read_text())
-    verdict = summary.get("verdict")
-    print(f"dra-conformance: verdict {verdict}; report in {report_dir}")
-    if int(code) == int(pytest.ExitCode.INTERRUPTED):
-        print("dra-conformance: error: the run was interrupted", file=sys.stderr)
-        return 2
-    return EXIT_CODES.get(str(verdict), 3)
+    return finish(report_dir, run_id, int(code), started)

@@ -32,7 +32,8 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
         "on a cluster against a stored --baseline summary.json, and compare: gate.md and "
         "gate.json list per requirement the outcome on each side (regressions, fixes, newly "
         "applicable). Exit codes: 0 no MUST regressed (a MUST that passed before and fails, "
-        "errs or does not run after), 1 one did, 2 usage or a run wrote no summary. Every "
+        "errs or does not run after), 1 one did, 2 usage, or a run (or the baseline) has no "
+        "verdict: it could not be set up or was interrupted. Every "
         "other argument goes to both runs' pytest (e.g. scenarios/core, -k EXPR).",
     )
     gate.add_argument("--profile", required=True, metavar="FILE")
@@ -129,6 +130,24 @@ def _run(
     return summary
 
 
+def _judged(path: Path, what: str) -> dict[str, Any]:
+    """A summary with a verdict to compare; one without (a run that could not be set up, was
+    interrupted, ...) stops the gate with exit 2 and why."""
+    from conformance.report import gate
+
+    try:
+        summary = gate.load_summary(path)
+    except ValueError as exc:
+        raise ConformanceError(str(exc), "pass a run's summary.json") from None
+    reason = gate.no_verdict(summary)
+    if reason is not None:
+        raise ConformanceError(
+            f"{what} {path}: {reason}",
+            "fix what it names and run it again; a run without a verdict gates nothing",
+        )
+    return summary
+
+
 def _cluster_name(version: str) -> str:
     return "dra-gate-" + version.lstrip("v").replace(".", "-").lower()
 
@@ -146,16 +165,13 @@ def _gate(args: argparse.Namespace) -> int:
     report_dir = (args.report_dir or Path("reports") / f"gate-{new_run_id()}").resolve()
     rehearsal = None
     if args.baseline is not None:
-        try:
-            before_summary = gate.load_summary(args.baseline)
-        except ValueError as exc:
-            raise ConformanceError(str(exc), "pass a run's summary.json") from None
+        before_summary = _judged(args.baseline, "baseline")
         before = gate.side_of(before_summary, label=f"baseline {args.baseline.name}")
         cluster = ["--cluster", args.cluster, "--name", args.name]
         cluster += ["--kubeconfig", args.kubeconfig] if args.kubeconfig else []
         cluster += ["--context", args.context] if args.context else []
         after_path = _run(args, report_dir / "after", cluster)
-        after = gate.side_of(gate.load_summary(after_path))
+        after = gate.side_of(_judged(after_path, "the run"))
     else:
         try:
             before_path = _run(
@@ -169,7 +185,7 @@ def _gate(args: argparse.Namespace) -> int:
             if args.rehearse:  # the rehearsal deletes it; not when it did not get that far
                 _delete_kind_cluster(_cluster_name(args.from_version), args.from_version)
         after_path = _run(args, report_dir / args.to_version, _kind_cluster(args.to_version))
-        before, after = (gate.side_of(gate.load_summary(p)) for p in (before_path, after_path))
+        before, after = (gate.side_of(_judged(p, "the run")) for p in (before_path, after_path))
     result = gate.compare(before, after)
     if rehearsal is not None:
         result = replace(result, rehearsal=rehearsal)
@@ -189,7 +205,7 @@ def _rehearse(args: argparse.Namespace, report_dir: Path) -> Any:
     cluster = _kind_cluster(args.from_version) + ["--dra-upgrade-to", args.to_version]
     suite = str(SUITE_ROOT / "scenarios" / "upgrade")
     summary = _run(args, report_dir, cluster, workers="0", selection=[suite])
-    return gate.rehearsal_of(gate.load_summary(summary), args.from_version, args.to_version)
+    return gate.rehearsal_of(_judged(summary, "the rehearsal"), args.from_version, args.to_version)
 
 
 def _delete_kind_cluster(name: str, version: str) -> None:

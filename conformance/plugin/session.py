@@ -23,6 +23,7 @@ from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
+from conformance.plugin.setup_failure import stop_before_testing
 from conformance.plugin.state import (
     CONTEXT_KEY,
     WORKERINPUT_CONTEXT,
@@ -224,20 +225,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     try:
         context = _set_up_run(config, state.profile)
-    except (ConformanceError, OSError) as exc:
-        pytest.exit(
-            f"dra-conformance: could not set up the run: {exc}",
-            returncode=pytest.ExitCode.INTERNAL_ERROR,
-        )
+    except ConformanceError as exc:
+        stop_before_testing(config, exc.problem, exc.remedy)
+        return
+    except OSError as exc:
+        stop_before_testing(config, f"could not set up the run: {exc}")
+        return
     except (ApiException, urllib3.exceptions.HTTPError) as exc:
         status = getattr(exc, "status", None)
         detail = f"HTTP {status} {exc.reason}" if status else str(exc)
-        pytest.exit(
-            f"dra-conformance: could not read the cluster: {detail}\n  -> check "
-            "--dra-kubeconfig/--dra-context and that the account may list nodes, "
+        stop_before_testing(
+            config,
+            f"could not read the cluster: {detail}",
+            "check --kubeconfig/--context and that the account may list nodes, "
             "ResourceSlices and DeviceClasses",
-            returncode=pytest.ExitCode.INTERNAL_ERROR,
         )
+        return
     config.stash[CONTEXT_KEY] = context
     _publish_facts(config, context)
     _install_sigterm_handler(state)

@@ -11,11 +11,13 @@ What tests and the harness call:
 | `collector`   | the pytest plugin object that gathers results and writes `reports/<run>/` |
 | `outcomes`    | one test's result from its setup/call/teardown reports                    |
 | `verdict`     | per-requirement status from typed outcomes, and the run's verdict         |
+| `partial`     | whether a scoped run selected every applicable MUST (else PASSED-PARTIAL) |
+| `no_verdict`  | the fenced report directory; NO-VERDICT summaries (set-up, interrupt)     |
 | `summary`     | `summary.json` (schema dra-conformance.io/summary/v1)                     |
 | `markdown`    | `summary.md`, rendered from summary.json only                             |
 | `platform_issues` | a failed test's note when a known platform issue explains it       |
 | `gate`        | the upgrade gate: two runs compared per requirement (gate.md, gate.json)  |
-| `junit`       | `junit.xml`: where pytest writes it, and its counts                       |
+| `junit`       | `junit.xml`: where pytest writes it, its counts, the verdict properties   |
 | `allure`      | Allure results: labels, environment, categories                           |
 | `allure_html` | the Allure HTML report, generated offline (Allure Report 3)               |
 | `steps`       | Allure steps and attachments for the scenario library                     |

@@ -255,7 +255,11 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
     gates = cluster.get("feature_gates", {}) or {}
     props = {
         "Verdict": summary.get("verdict"),
+        "Verdict.text": summary.get("verdict_text"),
         "Verdict.scope": ", ".join(summary.get("verdict_scope") or []),
+        **_partial_properties(summary.get("partial")),
+        "Verdict.none": summary.get("no_verdict_reason"),
+        "Verdict.none.detail": summary.get("no_verdict_detail"),
         "Run": run.get("id"),
         "Driver": driver.get("name"),
         "Driver.profile": driver.get("profile_path"),
@@ -272,6 +276,16 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         "Python": run.get("python"),
     }
     return {k: str(v) for k, v in props.items() if v not in (None, "")}
+
+
+def _partial_properties(partial: Mapping[str, Any] | None) -> dict[str, str]:
+    if not partial:
+        return {}
+    return {
+        "Verdict.partial": f"{partial['selected']} of {partial['total']} MUST selected "
+        "(not a certification)",
+        "Verdict.partial.not_selected": ", ".join(partial.get("not_selected") or ()),
+    }
 
 
 def _escape_property(text: str, *, key: bool) -> str:

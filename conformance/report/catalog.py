@@ -34,12 +34,13 @@ class RequirementInfo:
     level: str  # MUST | SHOULD | MAY
     statement: str
     disruptive: bool = False
+    min_version: tuple[int, int] | None = None  # the Kubernetes minor that brought it
 
 
 def catalog_from(requirements: Iterable[Requirement]) -> dict[str, RequirementInfo]:
     """{id: RequirementInfo} in catalog order, from the loaded catalog (model.requirements)."""
     return {
-        r.id: RequirementInfo(r.id, r.suite, r.level, r.statement, r.disruptive)
+        r.id: RequirementInfo(r.id, r.suite, r.level, r.statement, r.disruptive, r.min_version)
         for r in requirements
     }
 

@@ -37,9 +37,12 @@ from conformance.report.facts import (
 )
 from conformance.report.junit import (
     JUNIT_XML,
+    add_suite_properties,
     ensure_junit_path,
     ensure_junit_writer,
     finalize_junit,
+    junit_source,
+    verdict_properties,
 )
 from conformance.report.markdown import SUMMARY_MD, must_counts, write_markdown
 from conformance.report.metrics import (
@@ -48,6 +51,8 @@ from conformance.report.metrics import (
     session_inventory,
     session_metrics,
 )
+from conformance.report.no_verdict import INTERNAL_ERROR as NO_VERDICT_INTERNAL
+from conformance.report.no_verdict import NoVerdict, fence, no_verdict_of
 from conformance.report.options import option, resolve_run_dir, verdict_scope
 from conformance.report.outcomes import TestRecord, report_reason
 from conformance.report.platform_issues import annotate_failure, issue_for_item
@@ -92,6 +97,8 @@ class ReportCollector:
         self.html_mode = str(option(config, "dra_html_report", "auto"))
         self.allure_results: Path | None = None
         self.scope = verdict_scope(config)
+        if not self.is_worker and not self.collect_only:
+            fence(self.run_dir, self.run_id)  # no earlier run's verdict survives this one
         if self.scope is not None and not self.is_worker:
             self._check_scope()
         if not self.collect_only:
@@ -209,7 +216,13 @@ class ReportCollector:
             return
         summary = self.summary
         must = summary["counts"]["requirements"]["by_level"]["MUST"]
-        terminalreporter.write_sep("=", f"DRA conformance: {summary['verdict']}")
+        title = summary.get("verdict_text") or summary["verdict"]
+        terminalreporter.write_sep("=", f"DRA conformance: {title}")
+        if summary.get("no_verdict_reason"):
+            terminalreporter.write_line(f"no verdict: {summary['no_verdict_reason']}", red=True)
+        if summary.get("no_verdict_detail"):  # the one line that says what to do
+            error = f"dra-conformance: error: {summary['no_verdict_detail']}"
+            terminalreporter.write_line(error, red=True)
         if summary.get("setup_problem"):
             terminalreporter.write_line(f"no test ran: {summary['setup_problem']}", red=True)
         if summary.get("verdict_scope"):
@@ -217,9 +230,15 @@ class ReportCollector:
             terminalreporter.write_line(f"verdict scope: {scope} only")
         if summary.get("verdict_basis") == "selected":
             terminalreporter.write_line("no MUST selected: judged on the selected requirements")
+        partial = summary.get("partial")
+        if partial and not summary.get("no_verdict_reason"):
+            terminalreporter.write_line(
+                f"partial: {partial['selected']} of {partial['total']} MUST selected; not "
+                f"selected: {', '.join(partial['not_selected'])}"
+            )
         terminalreporter.write_line(f"MUST requirements: {must_counts(must)}")
         reasons = summary.get("verdict_reasons", [])
-        for reason in reasons[:10]:
+        for reason in reasons[:10] if not summary.get("no_verdict_reason") else ():
             terminalreporter.write_line(f"  - {reason}")
         if len(reasons) > 10:
             terminalreporter.write_line(f"  ... and {len(reasons) - 10} more (see summary.md)")
@@ -243,9 +262,12 @@ class ReportCollector:
             pytest_args=[str(a) for a in self.config.invocation_params.args],
             xdist_workers=len(self.workers_seen),
             exit_status=exitstatus,
-            interrupted=exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR),
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
             report_dir=str(run_dir),
         )
+        no_verdict = no_verdict_of(self.config)
+        if no_verdict is None and exitstatus == pytest.ExitCode.INTERNAL_ERROR:
+            no_verdict = NoVerdict(NO_VERDICT_INTERNAL)
         artifacts: dict[str, Any] = {
             "summary_json": SUMMARY_JSON,
             "summary_md": SUMMARY_MD,
@@ -269,7 +291,14 @@ class ReportCollector:
             artifacts=artifacts,
             verdict_scope=self.scope,
             known_issues=known_issues,
+            no_verdict_reason=no_verdict.reason if no_verdict else "",
+            no_verdict_detail=no_verdict.detail if no_verdict else "",
         )
+        # The verdict in JUnit too (the run directory's copy and the user's --junitxml file),
+        # before redaction, which may leave the XML unparseable.
+        for path in {junit_path, junit_source(self.config)}:
+            if path is not None and path.is_file():
+                add_suite_properties(path, verdict_properties(summary))
         # No secret in any report: junit.xml, Allure results (and so the HTML report built from
         # them) and diagnostics are redacted in place, before anything is derived from them.
         for path in (junit_path, self.allure_results, run_dir / DIAGNOSTICS):
@@ -278,7 +307,8 @@ class ReportCollector:
         if self.allure_results is not None:
             allure_files.write_environment(self.allure_results, summary)
             allure_files.write_categories(self.allure_results)
-            summary["artifacts"]["allure_report"] = self._html_report()
+            if no_verdict_of(self.config) is None:  # a run that never started has nothing to show
+                summary["artifacts"]["allure_report"] = self._html_report()
         write_summary(run_dir, summary)
         write_markdown(run_dir, summary)
         extra = {}

@@ -17,6 +17,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from conformance.report.verdict import NO_VERDICT, PASSING
+
 PASSED = "passed"
 NOT_APPLICABLE = "not-applicable"
 # a known platform issue is not met either: a MUST that passed before and hits one after blocks
@@ -70,7 +72,7 @@ class Rehearsal:
 
     @property
     def passed(self) -> bool:
-        return self.side.verdict == "CONFORMANT"
+        return self.side.verdict in PASSING  # it runs the upgrade suite only: a partial pass
 
     @property
     def not_met(self) -> list[str]:
@@ -255,3 +257,13 @@ def load_summary(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict) or "requirements" not in document:
         raise ValueError(f"{path} is not a dra-conformance summary.json (no requirements)")
     return document
+
+
+def no_verdict(summary: Mapping[str, Any]) -> str | None:
+    """Why a run's summary has no verdict to compare (None when it has one)."""
+    if summary.get("verdict") != NO_VERDICT:
+        return None
+    reason = summary.get("no_verdict_reason") or "no reason given"
+    detail = summary.get("no_verdict_detail")
+    run_id = (summary.get("run") or {}).get("id")
+    return f"run {run_id} has no verdict: {reason}" + (f" ({detail})" if detail else "")

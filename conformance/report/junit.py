@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,15 +52,57 @@ def ensure_junit_writer(config: pytest.Config) -> None:
 def finalize_junit(config: pytest.Config, run_dir: Path) -> Path | None:
     """The run directory's junit.xml, copied there when the user wrote it elsewhere."""
     target = Path(run_dir) / JUNIT_XML
-    xmlpath = getattr(config.option, "xmlpath", None)
-    if xmlpath:
-        source = Path(xmlpath)
-        if not source.is_absolute():
-            source = Path(config.invocation_params.dir) / source
-        if source.is_file() and source.resolve() != target.resolve():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+    source = junit_source(config)
+    if source is not None and source.is_file() and source.resolve() != target.resolve():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
     return target if target.is_file() else None
+
+
+def junit_source(config: pytest.Config) -> Path | None:
+    """Where pytest writes JUnit (`--junitxml`, else the run directory's), absolute."""
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if not xmlpath:
+        return None
+    source = Path(xmlpath)
+    return source if source.is_absolute() else Path(config.invocation_params.dir) / source
+
+
+def verdict_properties(summary: Mapping[str, Any]) -> dict[str, str]:
+    """The run's verdict as JUnit <testsuite> properties (a CI parser reads them there)."""
+    partial = summary.get("partial") or {}
+    props = {
+        "dra_run_id": (summary.get("run") or {}).get("id"),
+        "dra_verdict": summary.get("verdict"),
+        "dra_verdict_text": summary.get("verdict_text"),
+        "dra_exit_code": summary.get("exit_code"),
+        "dra_partial": (
+            f"{partial['selected']} of {partial['total']} MUST selected" if partial else None
+        ),
+        "dra_not_selected": ", ".join(partial.get("not_selected") or ()) if partial else None,
+        "dra_no_verdict_reason": summary.get("no_verdict_reason"),
+    }
+    return {k: str(v) for k, v in props.items() if v not in (None, "")}
+
+
+def add_suite_properties(path: Path, properties: Mapping[str, str]) -> None:
+    """Add (or replace) properties of every <testsuite> in a JUnit file, in place.
+
+    pytest writes junit.xml before the verdict exists; the verdict is added afterwards, first
+    among the suite's children as the JUnit schema wants <properties>.
+    """
+    tree = ET.parse(path)
+    root = tree.getroot()
+    for suite in [root] if root.tag == "testsuite" else root.iter("testsuite"):
+        block = suite.find("properties")
+        if block is None:
+            block = ET.Element("properties")
+            suite.insert(0, block)
+        for prop in [p for p in block.findall("property") if p.get("name") in properties]:
+            block.remove(prop)
+        for name, value in properties.items():
+            ET.SubElement(block, "property", {"name": name, "value": value})
+    tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
 def parse_junit_counts(path: str | Path) -> JUnitCounts:

@@ -31,6 +31,8 @@ _WHY = {
     "NON-CONFORMANT": "Why it is not conformant:",
     "INCOMPLETE": "Why it is incomplete (what did not run and what would make it run, or "
     "what failed with a known platform issue):",
+    "PASSED-PARTIAL": "Why it is not a certification:",
+    "NO-VERDICT": "Why there is no verdict:",
 }
 
 
@@ -54,8 +56,9 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out: list[str] = []
 
     verdict = summary.get("verdict", "INCOMPLETE")
-    out.append(f"# DRA conformance: **{verdict}**")
+    out.append(f"# DRA conformance: **{summary.get('verdict_text') or verdict}**")
     out.append("")
+    out.extend(_no_verdict_lines(summary))
     if summary.get("setup_problem"):
         out.append(f"**No test ran: {_cell(summary['setup_problem'])}**")
         out.append("")
@@ -63,6 +66,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     if scope:
         out.append(f"Verdict scope: {', '.join(scope)} only (partial, not a certification).")
         out.append("")
+    out.extend(_partial_lines(summary.get("partial")))
     if summary.get("verdict_basis") == "selected":
         out.append(
             "The selection holds no MUST requirement: the verdict judges the selected "
@@ -83,7 +87,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append("")
     out.append(f"MUST requirements: {must_counts(must)}.")
     reasons = summary.get("verdict_reasons", [])
-    if reasons:
+    if reasons and not summary.get("no_verdict_reason"):  # said at the top
         out.append("")
         out.append(_WHY.get(verdict, "Why:"))
         out.append("")
@@ -202,6 +206,31 @@ def write_markdown(run_dir: Path, summary: Mapping[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_markdown(summary), encoding="utf-8")
     return path
+
+
+def _no_verdict_lines(summary: Mapping[str, Any]) -> list[str]:
+    """Why a run has no verdict: what ran below decides nothing."""
+    reason = summary.get("no_verdict_reason")
+    if not reason:
+        return []
+    out = [f"**No verdict: {_cell(reason)}.**"]
+    if summary.get("no_verdict_detail"):
+        out.append("")
+        out.append(f"Error: {_cell(summary['no_verdict_detail'])}")
+    out += ["", "What is reported below (if anything) decides nothing.", ""]
+    return out
+
+
+def _partial_lines(partial: Mapping[str, Any] | None) -> list[str]:
+    """The applicable MUSTs a scoped run did not select: why it is not a certification."""
+    if not partial:
+        return []
+    missing = ", ".join(partial.get("not_selected") or ())
+    return [
+        f"Partial run: {partial['selected']} of {partial['total']} MUST requirements that apply "
+        f"to this Kubernetes version were selected. Not selected: {missing}.",
+        "",
+    ]
 
 
 def _known_issues_section(issues: list[Mapping[str, Any]]) -> list[str]:

@@ -15,15 +15,26 @@ rendered from this document rather than from the inputs.
                       a kind cluster built here differs from upstream's build)
     setup_problem     what kept the run from testing the driver (e.g. "the driver never
                       became ready: ..."), null when nothing did
-    verdict           "CONFORMANT" | "NON-CONFORMANT" | "INCOMPLETE"
+    verdict           "CONFORMANT" | "PASSED-PARTIAL" | "NON-CONFORMANT" | "INCOMPLETE" |
+                      "NO-VERDICT" (conformance/report/verdict.py); only CONFORMANT certifies
+    verdict_text      the verdict as every format shows it, e.g. "PASSED (partial: 3 of 39
+                      MUST selected) — not a certification", "NO VERDICT"
     verdict_reasons[] why not conformant (empty when CONFORMANT): each MUST that failed,
                       errored or did not run, with what would make it run, and each that
-                      failed with a known platform issue (its link)
+                      failed with a known platform issue (its link); the MUSTs a partial run
+                      did not select; "no verdict: <why>"
     verdict_scope     suites and requirement IDs the verdict covers, null = every suite
     verdict_basis     "MUST", or "selected" for a partial run with no MUST in its selection
                       (judged on every selected requirement)
-    exit_code         what `dra-conformance run` exits with: 0 CONFORMANT, 1 NON-CONFORMANT,
-                      3 INCOMPLETE
+    partial           {selected, total, not_selected[]}: the MUSTs that apply to the
+                      cluster's version (total), how many the scope selected and the IDs it
+                      left out; null when the run selected every one (or has no scope)
+    no_verdict_reason why the run has no verdict (NO-VERDICT only, else null): it has not
+                      finished (the report directory is fenced with this when a run starts),
+                      could not be set up, was interrupted, or pytest broke
+    no_verdict_detail the error behind it with its remedy, on one line, or null
+    exit_code         what `dra-conformance run` exits with: 0 CONFORMANT or PASSED-PARTIAL,
+                      1 NON-CONFORMANT, 2 NO-VERDICT, 3 INCOMPLETE
     counts            tests {total, passed, failed, error, not_applicable, not_run};
                       requirements {total, passed, failed, error, not_applicable, not_run,
                       known_platform_issue, by_level {MUST|SHOULD|MAY: {same keys}}} (those
@@ -69,8 +80,14 @@ from conformance.report.catalog import RequirementInfo
 from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
 from conformance.report.outcomes import TestOutcome, TestRecord
+from conformance.report.partial import partial_selection
 from conformance.report.redact import redact_text
-from conformance.report.verdict import RequirementStatus, decide_verdict, requirement_results
+from conformance.report.verdict import (
+    RequirementStatus,
+    decide_verdict,
+    requirement_results,
+    verdict_text,
+)
 
 SCHEMA = "dra-conformance.io/summary/v1"
 SUMMARY_JSON = "summary.json"
@@ -104,18 +121,25 @@ def build_summary(
     artifacts: Mapping[str, Any] | None = None,
     verdict_scope: Iterable[str] | None = None,
     known_issues: Iterable[KnownIssue] = (),
+    no_verdict_reason: str = "",
+    no_verdict_detail: str = "",
 ) -> dict[str, Any]:
     records = list(records)
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
-    issues = affecting(known_issues, (facts or RunFacts()).kubernetes_version)
+    version = (facts or RunFacts()).kubernetes_version
+    issues = affecting(known_issues, version)
     results = requirement_results(catalog, records, scope, issues)
     collection_errors = sum(1 for r in records if r.collect_error)
+    partial = partial_selection(catalog, scope, version)
     verdict = decide_verdict(
         results,
         catalog_error=catalog_error,
         collection_errors=collection_errors,
         interrupted=run.interrupted,
+        no_verdict=no_verdict_reason,
+        partial=partial,
     )
+    partial_dict = None if partial is None else partial.to_dict()
     merged_inventory: dict[str, Any] = {}
     for record in records:
         merged_inventory.update(record.inventory)
@@ -154,9 +178,13 @@ def build_summary(
         },
         "setup_problem": facts.setup_problem or None,
         "verdict": verdict.verdict,
+        "verdict_text": verdict_text(verdict.verdict, partial_dict),
         "verdict_reasons": verdict.reasons,
         "verdict_scope": scope,  # suites and IDs the verdict covers; null = all
         "verdict_basis": verdict.basis,  # MUST | selected (a partial run with no MUST in it)
+        "partial": partial_dict,
+        "no_verdict_reason": verdict.no_verdict_reason or None,
+        "no_verdict_detail": (no_verdict_detail or None) if verdict.no_verdict_reason else None,
         "exit_code": verdict.exit_code,
         "counts": {
             "tests": count_tests(records),

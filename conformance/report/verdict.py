@@ -12,6 +12,14 @@ Statuses: passed, failed, error, not-applicable, not-run, known-platform-issue
 SHOULD and MAY requirements are reported, never decisive — except in a partial run whose
 selection holds no MUST (e.g. `--dra-requirement DRA-ALLOC-014`): it is judged on the selected
 requirements of every level, and says so.
+
+Two more words, never CONFORMANT:
+
+- PASSED-PARTIAL: the run would be CONFORMANT, but the user scoped it (`--dra-verdict-scope`,
+  `--dra-requirement`) to fewer than every MUST that applies to the cluster's version: it passed
+  what it selected and is not a certification (exit 0, so CI gates on a subset still work);
+- NO-VERDICT: the run has none — it could not be set up, was interrupted, pytest broke, or it
+  has not finished (exit 2). What ran is still reported, and decides nothing.
 """
 
 from __future__ import annotations
@@ -26,9 +34,13 @@ from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord
 
 CONFORMANT = "CONFORMANT"
+PASSED_PARTIAL = "PASSED-PARTIAL"
 NON_CONFORMANT = "NON-CONFORMANT"
 INCOMPLETE = "INCOMPLETE"
-EXIT_CODES = {CONFORMANT: 0, NON_CONFORMANT: 1, INCOMPLETE: 3}  # 2: usage or set-up error
+NO_VERDICT = "NO-VERDICT"
+# 2 is also a usage error of the command line
+EXIT_CODES = {CONFORMANT: 0, PASSED_PARTIAL: 0, NON_CONFORMANT: 1, NO_VERDICT: 2, INCOMPLETE: 3}
+PASSING = (CONFORMANT, PASSED_PARTIAL)  # what exits 0
 
 
 class RequirementStatus(StrEnum):
@@ -47,6 +59,7 @@ BROKEN = (RequirementStatus.FAILED, RequirementStatus.ERROR)
 NO_RESULT_REASON = "no test of it ran in this run (deselected, or its test did not load)"
 NO_RESULT_REMEDY = "select its suite, or fix the collection error"
 OUT_OF_SCOPE_REASON = "not judged: outside the verdict scope ({scope})"
+INTERRUPTED_REASON = "the run was interrupted before it completed"
 
 
 @dataclass
@@ -210,14 +223,44 @@ def _result(
 
 
 @dataclass(frozen=True)
+class Partial:
+    """A selection the user scoped to fewer than every MUST that applies to the cluster."""
+
+    selected: int  # applicable MUSTs in the verdict scope
+    total: int  # MUSTs that apply to the cluster's version
+    not_selected: tuple[str, ...]  # the applicable MUSTs outside it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "selected": self.selected,
+            "total": self.total,
+            "not_selected": list(self.not_selected),
+        }
+
+
+@dataclass(frozen=True)
 class Verdict:
-    verdict: str  # CONFORMANT | NON-CONFORMANT | INCOMPLETE
+    verdict: str  # CONFORMANT | PASSED-PARTIAL | NON-CONFORMANT | INCOMPLETE | NO-VERDICT
     reasons: list[str]  # why it is not CONFORMANT (empty when it is)
     basis: str  # "MUST": judged on the MUST requirements; "selected": on every selected one
+    partial: Partial | None = None  # set whenever the scope left an applicable MUST out
+    no_verdict_reason: str = ""  # why there is none (NO-VERDICT only)
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.verdict]
+
+
+def verdict_text(verdict: str, partial: Mapping[str, Any] | None = None) -> str:
+    """The words every format shows for a verdict (summary.md title, terminal, CLI)."""
+    if verdict == PASSED_PARTIAL and partial:
+        return (
+            f"PASSED (partial: {partial['selected']} of {partial['total']} MUST selected)"
+            " — not a certification"
+        )
+    if verdict == NO_VERDICT:
+        return "NO VERDICT"
+    return verdict
 
 
 def decide_verdict(
@@ -226,7 +269,19 @@ def decide_verdict(
     catalog_error: str | None = None,
     collection_errors: int = 0,
     interrupted: bool = False,
+    no_verdict: str = "",
+    partial: Partial | None = None,
 ) -> Verdict:
+    """The verdict over the requirements in scope.
+
+    `no_verdict` (why the run has none) or `interrupted` make it NO-VERDICT whatever ran: a
+    test the interrupt hit is no evidence against the driver. `partial` (the user's scope left
+    an applicable MUST out) turns what would be CONFORMANT into PASSED-PARTIAL.
+    """
+    if interrupted and not no_verdict:
+        no_verdict = INTERRUPTED_REASON
+    if no_verdict:
+        return Verdict(NO_VERDICT, [f"no verdict: {no_verdict}"], "MUST", partial, no_verdict)
     results = [r for r in results if r.in_scope]
     judged = [r for r in results if r.level == "MUST"]
     basis = "MUST"
@@ -247,8 +302,6 @@ def decide_verdict(
         incomplete.append(f"the requirements catalog could not be read: {catalog_error}")
     if collection_errors:
         incomplete.append(f"{collection_errors} collection error(s): the suite did not load")
-    if interrupted:
-        incomplete.append("the run was interrupted before it completed")
     if not judged and not catalog_error:
         incomplete.append("no requirement was selected (or is in the verdict scope)")
     reasons += incomplete
@@ -256,6 +309,12 @@ def decide_verdict(
         verdict = NON_CONFORMANT
     elif not_run or incomplete or known:
         verdict = INCOMPLETE
+    elif partial is not None:
+        verdict = PASSED_PARTIAL
+        reasons.append(
+            f"partial: {partial.selected} of {partial.total} MUST selected; not selected: "
+            + ", ".join(partial.not_selected)
+        )
     else:
         verdict = CONFORMANT
-    return Verdict(verdict, reasons, basis)
+    return Verdict(verdict, reasons, basis, partial)

@@ -240,5 +240,9 @@ def test_not_ready_and_unreadable_stops_the_run_with_the_readiness_reason(
     result = run(suite, None)
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     out = result.stdout.str() + result.stderr.str()
-    assert "dra-conformance: could not set up the run: driver gpu.example.com not ready" in out
-    assert not (suite.path / "run" / "summary.json").exists()
+    assert "dra-conformance: error: driver gpu.example.com not ready" in out
+    summary = json.loads((suite.path / "run" / "summary.json").read_text())
+    assert (summary["verdict"], summary["no_verdict_reason"]) == (
+        "NO-VERDICT",
+        "the run could not be set up",
+    )

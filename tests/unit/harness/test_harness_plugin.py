@@ -4,6 +4,7 @@ inertness, and the controller -> worker hand-over under xdist (with the cluster 
 from __future__ import annotations
 
 import dataclasses
+import json
 import textwrap
 import types
 import xml.etree.ElementTree as ET
@@ -623,10 +624,14 @@ def test_a_cluster_that_cannot_be_set_up_stops_the_run_with_the_reason(
         "scenarios/core",
     )
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
-    assert (
-        "dra-conformance: could not set up the run: kubeconfig /x does not exist\n"
-        "  -> pass --kubeconfig PATH"
-    ) in result.stdout.str() + result.stderr.str()
+    output = result.stdout.str() + result.stderr.str()
+    line = "dra-conformance: error: kubeconfig /x does not exist; pass --kubeconfig PATH"
+    assert [x for x in output.splitlines() if "kubeconfig /x" in x] == [line], output
+    assert "_pytest.outcomes.Exit" not in output and "no tests ran" in output
+    summary = json.loads((suite.path / "run" / "summary.json").read_text())
+    assert (summary["verdict"], summary["exit_code"]) == ("NO-VERDICT", 2)
+    assert summary["no_verdict_reason"] == "the run could not be set up"
+    assert summary["no_verdict_detail"] == "kubeconfig /x does not exist; pass --kubeconfig PATH"
 
 
 UPGRADE_OK = """

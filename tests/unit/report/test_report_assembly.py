@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
 from conformance.report.junit import parse_junit_counts
@@ -242,8 +244,25 @@ def test_verdict_scope(fake_suite, pytester) -> None:
 
     run = fake_suite.run("--dra-verdict-scope=core,device_loss", run_name="scoped")
     summary = run.summary
-    assert summary["verdict"] == "CONFORMANT", summary["verdict_reasons"]
+    # it passed what it selected, which is not every MUST: never the word a certification gets
+    assert summary["verdict"] == "PASSED-PARTIAL", summary["verdict_reasons"]
+    assert summary["exit_code"] == 0
+    assert summary["partial"] == {"selected": 3, "total": 4, "not_selected": ["DRA-EXT-001"]}
+    title = "PASSED (partial: 3 of 4 MUST selected) — not a certification"
+    assert summary["verdict_text"] == title
     assert summary["verdict_scope"] == ["core", "device_loss"]
+    assert f"# DRA conformance: **{title}**" in (run.run_dir / "summary.md").read_text()
+    assert "Not selected: DRA-EXT-001." in (run.run_dir / "summary.md").read_text()
+    junit = ET.parse(run.run_dir / "junit.xml").getroot()
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert props["dra_verdict"] == "PASSED-PARTIAL" and props["dra_exit_code"] == "0"
+    assert props["dra_partial"] == "3 of 4 MUST selected"
+    assert props["dra_not_selected"] == "DRA-EXT-001"
+    assert props["dra_run_id"] == summary["run"]["id"]
+    environment = (run.run_dir / "allure-results" / "environment.properties").read_text()
+    assert "Verdict=PASSED-PARTIAL" in environment
+    assert "Verdict.partial.not_selected=DRA-EXT-001" in environment
+    assert_counts_equal_junit(run)
     # counts are of what the verdict judged: the out-of-scope MUST is not "not run" there
     must = summary["counts"]["requirements"]["by_level"]["MUST"]
     assert (must["total"], must["not_run"]) == (3, 0)
@@ -253,7 +272,8 @@ def test_verdict_scope(fake_suite, pytester) -> None:
 
     # Requirement IDs scope the verdict too: one requirement judged alone.
     one = fake_suite.run("--dra-verdict-scope=DRA-CORE-001", run_name="one").summary
-    assert one["verdict"] == "CONFORMANT", one["verdict_reasons"]
+    assert one["verdict"] == "PASSED-PARTIAL", one["verdict_reasons"]
+    assert one["partial"]["selected"] == 1
     assert one["verdict_scope"] == ["DRA-CORE-001"]
     missing = fake_suite.run("--dra-verdict-scope=DRA-EXT-001", run_name="missing").summary
     assert missing["verdict"] == "INCOMPLETE"
@@ -273,6 +293,8 @@ def test_verdict_scope(fake_suite, pytester) -> None:
 
 
 LATE_PLUGIN = """
+import xml.etree.ElementTree as ET
+
 import pytest
 from conformance.report.collector import install_report_collector
 from conformance.report.options import add_report_options

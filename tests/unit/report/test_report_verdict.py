@@ -8,14 +8,19 @@ from conformance.model.known_issues import KnownIssue
 from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY
 from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord
+from conformance.report.partial import partial_selection
 from conformance.report.verdict import (
     CONFORMANT,
     INCOMPLETE,
+    NO_VERDICT,
     NON_CONFORMANT,
+    PASSED_PARTIAL,
+    Partial,
     RequirementStatus,
     decide_verdict,
     requirement_results,
     requirement_status,
+    verdict_text,
 )
 
 NA = {"kind": "not-applicable", "reason": "not applicable: the profile lacks it"}
@@ -186,10 +191,52 @@ def test_no_catalog_collection_errors_or_interruption_are_never_conformant() -> 
     assert decide_verdict(results).reasons == []
     assert decide_verdict(results, catalog_error="gone").verdict == INCOMPLETE
     assert decide_verdict(results, collection_errors=1).verdict == INCOMPLETE
-    assert decide_verdict(results, interrupted=True).verdict == INCOMPLETE
     assert decide_verdict(requirement_results({}, [])).verdict == INCOMPLETE
-    failed = requirement_results(catalog, [record("t", "M", call="failed")])
-    assert decide_verdict(failed, interrupted=True).verdict == NON_CONFORMANT
+
+
+def test_an_interrupted_run_has_no_verdict_even_when_a_must_failed() -> None:
+    """The test the interrupt hit fails or errs: no evidence against the driver."""
+    catalog = {"M": info("M", "MUST")}
+    for outcome in ({}, {"call": "failed"}, {"setup": "error"}):
+        results = requirement_results(catalog, [record("t", "M", **outcome)])
+        verdict = decide_verdict(results, interrupted=True)
+        assert (verdict.verdict, verdict.exit_code) == (NO_VERDICT, 2), outcome
+        assert verdict.no_verdict_reason == "the run was interrupted before it completed"
+        assert verdict.reasons == ["no verdict: the run was interrupted before it completed"]
+    set_up = decide_verdict([], no_verdict="the run could not be set up")
+    assert (set_up.verdict, set_up.no_verdict_reason) == (NO_VERDICT, "the run could not be set up")
+
+
+def test_a_scoped_pass_is_partial_never_conformant() -> None:
+    catalog = {"C": info("C", "MUST"), "A": info("A", "MUST", "allocation")}
+    partial = partial_selection(catalog, ["core"], "v1.37.2")
+    assert partial == Partial(selected=1, total=2, not_selected=("A",))
+    passed = requirement_results(catalog, [record("c", "C")], scope=["core"])
+    verdict = decide_verdict(passed, partial=partial)
+    assert (verdict.verdict, verdict.exit_code) == (PASSED_PARTIAL, 0)
+    assert verdict.reasons == ["partial: 1 of 2 MUST selected; not selected: A"]
+    assert verdict_text(verdict.verdict, partial.to_dict()) == (
+        "PASSED (partial: 1 of 2 MUST selected) — not a certification"
+    )
+    # a failure or a MUST that did not run says so, partial or not
+    failed = requirement_results(catalog, [record("c", "C", call="failed")], scope=["core"])
+    assert decide_verdict(failed, partial=partial).verdict == NON_CONFORMANT
+    missing = requirement_results(catalog, [], scope=["core"])
+    assert decide_verdict(missing, partial=partial).verdict == INCOMPLETE
+
+
+def test_a_selection_of_every_applicable_must_is_whole() -> None:
+    catalog = {
+        "C": info("C", "MUST"),
+        "A": info("A", "MUST", "allocation"),
+        "S": info("S", "SHOULD", "allocation"),
+        "N": RequirementInfo("N", "security", "MUST", "newer", min_version=(1, 38)),
+    }
+    assert partial_selection(catalog, None, "v1.37.2") is None  # no scope: INCOMPLETE decides
+    assert partial_selection(catalog, ["core", "A"], "v1.37.2") is None  # N is not in 1.37
+    on_138 = partial_selection(catalog, ["core", "A"], "v1.38.0")
+    assert on_138 == Partial(selected=2, total=3, not_selected=("N",))
+    assert partial_selection(catalog, ["core"], "") == Partial(1, 3, ("A", "N"))  # unknown version
 
 
 def test_an_id_outside_the_catalog_is_reported_but_does_not_decide() -> None:
