@@ -121,7 +121,7 @@ def test_a_failing_fault_command_is_an_error_and_is_undone(
     lines = log.read_text().splitlines()
     [injected] = [line for line in lines if line.startswith("inject ")]
     assert f"undo {injected.split()[1]}" in lines, lines  # the undo ran although inject failed
-    assert summary["verdict"] != "CONFORMANT", summary["verdict"]
+    assert summary["verdict"] not in ("CONFORMANT", "PASSED-PARTIAL"), summary["verdict"]
     # The harness could not inject the fault: an error of the run, not a failure of the driver.
     assert status == "error", (status, reason)
 

@@ -194,9 +194,10 @@ def test_run_one_requirement_from_the_fresh_venv(
         timeout=900,
     )  # fmt: skip
     assert result.returncode == 0, _shown(result)
-    assert "verdict CONFORMANT" in result.stdout + result.stderr, _shown(result)
+    # one requirement passed: a partial pass, not a certification
+    assert "verdict PASSED (partial: 1 of " in result.stdout + result.stderr, _shown(result)
     summary = json.loads((report / "summary.json").read_text())
-    assert (summary["verdict"], summary["exit_code"]) == ("CONFORMANT", 0), _shown(result)
+    assert (summary["verdict"], summary["exit_code"]) == ("PASSED-PARTIAL", 0), _shown(result)
     assert summary["verdict_basis"] in ("MUST", "selected"), summary["verdict_basis"]
     ran = {r["id"]: r["status"] for r in summary["requirements"] if r["status"] != "not-run"}
     assert ran == {REQUIREMENT: "passed"}, _shown(result)

@@ -1,7 +1,9 @@
 """`dra-conformance gate --baseline`: a platform team's gate against a stored run, on the real
 cluster. The same driver gates green (exit 0); a driver that broke a MUST since the baseline
-gates red (exit 1) and gate.md names the requirement. The two-version form (`--from --to`)
-builds a second node image, which is a bench run (bench/cluster.md), not a CI one."""
+gates red (exit 1) and gate.md names the requirement. The runs select one requirement: each is
+a partial pass (PASSED-PARTIAL, exit 0) in every format, and a partial baseline still gates.
+The two-version form (`--from --to`) builds a second node image, which is a bench run
+(bench/cluster.md), not a CI one."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import secrets
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
@@ -54,6 +57,20 @@ def test_gate_against_a_baseline(
         run_id=f"gate-base-{secrets.token_hex(3)}",
     )
     assert stored.returncode == 0, stored.stdout[-3000:] + stored.stderr[-2000:]
+    # one requirement passed: a partial pass in every format, never CONFORMANT
+    summary = json.loads((baseline / "summary.json").read_text())
+    assert summary["verdict"] == "PASSED-PARTIAL", summary["verdict_reasons"]
+    partial = summary["partial"]
+    assert partial["selected"] == 1 and REQUIREMENT not in partial["not_selected"]
+    assert len(partial["not_selected"]) == partial["total"] - 1 >= 30, partial
+    title = f"PASSED (partial: 1 of {partial['total']} MUST selected) — not a certification"
+    assert stored.stdout.strip().splitlines()[-1].endswith(f"verdict {title}"), stored.stdout
+    assert partial["not_selected"][0] in stored.stdout.strip().splitlines()[-1]
+    assert (baseline / "summary.md").read_text().startswith(f"# DRA conformance: **{title}**")
+    junit = ET.parse(baseline / "junit.xml").getroot()
+    properties = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert properties["dra_verdict"] == "PASSED-PARTIAL", properties
+    assert "CONFORMANT" not in (baseline / "allure-results/environment.properties").read_text()
 
     green = _gate(kind_cluster.name, baseline / "summary.json", tmp_path / "green")
     assert green.returncode == 0, green.stdout[-3000:] + green.stderr[-2000:]

@@ -61,4 +61,5 @@ def test_sigterm_of_a_worker_undoes_its_test(
     assert not any(left_of(k8s, run_id).values()), (left_of(k8s, run_id), output[-3000:])
     summary = report_dir / "summary.json"
     assert summary.is_file(), output[-3000:]
-    assert json.loads(summary.read_text())["verdict"] != "CONFORMANT", output[-3000:]
+    verdict = json.loads(summary.read_text())["verdict"]
+    assert verdict not in ("CONFORMANT", "PASSED-PARTIAL"), output[-3000:]

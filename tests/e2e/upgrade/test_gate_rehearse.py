@@ -47,7 +47,7 @@ def test_gate_with_an_in_place_upgrade_rehearsal(tmp_path: Path) -> None:
     compared = {r["id"] for r in document["requirements"]}
     assert {"DRA-CORE-001", "DRA-CORE-005", "DRA-ALLOC-001"} <= compared, sorted(compared)
     rehearsal = document["rehearsal"]
-    assert rehearsal["verdict"] == "CONFORMANT", rehearsal
+    assert rehearsal["verdict"] == "PASSED-PARTIAL", rehearsal  # the upgrade suite alone
     assert rehearsal["requirements"] == dict.fromkeys(sorted(REHEARSED), "passed"), rehearsal
     # every requirement was judged on checks made after the upgrade steps, not on nothing
     journey = json.loads((report / "rehearsal" / "upgrade" / "rehearsal.json").read_text())
