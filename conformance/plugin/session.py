@@ -23,6 +23,7 @@ from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
+from conformance.plugin.preflight import check_workload_image
 from conformance.plugin.state import (
     CONTEXT_KEY,
     WORKERINPUT_CONTEXT,
@@ -224,6 +225,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     try:
         context = _set_up_run(config, state.profile)
+        check_workload_image(context)  # before any requirement runs: exit 2, never "failed"
     except (ConformanceError, OSError) as exc:
         pytest.exit(
             f"dra-conformance: could not set up the run: {exc}",
