@@ -28,13 +28,13 @@ from conformance.model.naming import namespace_name
 from conformance.run.context import RunContext
 
 POD = "preflight"
-MESSAGE_LIMIT = 240  # characters of a kubelet message in the one line
+MESSAGE_LIMIT = 200  # characters of a kubelet message in the one line
 
 REMEDY = (
-    "pass --dra-workload-image REF (any image with sh, env and sleep that the nodes can "
-    "pull), or load the image into every node (a kind cluster made by `dra-conformance "
-    "cluster up` gets it from `cluster up` and `dra-conformance driver install --name NAME`; "
-    "another kind cluster: kind load docker-image {image} --name NAME)"
+    "pass --dra-workload-image REF (any image with sh, env and sleep that the nodes can pull), "
+    "or load {image} into every node (kind: `dra-conformance cluster up --name NAME` and "
+    "`dra-conformance driver install --name NAME` load it; or `kind load docker-image {image} "
+    "--name NAME`)"
 )
 
 
