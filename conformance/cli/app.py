@@ -27,7 +27,11 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
     cluster = sub.add_parser("cluster", help="create, inspect and delete the kind cluster")
     csub = cluster.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    up = csub.add_parser("up", help="create a DRA-ready kind cluster (or reuse a healthy one)")
+    up = csub.add_parser(
+        "up",
+        help="create a DRA-ready kind cluster (or reuse a healthy one) with the workload image "
+        "loaded; prints its kubeconfig path last",
+    )
     up.add_argument("--name", default=DEFAULT_CLUSTER, help="cluster name (default %(default)s)")
     up.add_argument(
         "--workers",
@@ -84,16 +88,20 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _cluster_up(args: argparse.Namespace) -> int:
-    from conformance.cluster import kind
+    from conformance.cluster import images, kind
+    from conformance.progress import Progress
 
+    progress = Progress()
     cluster = kind.up(
         name=args.name,
         workers=args.workers,
         kubernetes=args.k8s,
         offline=args.offline,
         retain=args.retain,
+        progress=progress,
     )
-    print(cluster.kubeconfig)
+    images.load_workload_image(cluster, progress)  # what `run --cluster existing` runs
+    print(cluster.kubeconfig)  # the last line: scripts take the kubeconfig from it
     return 0
 
 

@@ -67,8 +67,8 @@ def add_driver_commands(sub: argparse._SubParsersAction) -> None:
     dsub = driver.add_subparsers(dest="action", required=True, metavar="ACTION")
     install = dsub.add_parser(
         "install",
-        help="build/load its image, apply it, wait until ready "
-        "(DaemonSet ready, slices on every node)",
+        help="build/load its image (and, on a kind cluster, the workload image), apply it, "
+        "wait until ready (DaemonSet ready, slices on every node)",
     )
     _add_target_args(install)
     install.set_defaults(func=_driver_install)
@@ -86,6 +86,10 @@ def _driver_install(args: argparse.Namespace) -> int:
     installer.ensure_reachable(kubeconfig, context)
     progress = Progress()
     installer.install(profile, kubeconfig, context, installer.KindTarget(kind_name), progress)
+    if kind_name:  # a later `run --cluster existing` runs its workload pods on these nodes
+        from conformance.cluster.images import workload_image
+
+        workload_image(kind_name, progress)
     state = installer.wait_ready(profile, kubeconfig, context, progress=progress)
     print(f"{profile.driver} ready: {state}")
     return 0

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance import docker_client
 from conformance.cluster import rootfs
@@ -19,6 +20,9 @@ from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
 from conformance.suite_root import SUITE_ROOT
+
+if TYPE_CHECKING:
+    from conformance.cluster.kind import KindCluster
 
 REPO_ROOT = SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 WORKLOAD_REPOSITORY = "localhost/dra-conformance/workload"
@@ -246,11 +250,20 @@ def load_into_cluster(
 
 def workload_image(cluster_name: str | None = None, progress: Progress | None = None) -> str:
     """The workload image, built when missing and loaded into the kind cluster `cluster_name`
-    (None: an existing cluster, which must already have it — see --dra-workload-image)."""
+    (None: an existing cluster, which must already have it — see --dra-workload-image; the
+    run's preflight, conformance/plugin/preflight.py, proves it does). `cluster up` and
+    `driver install` on a kind cluster load it, so a later `run --cluster existing` finds it."""
     progress = progress or Progress()
     ref = build_workload_image(progress)
     if cluster_name:
         load_into_kind(cluster_name, ref, progress)
+    return ref
+
+
+def load_workload_image(cluster: KindCluster, progress: Progress) -> str:
+    """Build the workload image when missing and load it into every node of `cluster`."""
+    ref = build_workload_image(progress)
+    load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
     return ref
 
 

@@ -10,6 +10,7 @@
 | `claim_requests` | the pieces of a claim spec: requests, subrequests, constraints, config  |
 | `state`          | readers of cluster state as camelCase dicts and small records           |
 | `waits`          | tenacity waits that report what was awaited and the last state seen     |
+| `harness_causes` | a pod stuck for the cluster's or harness's reason (image pull, sandbox)  |
 | `slices`         | the devices a driver publishes right now                                |
 | `readiness`      | is a driver ready the way its profile says                              |
 | `daemonsets`     | a DaemonSet's pod on one node: find, restart, await                     |

@@ -5,6 +5,9 @@ Polling, not watches: watches end on server timeouts and 410 Gone, and a conform
 wants the state at the deadline, not an event stream. Transient API errors (409, 429, 5xx,
 connection resets) are retried; 401/403/422 and the like fail at once.
 
+A pod wait whose pod cannot get its image raises a `HarnessError` at once
+(`harness_causes`): the requirement's error, not the driver's failure.
+
 Each wait is an Allure step "wait for <describe>" (`ensure_for`: "keep checking for <duration>
 that <describe>"), failed when the wait fails (conformance.report.steps).
 """
@@ -22,6 +25,7 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import state
 from conformance.kube.client import K8sClients
+from conformance.kube.harness_causes import pull_failure_abort
 from conformance.report.steps import attach_yaml, step, wait_step
 
 T = TypeVar("T")
@@ -191,6 +195,7 @@ def wait_for_claim_allocated(
 
 
 def _pod_finished(pod: dict[str, Any] | None) -> str | None:
+    pull_failure_abort(pod)  # an image the nodes cannot get: the harness's error, at once
     phase = state.pod_phase(pod)
     return f"the pod reached phase {phase}" if phase in ("Succeeded", "Failed") else None
 
@@ -219,6 +224,7 @@ def wait_for_pod_phase(
         describe=f"pod {namespace}/{name} to reach phase {phase}",
         timeout=timeout,
         show=state.pod_summary,
+        abort=None if phase == "Pending" else pull_failure_abort,
     )  # type: ignore[return-value]
 
 

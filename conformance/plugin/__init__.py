@@ -18,6 +18,7 @@ only run tests. Without xdist the single process does both.
 | `state`             | stash keys, per-process state, the run's catalog                      |
 | `session`           | set-up: cluster, driver install, run context, xdist hand-over, header |
 | `setup_failure`     | a failed set-up: no test collected, NO-VERDICT, one error line        |
+| `preflight`         | set-up: the cluster runs the workload image, the harness reads logs   |
 | `selection`         | collection hooks: lease order, `--dra-requirement`, catalog checks    |
 | `collection`        | the collection rules themselves (pure: markers, IDs, MUST coverage)   |
 | `scheduling`        | which test an xdist worker gets next (lease-aware load scheduling)    |

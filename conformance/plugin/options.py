@@ -165,7 +165,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="dra_workload_image",
         default=None,
         metavar="REF",
-        help="workload image reference (default: built locally and loaded into kind)",
+        help="workload image reference: any image with sh, env and sleep that the nodes can "
+        "pull (default: built locally; loaded into a kind cluster the run makes, or by "
+        "`cluster up` and `driver install`)",
     )
     _add(
         group,

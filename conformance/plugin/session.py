@@ -23,6 +23,7 @@ from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
+from conformance.plugin.preflight import check_workload_image
 from conformance.plugin.setup_failure import stop_before_testing
 from conformance.plugin.state import (
     CONTEXT_KEY,
@@ -225,6 +226,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     try:
         context = _set_up_run(config, state.profile)
+        check_workload_image(context)  # before any requirement runs: exit 2, never "failed"
     except ConformanceError as exc:
         stop_before_testing(config, exc.problem, exc.remedy)
         return

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.kube import objects, state
 from conformance.kube.builders import PodClaim
+from conformance.kube.harness_causes import raise_if_pull_failure
 from conformance.kube.waits import wait_until
 from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.workloads import HOSTNAME_LABEL, Workloads
@@ -104,6 +105,11 @@ def wait_ready_pods(
     def fresh(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [p for p in pods if is_healthy(p) and p["metadata"]["uid"] not in exclude_uids]
 
+    def pull_failures(pods: list[dict[str, Any]]) -> None:
+        for pod in pods:  # a pod that cannot get its image: the harness's error, at once
+            if pod["metadata"]["uid"] not in exclude_uids:
+                raise_if_pull_failure(pod)
+
     pods = wait_until(
         lambda: deployment_pods(workload, name),
         lambda ps: len(fresh(ps)) >= count,
@@ -114,6 +120,7 @@ def wait_ready_pods(
             {"name": p["metadata"]["name"], "uid": p["metadata"]["uid"], **state.pod_summary(p)}
             for p in ps
         ],
+        abort=pull_failures,
     )
     ready = fresh(pods)[:count]
     for pod in ready:

@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from conformance.kube import objects, state, waits
+from conformance.kube import harness_causes, objects, state, waits
 from conformance.kube.builders import PodClaim
+from conformance.model.outcome import HarnessError
 from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.placement import PlacementError
 from conformance.scenario_api.prepare_retry import RETRY_ANNOTATION, PrepareRetry
@@ -147,11 +148,14 @@ class PodOps(WorkloadScope):
 
         A failure that waiting cannot change ends the wait at once with its reason
         (`running_wait`): a FailedPrepareDynamicResources event for the pod, with the
-        kubelet's message, or a claim's pool gone from the ResourceSlices. Scenarios that
-        expect a passing prepare failure (a fault they clear, a driver or kubelet coming back)
-        pass `abort_on_prepare_failure=False`: the kubelet is then asked to retry a failed
-        prepare every 10 s instead of at its next resync (`prepare_retry`); a pod that
-        finished still ends the wait."""
+        kubelet's message, or a claim's pool gone from the ResourceSlices. A container that
+        cannot get its image ends it at once as a `HarnessError`, and so does a timeout on
+        FailedCreatePodSandBox warnings (`kube.harness_causes`): not the driver's failure.
+
+        Scenarios that expect a passing prepare failure (a fault they clear, a driver or
+        kubelet coming back) pass `abort_on_prepare_failure=False`: the kubelet is then asked
+        to retry a failed prepare every 10 s instead of at its next resync (`prepare_retry`);
+        a pod that finished still ends the wait."""
         pools = PoolWatch()
         read_pod = (
             (lambda: self.read_pod(name))
@@ -170,6 +174,7 @@ class PodOps(WorkloadScope):
             return seen
 
         def abort(seen: dict[str, Any]) -> str | None:
+            harness_causes.raise_if_pull_failure(seen["pod"])  # the harness's error, at once
             return hopeless_reason(seen["pod"], seen["failed"], seen["pools_gone"])
 
         with step(f"wait for pod {self.ref(name)} Running", is_wait=True):
@@ -182,11 +187,20 @@ class PodOps(WorkloadScope):
                     show=lambda seen: self._pod_with_warnings(name, seen["pod"]),
                     abort=abort,
                 )["pod"]
-            except AssertionError:
+            except (AssertionError, HarnessError) as exc:
                 attach_yaml(f"Pod {name} (not running)", lambda: self.read_pod(name))
+                if isinstance(exc, waits.WaitTimeout):
+                    self._raise_if_sandbox_failed(name, exc)
                 raise
             attach_yaml(f"Pod {name} (running)", pod)
             return pod
+
+    def _raise_if_sandbox_failed(self, name: str, timeout: waits.WaitTimeout) -> None:
+        """A pod that timed out without a container ever started, on FailedCreatePodSandBox
+        warnings: the runtime's (the cluster's) problem, an error rather than a failure."""
+        cause = harness_causes.sandbox_failure(self.read_pod(name), self.events("Pod", name))
+        if cause:
+            raise HarnessError(f"{cause}: {harness_causes.NOT_THE_DRIVER}\n{timeout}") from timeout
 
     def _pools_gone(self, pod: dict[str, Any], watch: PoolWatch) -> str | None:
         """The watch's verdict on the pools the pod's allocated claims come from."""

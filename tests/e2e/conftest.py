@@ -48,9 +48,11 @@ def fake_profile() -> Profile:
 
 @pytest.fixture(scope="session")
 def fake_driver(
-    kind_cluster: kind.KindCluster, fake_profile: Profile, progress: Progress
+    kind_cluster: kind.KindCluster, fake_profile: Profile, progress: Progress, workload_image: str
 ) -> Profile:
-    """The bundled fake driver installed on the e2e cluster and ready."""
+    """The bundled fake driver installed on the e2e cluster and ready, with the workload image
+    on its nodes, as `dra-conformance driver install` leaves a kind cluster: a
+    `run --cluster existing` on it passes the workload-image preflight."""
     kubeconfig = str(kind_cluster.kubeconfig)
     installer.install(
         fake_profile, kubeconfig, None, installer.KindTarget(kind_cluster.name), progress

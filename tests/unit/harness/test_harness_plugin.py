@@ -408,6 +408,8 @@ def stub_cluster(monkeypatch: pytest.MonkeyPatch, calls: dict[str, Any]) -> None
     monkeypatch.setattr(installer, "wait_ready", wait_ready)
     monkeypatch.setattr(session, "read_cluster_facts", read_facts)
     monkeypatch.setattr(session, "readiness_state", readiness_state)
+    # the workload-image preflight runs a pod: tests/unit/harness/test_harness_preflight_api.py
+    monkeypatch.setattr(session, "check_workload_image", lambda c: calls.update(preflight=c))
     for module in (session, fixtures, finish):
         monkeypatch.setattr(module, "load_clients", lambda *a: object())
     monkeypatch.setattr(finish, "sweep_run", sweep)
@@ -485,6 +487,7 @@ def test_run_with_stubbed_cluster(
     result.assert_outcomes(passed=2, skipped=2)
     assert calls["provision"]["kind"] == "existing"
     assert calls["sweep"] == "run-1"
+    assert calls["preflight"].workload_image == "localhost/w:1"  # before the tests ran
     cases = _junit(suite.path / "junit.xml")
     assert cases["test_registers"]["props"] == {"requirement": "DRA-CORE-001"}
     assert cases["test_selector"]["props"]["dra_outcome"] == "not-applicable"
