@@ -9,6 +9,7 @@
 | `running_wait`    | what ends a wait for Running at once (pure)                           |
 | `container_view`  | what a container sees against what its claims were allocated          |
 | `device_requests` | requests per device kind, CEL describing one device (pure)            |
+| `kind_check`      | whether an allocated device is of a device kind (pure)                |
 | `deployments`     | Deployments whose pods get claims from a ResourceClaimTemplate        |
 | `placement`       | the nodes that hold node-local devices of a kind                      |
 | `disruption`      | what "keeps running" means across a disruptive step                   |
