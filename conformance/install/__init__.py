@@ -8,6 +8,7 @@
 | `image`         | the driver image: built (builder or Docker SDK) and loaded into kind      |
 | `errors`        | `InstallError`, what every install step raises                            |
 | `profile_check` | `profile check`: does the live cluster agree with the profile?            |
+| `identity`      | what an install creates, by kind/namespace/name (the security suite)      |
 
 Applying and deleting objects: `conformance.kube.apply`; readiness: `conformance.kube.readiness`.
 """

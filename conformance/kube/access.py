@@ -12,18 +12,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from kubernetes import client as k8s_client
-from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
-from conformance.model.privileges import (
-    SHARED_NAMESPACES,
-    AccessCheck,
-    ServiceAccountRef,
-    Violation,
-    accounts_of,
-    driver_namespaces,
+from conformance.model.driver_workloads import (
+    DriverMarks,
+    accounts_of_workloads,
+    driver_workloads,
 )
-from conformance.model.profile import Profile
+from conformance.model.privileges import AccessCheck, ServiceAccountRef, Violation
 
 # Reviews at once: few, the API server answers each in milliseconds (the client pools 5 per
 # core).
@@ -61,29 +57,23 @@ def violations(
     ]
 
 
-def _template_specs(items: Iterable[Any], k8s: K8sClients) -> list[Any]:
-    return [((k8s.to_dict(i).get("spec") or {}).get("template") or {}).get("spec") for i in items]
+def cluster_workloads(k8s: K8sClients) -> list[tuple[str, dict[str, Any]]]:
+    """(kind, object) of every workload in all namespaces (the kinds of
+    `driver_workloads.WORKLOAD_KINDS`)."""
+    batch = k8s_client.BatchV1Api(k8s.api_client)
+    listings = (
+        ("Pod", k8s.core.list_pod_for_all_namespaces),
+        ("DaemonSet", k8s.apps.list_daemon_set_for_all_namespaces),
+        ("Deployment", k8s.apps.list_deployment_for_all_namespaces),
+        ("StatefulSet", k8s.apps.list_stateful_set_for_all_namespaces),
+        ("ReplicaSet", k8s.apps.list_replica_set_for_all_namespaces),
+        ("Job", batch.list_job_for_all_namespaces),
+        ("CronJob", batch.list_cron_job_for_all_namespaces),
+    )
+    return [(kind, k8s.to_dict(item)) for kind, listing in listings for item in listing().items]
 
 
-def driver_service_accounts(k8s: K8sClients, profile: Profile) -> tuple[ServiceAccountRef, ...]:
-    """The accounts the driver's pods run as: every pod, DaemonSet and Deployment of the
-    driver's own namespaces; in a shared namespace (kube-system, ...) only the readiness
-    DaemonSet's template. Templates count too, so an account is found while its pods restart."""
-    found: set[ServiceAccountRef] = set()
-    ds_namespace, ds_name = profile.readiness.daemonset_namespace, profile.readiness.daemonset_name
-    if ds_namespace and ds_name:
-        try:
-            ds = k8s.apps.read_namespaced_daemon_set(ds_name, ds_namespace)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-        else:
-            found |= accounts_of(ds_namespace, _template_specs([ds], k8s))
-    for namespace in driver_namespaces(profile):
-        if namespace in SHARED_NAMESPACES:
-            continue
-        pods = k8s.core.list_namespaced_pod(namespace).items
-        found |= accounts_of(namespace, (k8s.to_dict(p).get("spec") for p in pods))
-        for listing in (k8s.apps.list_namespaced_daemon_set, k8s.apps.list_namespaced_deployment):
-            found |= accounts_of(namespace, _template_specs(listing(namespace).items, k8s))
-    return tuple(sorted(found))
+def driver_service_accounts(k8s: K8sClients, marks: DriverMarks) -> tuple[ServiceAccountRef, ...]:
+    """The accounts the driver's workloads run as, in all namespaces (see
+    `conformance.model.driver_workloads` for which workloads are the driver's)."""
+    return accounts_of_workloads(driver_workloads(cluster_workloads(k8s), marks))

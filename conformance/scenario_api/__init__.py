@@ -9,11 +9,13 @@
 | `running_wait`    | what ends a wait for Running at once (pure)                           |
 | `container_view`  | what a container sees against what its claims were allocated          |
 | `device_requests` | requests per device kind, CEL describing one device (pure)            |
+| `kind_check`      | whether an allocated device is of a device kind (pure)                |
 | `deployments`     | Deployments whose pods get claims from a ResourceClaimTemplate        |
 | `placement`       | the nodes that hold node-local devices of a kind                      |
 | `disruption`      | what "keeps running" means across a disruptive step                   |
 | `verification`    | how a container proves which devices it received                      |
 | `device_reuse`    | proving a released device can be allocated again                      |
+| `republish`       | proving a driver publishes its node's devices again, in new slices    |
 | `cdi_specs`       | the CDI spec files on a node that name a claim (DRA-CORE-008)         |
 | `slice_checks`    | what DRA-CORE-002 demands of ResourceSlices (pure checks)             |
 | `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |

@@ -11,7 +11,8 @@ from conformance.kube import objects, state, waits
 from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice, published_devices
 from conformance.report.steps import attach_yaml, step
-from conformance.scenario_api.device_requests import kind_request, selector_verdict
+from conformance.scenario_api.device_requests import kind_request
+from conformance.scenario_api.kind_check import is_of_kind
 from conformance.scenario_api.scope import WorkloadScope
 
 
@@ -126,7 +127,7 @@ class ClaimOps(WorkloadScope):
     def assert_of_kind(self, kind: str, results: Iterable[AllocationResult]) -> None:
         """Each result is a device of `driver`, published now, for which the kind's selector
         is true in its published attributes (judged by the run's device set when the harness
-        cannot evaluate the expression itself)."""
+        cannot evaluate the expression itself; HarnessError when neither can tell)."""
         _, expression = self.profile.kind_class_and_expression(kind)
         results = list(results)
         with step(f"check that {[r.device_id for r in results]} are devices of kind {kind!r}"):
@@ -138,10 +139,7 @@ class ClaimOps(WorkloadScope):
                 assert device is not None, (
                     f"allocated device {result.device_id} is not in any published ResourceSlice"
                 )
-                verdict = selector_verdict(expression, device, self.profile.driver)
-                if verdict is None and known is not None:
-                    verdict = device.id in known
-                assert verdict is not False, (
+                assert is_of_kind(kind, expression, device, self.profile.driver, known), (
                     f"allocated device {device.id} is not of kind {kind!r}: its selector "
                     f"{expression!r} is false for its published attributes "
                     f"{dict(device.attributes)}"

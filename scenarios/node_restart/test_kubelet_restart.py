@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from republish import Republish
 
 from conformance.kube import slices, state
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
+from conformance.scenario_api.republish import Republish
 
 
 @pytest.mark.dra_requirement("DRA-KUBELET-001")

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from republish import Republish
 
 from conformance.kube import slices, state, waits
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline
+from conformance.scenario_api.republish import Republish
 
 CANNOT_START = ("CreateContainerError", "CreateContainerConfigError", "RunContainerError")
 

@@ -5,36 +5,46 @@ from __future__ import annotations
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from conformance.install.errors import InstallError
+from conformance.install.identity import install_objects
 from conformance.kube.access import driver_service_accounts
 from conformance.kube.client import K8sClients
-from conformance.model.outcome import not_run
-from conformance.model.privileges import ServiceAccountRef, driver_namespaces
+from conformance.model.driver_workloads import WORKLOAD_KINDS, DriverMarks
+from conformance.model.outcome import HarnessError, not_run
+from conformance.model.privileges import ServiceAccountRef
+from conformance.report.steps import step
 from conformance.run.context import RunContext
 
 
 @pytest.fixture
 def driver_accounts(dra_context: RunContext, k8s: K8sClients) -> tuple[ServiceAccountRef, ...]:
-    """Every ServiceAccount a pod of the driver runs as (never empty: a driver whose accounts
-    cannot be found is not run, never passed)."""
+    """Every ServiceAccount a workload of the driver runs as, in all namespaces (never empty:
+    a driver whose accounts cannot be found is not run, never passed)."""
     profile = dra_context.profile
-    if not driver_namespaces(profile):
+    try:
+        marks = DriverMarks.of(profile, install_objects(profile))
+    except InstallError as exc:
+        raise HarnessError(f"cannot read what the driver's manifests create: {exc}") from None
+    if not (marks.namespaces or marks.objects or marks.releases):
         not_run(
-            "the profile names no namespace of the driver, so its service accounts are unknown",
+            "the profile names no namespace, DaemonSet or Helm release of the driver, so its "
+            "service accounts are unknown",
             "name the kubelet-plugin DaemonSet in the profile's readiness.daemonSet",
         )
-    try:
-        accounts = driver_service_accounts(k8s, profile)
-    except ApiException as exc:
-        if exc.status not in (401, 403):
-            raise
-        not_run(
-            f"the harness may not read the driver's pods, DaemonSets or Deployments "
-            f"(HTTP {exc.status})",
-            f"run with credentials that may list them in {list(driver_namespaces(profile))}",
-        )
+    kinds = ", ".join(WORKLOAD_KINDS)
+    with step(f"find the driver's workloads ({kinds}) in all namespaces: {marks.describe()}"):
+        try:
+            accounts = driver_service_accounts(k8s, marks)
+        except ApiException as exc:
+            if exc.status not in (401, 403):
+                raise
+            not_run(
+                f"the harness may not list every workload of the cluster (HTTP {exc.status})",
+                f"run with credentials that may list {kinds} in all namespaces",
+            )
     if not accounts:
         not_run(
-            f"no pod, DaemonSet or Deployment of the driver in {list(driver_namespaces(profile))}",
+            f"no workload of the driver found ({marks.describe()})",
             "install the driver, or name its DaemonSet in the profile's readiness.daemonSet",
         )
     return accounts

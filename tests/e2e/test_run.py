@@ -21,6 +21,11 @@ from conformance.report.junit import parse_junit_counts
 
 RUN_LABEL = "dra-conformance.io/run"
 
+# Requirement id -> why it does not apply to the e2e cluster (kind, v1.37.2, the fake driver
+# with its full profile). Empty: the fake driver has every capability and v1.37.2 every
+# behaviour, so a requirement that does not apply there is a hole in the suite or the driver.
+NOT_APPLICABLE_ON_E2E_CLUSTER: dict[str, str] = {}
+
 
 def _run_namespaces(k8s: K8sClients, run_id: str) -> list[str]:
     items = k8s.core.list_namespace(label_selector=f"{RUN_LABEL}={run_id}").items
@@ -59,11 +64,15 @@ def test_whole_suite_conformant(whole_suite_run):
     core = [r for r in summary["requirements"] if r["id"].startswith("DRA-CORE-")]
     catalog_core = [r for r in _catalog().requirements if r.id.startswith("DRA-CORE-")]
     assert len(core) == len(catalog_core) and {r["status"] for r in core} == {"passed"}, core
-    # SHOULD and MAY must pass too, not only MUST; the fake driver has every capability, so
-    # only a cluster fact (a gate, a non-kind provider) may make one not applicable.
+    # SHOULD and MAY must pass too, not only MUST; only a requirement named in
+    # NOT_APPLICABLE_ON_E2E_CLUSTER, for the reason given there, may be not applicable.
     not_passed = [r for r in summary["requirements"] if r["status"] != "passed"]
-    assert [r for r in not_passed if r["status"] != "not-applicable"] == [], not_passed
-    assert len(not_passed) <= 2, not_passed
+    unexpected = [
+        r
+        for r in not_passed
+        if r["status"] != "not-applicable" or r["id"] not in NOT_APPLICABLE_ON_E2E_CLUSTER
+    ]
+    assert unexpected == [], unexpected
     assert all(r["duration_s"] > 0 for r in summary["requirements"] if r["status"] == "passed")
     junit = parse_junit_counts(report / "junit.xml")
     assert junit.failures + junit.errors == 0

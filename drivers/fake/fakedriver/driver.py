@@ -151,6 +151,7 @@ class FakeDriver:
         self.published = False
         self.last_plan: PoolPlan | None = None
         self.last_publish_error = ""
+        self._found_leftovers: bool | None = None  # slices from before at the first publish
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
         self._registration: UnixSocketServer | None = None
@@ -180,6 +181,8 @@ class FakeDriver:
 
     def republish(self) -> PublishResult | None:
         with self._publish_lock:
+            if self._keeps_leftover_slices():
+                return None
             try:
                 plan = self._plan()
                 try:
@@ -204,6 +207,22 @@ class FakeDriver:
                 self._write_ready()
             self.status.mark_dirty()
             return result
+
+    def _keeps_leftover_slices(self) -> bool:
+        """Misbehaviour `no-republish-after-restart`: a plugin that finds its node's slices
+        from before at its first publish takes them as its own and, while the misbehaviour is
+        on, never writes slices (a pool wiped after that stays empty)."""
+        on = self.faults.misbehaving("no-republish-after-restart")
+        if self._found_leftovers is None:  # the first publish of this process
+            self._found_leftovers = on and bool(self.publisher.existing())
+        if not (on and self._found_leftovers):
+            return False
+        if not self.published:
+            log.warning("misbehaviour no-republish-after-restart: the slices from before count")
+            self.published = True
+            self._write_ready()
+            self.status.mark_dirty()
+        return True
 
     def _prepared_changed(self) -> None:
         self.status.mark_dirty()

@@ -83,6 +83,10 @@ class SlicePublisher:
         self._generation = 0
         self.last: PublishResult | None = None
 
+    def existing(self) -> list[dict[str, Any]]:
+        """The slices of this driver on this node as the API server has them now."""
+        return self._client.list_slices(self._node, self._driver)
+
     def publish(self, plan: PoolPlan, attempts: int = 3) -> PublishResult:
         for attempt in range(1, attempts + 1):
             try:

@@ -10,7 +10,7 @@ import secrets
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,14 +37,20 @@ BROKEN_RUN_TIMEOUTS = {
 }
 
 
-def broken_run_profile(profile: Path, directory: Path) -> Path:
-    """The profile with shorter deletion timeouts, written elsewhere (so its relative
-    manifest paths are made absolute)."""
+def broken_run_profile(
+    profile: Path, directory: Path, timeouts: Mapping[str, str] | None = None
+) -> Path:
+    """The profile with shorter deletion timeouts (and `timeouts` over them), written
+    elsewhere (so its relative manifest paths are made absolute)."""
     document = yaml.safe_load(profile.read_text())
     install = document.get("install") or {}
     if install.get("manifests"):
         install["manifests"] = [str((profile.parent / m).resolve()) for m in install["manifests"]]
-    document["timeouts"] = {**(document.get("timeouts") or {}), **BROKEN_RUN_TIMEOUTS}
+    document["timeouts"] = {
+        **(document.get("timeouts") or {}),
+        **BROKEN_RUN_TIMEOUTS,
+        **(timeouts or {}),
+    }
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "profile-broken-run.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
@@ -100,11 +106,16 @@ def junit_outcomes(path: Path) -> dict[str, str]:
 
 
 def run_scenarios(
-    cluster: str, profile: Path, requirement: str, report_dir: Path, extra: Sequence[str] = ()
+    cluster: str,
+    profile: Path,
+    requirement: str,
+    report_dir: Path,
+    extra: Sequence[str] = (),
+    timeouts: Mapping[str, str] | None = None,
 ) -> BrokenRun:
     """One requirement's scenarios in a subprocess against the e2e cluster."""
     run_id = f"broken-{requirement.lower()}-{secrets.token_hex(3)}"
-    profile = broken_run_profile(profile, report_dir)
+    profile = broken_run_profile(profile, report_dir, timeouts)
     cmd = [
         sys.executable,
         "-m",

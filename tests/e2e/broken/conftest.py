@@ -9,7 +9,7 @@ lease book (the parent's exclusive lease would otherwise block it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,9 @@ from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
 def run_scenario_against_broken_driver(
     fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, tmp_path: Path
 ) -> Iterator[Callable[..., BrokenRun]]:
-    """`run(requirement_id, misbehaviours, node="*")` -> BrokenRun; misbehaviours are switched
-    off again (and the driver confirmed it) before the fixture ends, also on failure."""
+    """`run(requirement_id, misbehaviours, node="*", extra=(), timeouts=None)` -> BrokenRun
+    (`timeouts`: profile timeouts for this run); misbehaviours are switched off again (and
+    the driver confirmed it) before the fixture ends, also on failure."""
     control = FakeDriverControl(k8s.core)
     nodes = selected_nodes(k8s, fake_driver)
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
@@ -44,6 +45,7 @@ def run_scenario_against_broken_driver(
         misbehaviours: Sequence[str],
         node: str = ALL_NODES,
         extra: Sequence[str] = (),
+        timeouts: Mapping[str, str] | None = None,
     ) -> BrokenRun:
         if not leases:
             leases.append(
@@ -61,6 +63,7 @@ def run_scenario_against_broken_driver(
             requirement,
             tmp_path / f"run-{len(switched)}",
             extra,
+            timeouts,
         )
         result.misbehaviours = tuple(misbehaviours)
         return result

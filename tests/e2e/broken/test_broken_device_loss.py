@@ -47,6 +47,22 @@ def test_loss_006_fails_when_the_driver_loses_its_checkpoint_on_restart(
     result.assert_requirement_failed("container main of pod survivor")
 
 
+def test_loss_006_fails_when_the_restarted_plugin_never_publishes_again(
+    run_scenario_against_broken_driver,
+):
+    # The restarted plugin takes the slices its predecessor left for its own and writes none:
+    # they look republished until the check deletes them, then the node's devices stay gone.
+    # The working driver republishes within its 5 s resync; the wait for the broken one, and
+    # the readiness wait after the test (the node has no slices while the misbehaviour is on),
+    # need not be long.
+    result = run_scenario_against_broken_driver(
+        "DRA-LOSS-006",
+        ["no-republish-after-restart"],
+        timeouts={"slicesPublished": "20s", "driverReady": "45s"},
+    )
+    result.assert_requirement_failed("in new ResourceSlices after")
+
+
 # SHOULDs, checked all the same: a driver that never reports recovery keeps the device Unhealthy
 # in the pod status and its own health taint in the slice.
 def test_loss_008_fails_when_a_recovered_device_stays_unhealthy(

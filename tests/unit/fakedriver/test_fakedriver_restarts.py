@@ -1,6 +1,7 @@
 """What the fake driver does across a kubelet restart or a node reboot, and the misbehaviours
-that break it: `register-once` (a restarted kubelet cannot register the plugin again) and
-`cdi-not-recreated` (a reboot's lost CDI specs are not written again)."""
+that break it: `register-once` (a restarted kubelet cannot register the plugin again),
+`cdi-not-recreated` (a reboot's lost CDI specs are not written again) and
+`no-republish-after-restart` (a restarted plugin never writes its slices again)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from fakedriver.grpcapi import pluginregistration_v1_pb2 as reg_pb2
 from fakedriver.grpcapi import pluginregistration_v1_pb2_grpc as reg_grpc
 from tenacity import retry, stop_after_delay, wait_fixed
 from test_fakedriver_prepare import UID, prepare
+
+NO_REPUBLISH = ["no-republish-after-restart"]
 
 
 def _register(stub) -> None:
@@ -68,3 +71,19 @@ def test_prepare_after_a_reboot_writes_the_lost_cdi_spec_again(harness, misbehav
     again = prepare(stub, dra_v1_pb2, UID).claims[UID]
     assert again.error == "" and list(again.devices) == list(first.devices)
     assert spec.exists() is recreated
+
+
+@pytest.mark.parametrize(("misbehaviours", "republished"), [([], True), (NO_REPUBLISH, False)])
+def test_a_restarted_plugin_publishes_its_wiped_slices_again(harness, misbehaviours, republished):
+    controls = {"_all": json.dumps({"misbehaviours": misbehaviours})}
+    first = harness.start(controls=controls)
+    assert harness.slices.objects  # a plugin starting on a node without slices publishes
+    harness.stop(first)
+    restarted = harness.start(controls=controls)  # the old slices are still there
+    assert restarted.published  # ready either way: the broken one counts the old slices
+    for name in list(harness.slices.objects):
+        harness.slices.delete_slice(name)  # what the kubelet does after a longer absence
+    restarted.republish()  # what its resync loop does
+    assert bool(harness.slices.devices()) is republished
+    restarted.apply_controls({}, "2")  # switched off: it publishes again
+    assert harness.slices.devices()

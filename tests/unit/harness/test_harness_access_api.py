@@ -23,6 +23,7 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube.access import driver_service_accounts, review, violations
 from conformance.kube.client import K8sClients
 from conformance.model import privileges
+from conformance.model.driver_workloads import HELM_RELEASE, HELM_RELEASE_NAMESPACE, DriverMarks
 from conformance.model.privileges import AccessCheck, ServiceAccountRef
 from conformance.model.profile import SUITE_ROOT
 from conformance.model.profile_parse import load_profile
@@ -249,10 +250,111 @@ def test_driver_accounts_come_from_the_daemonset_and_the_pods_of_its_namespace(
             }
         )
     )
-    accounts = driver_service_accounts(apiserver_k8s, load_profile(profile))
+    accounts = driver_service_accounts(apiserver_k8s, DriverMarks.of(load_profile(profile)))
     assert accounts == tuple(
         ServiceAccountRef(api_namespace, n) for n in ("default", "hook", "plugin-sa")
     )
+
+
+def _labelled(name: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"name": name, "labels": {"app": name}, "annotations": annotations or {}}
+
+
+def _template(name: str, account: str) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": {"app": name}},
+        "spec": {
+            "containers": [{"name": "c", "image": "registry.invalid/x:1"}],
+            "serviceAccountName": account,
+            "restartPolicy": "Never" if name.startswith("job") else "Always",
+        },
+    }
+
+
+def _owner(kind: str, api_version: str, created: Any) -> list[dict[str, Any]]:
+    meta = created.metadata
+    return [{"apiVersion": api_version, "kind": kind, "name": meta.name, "uid": meta.uid}]
+
+
+def test_driver_accounts_are_every_workload_of_the_driver_in_all_namespaces(
+    apiserver_k8s: K8sClients, api_namespace: str, cluster_scoped: ClusterScoped
+) -> None:
+    """Beside the DaemonSet: a Job in the driver's namespace, and elsewhere a StatefulSet and
+    a Deployment of the driver's Helm release, a ReplicaSet the Deployment owns (from an older
+    template) and a pod the StatefulSet owns; a CronJob elsewhere is not the driver's."""
+    k8s, own = apiserver_k8s, api_namespace
+    batch = k8s_client.BatchV1Api(k8s.api_client)
+    other = unique_name("elsewhere")
+    cluster_scoped.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
+    release = {HELM_RELEASE: unique_name("release"), HELM_RELEASE_NAMESPACE: own}
+
+    def selector(name: str) -> dict[str, Any]:
+        return {"matchLabels": {"app": name}}
+
+    k8s.apps.create_namespaced_daemon_set(
+        own,
+        {
+            "metadata": _labelled("plugin", release),
+            "spec": {"selector": selector("plugin"), "template": _template("plugin", "plugin-sa")},
+        },
+    )
+    batch.create_namespaced_job(
+        own, {"metadata": _labelled("job-once"), "spec": {"template": _template("job", "jobber")}}
+    )
+    stateful = k8s.apps.create_namespaced_stateful_set(
+        other,
+        {
+            "metadata": _labelled("ctrl", release),
+            "spec": {
+                "selector": selector("ctrl"),
+                "serviceName": "ctrl",
+                "template": _template("ctrl", "ctrl-sa"),
+            },
+        },
+    )
+    deployment = k8s.apps.create_namespaced_deployment(
+        other,
+        {
+            "metadata": _labelled("web", release),
+            "spec": {"selector": selector("web"), "template": _template("web", "web-sa")},
+        },
+    )
+    k8s.apps.create_namespaced_replica_set(
+        other,
+        {
+            "metadata": {
+                **_labelled("web-old"),
+                "ownerReferences": _owner("Deployment", "apps/v1", deployment),
+            },
+            "spec": {"selector": selector("web-old"), "template": _template("web-old", "old-sa")},
+        },
+    )
+    k8s.core.create_namespaced_pod(
+        other,
+        {
+            "metadata": {
+                **_labelled("ctrl-0"),
+                "ownerReferences": _owner("StatefulSet", "apps/v1", stateful),
+            },
+            "spec": _template("ctrl-0", "pod-sa")["spec"],
+        },
+    )
+    batch.create_namespaced_cron_job(
+        other,
+        {
+            "metadata": _labelled("stranger"),
+            "spec": {
+                "schedule": "0 0 * * *",
+                "jobTemplate": {"spec": {"template": _template("job-stranger", "stranger")}},
+            },
+        },
+    )
+    # What the profile says: the readiness DaemonSet, in the driver's own namespace.
+    marks = DriverMarks(frozenset({own}), frozenset({("DaemonSet", own, "plugin")}))
+    expected = {ServiceAccountRef(own, n) for n in ("jobber", "plugin-sa")} | {
+        ServiceAccountRef(other, n) for n in ("ctrl-sa", "old-sa", "pod-sa", "web-sa")
+    }
+    assert driver_service_accounts(k8s, marks) == tuple(sorted(expected))
 
 
 def test_a_harness_that_may_not_review_gets_the_servers_403(
