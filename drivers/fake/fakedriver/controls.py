@@ -72,6 +72,7 @@ MISBEHAVIOURS = frozenset(
         "unprepare-on-shutdown",  # stopping unprepares every prepared claim (specs, checkpoint)
         "partitions-without-counters",  # partitions consume no shared counter, the whole does
         "unpublished-taints",  # taints set through the control channel never reach the slice
+        "cdi-specs-by-device",  # (legal) specs named by device: no claim UID in name or contents
     }
 )
 
