@@ -10,8 +10,11 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
 | `known_issues`   | known upstream platform bugs per Kubernetes version (`known_issues.yaml`) |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
+| `feature_gates`  | when the DRA feature gates went GA (a gate gone from the metrics is on) |
 | `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |
 | `opaque_config`  | the profile's `opaqueConfig` (DRA-ALLOC-014)                            |
+| `cdi_paths`      | the profile's `cdi` section (spec directories, kubelet root)           |
+| `cdi_lookup`     | which CDI spec files are a claim's: by the kubelet's CDI ids or its UID |
 | `node_commands`  | the profile's `nodeCommands` (kubelet restart on an existing cluster)  |
 | `cel`            | CEL references and a tiny evaluator for device selectors               |
 | `devices`        | published devices (from ResourceSlices) and which kinds can use them   |

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from conformance import suite_root
 from conformance.faults.spec import FaultsConfig
+from conformance.model.cdi_paths import CdiPaths
 from conformance.model.consumable_capacity import ConsumableCapacity
 from conformance.model.frozen import FrozenMap
 from conformance.model.node_commands import NodeCommands
@@ -197,6 +198,8 @@ class Profile:
     partitionable: PartitionableDevices | None = None
     # DRA-ALLOC-017: the class of shareable devices (conformance.model.consumable_capacity)
     consumable_capacity: ConsumableCapacity | None = None
+    # Where the runtime reads CDI specs and the kubelet its DRA checkpoint (DRA-CORE-008)
+    cdi: CdiPaths = field(default_factory=CdiPaths)
 
     @property
     def default_class(self) -> str:

@@ -10,6 +10,8 @@ from typing import Any
 
 from conformance.faults.spec import FaultsConfig, parse_faults
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.cdi_paths import SECTION as CDI_SECTION
+from conformance.model.cdi_paths import parse_cdi_paths
 from conformance.model.cel import attribute_name_problem, resolve_name
 from conformance.model.consumable_capacity import parse_consumable_capacity
 from conformance.model.frozen import FrozenMap
@@ -66,6 +68,7 @@ _TOP_KEYS = (
     "nodeCommands",
     PARTITIONABLE_SECTION,
     "consumableCapacity",
+    CDI_SECTION,
 )
 _REQUIRED_TOP = ("apiVersion", "kind", "driver", "deviceClasses", "install", "verification")
 
@@ -155,6 +158,7 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
         if "consumableCapacity" in document
         else None
     )
+    cdi = parse_cdi_paths(p, document.get(CDI_SECTION))
     if p.items:
         raise ProfileError(shown, p.items)
     assert driver and classes and install and verification  # guaranteed when no problems
@@ -177,6 +181,7 @@ def parse_profile(document: Any, *, source: Path, shown: str | None = None) -> P
         node_commands=node_commands,
         partitionable=partitionable,
         consumable_capacity=consumable,
+        cdi=cdi,
     )
 
 

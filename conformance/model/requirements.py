@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from conformance.faults.interface import FAULT_KINDS
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.feature_gates import implied_on
 from conformance.model.frozen import FrozenMap
 from conformance.model.readiness_failure import READINESS_PARTS
 from conformance.model.schema import DocumentError, Problems, join, read_document, suggest
@@ -264,6 +265,9 @@ class Applicability:
     profile_source: str = "the profile"
 
 
+_NO_CAPABILITY = "the driver profile does not declare "
+
+
 def missing_capabilities_reason(names: Iterable[str], facts: ApplicabilityFacts) -> str | None:
     missing = [c for c in names if c not in facts.capabilities]
     if not missing:
@@ -271,9 +275,16 @@ def missing_capabilities_reason(names: Iterable[str], facts: ApplicabilityFacts)
     listed = ", ".join(missing)
     plural = "capabilities" if len(missing) > 1 else "capability"
     return (
-        f"the driver profile does not declare {plural} {listed} (add {listed} to "
+        f"{_NO_CAPABILITY}{plural} {listed} (add {listed} to "
         f"capabilities in {facts.profile_source} if the driver supports it)"
     )
+
+
+def only_missing_capabilities(reason: str) -> bool:
+    """True if a not-applicable reason says only that the profile lacks capabilities (the
+    driver's choice), not that the cluster lacks the behaviour."""
+    parts = [p for p in reason.split("; ") if p]
+    return bool(parts) and all(p.startswith(_NO_CAPABILITY) for p in parts)
 
 
 def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | None:
@@ -292,6 +303,8 @@ def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | 
         if facts.feature_gates is None:
             continue
         if gate not in facts.feature_gates:
+            if implied_on(gate, facts.version, metrics_read=True):
+                continue  # GA by this version: removed from Kubernetes since, on for good
             if too_old:  # a gate younger than the cluster: the version already says why
                 continue
             reasons.append(f"feature gate {gate} is not known to the cluster's API server")
@@ -313,7 +326,11 @@ def not_run_reason(req: Requirement, facts: ApplicabilityFacts) -> tuple[str, st
             f"introduced in Kubernetes {want}, and the cluster version could not be read"
         )
         remedies.append("let the run's account read /version")
-    unreadable = [g for g in req.feature_gates if facts.feature_gates is None]
+    unreadable = [
+        g
+        for g in req.feature_gates
+        if facts.feature_gates is None and not implied_on(g, facts.version, metrics_read=False)
+    ]
     if unreadable:
         why = f" ({facts.feature_gates_error})" if facts.feature_gates_error else ""
         reasons.append(f"feature gate(s) {', '.join(unreadable)} could not be read{why}")

@@ -252,6 +252,13 @@ def parse_capabilities(item: ItemView) -> tuple[list[str], list[str]]:
     return names, problems
 
 
+def lacks_capability(item: ItemView, req: Requirement | None, capabilities: Iterable[str]) -> bool:
+    """True if the test's requirement or its own `dra_capability` marks name a capability
+    the profile does not declare (the test is then not applicable)."""
+    wanted = set(parse_capabilities(item)[0]) | set(req.capabilities if req else ())
+    return not wanted <= set(capabilities)
+
+
 def _requirement_of(
     item: ItemView, catalog: Catalog, root: Path, problems: list[str]
 ) -> Requirement | None:
@@ -354,7 +361,9 @@ def check_collection(
     root: Path,
     selection: Selection,
     kinds: Iterable[str] | None = None,
+    capabilities: Iterable[str] | None = None,
 ) -> CollectionOutcome:
+    """`kinds` and `capabilities` are the profile's (None: no profile, not checked)."""
     outcome = CollectionOutcome()
     kinds = list(kinds) if kinds is not None else None
     for item in items:
@@ -365,8 +374,12 @@ def check_collection(
         req = _requirement_of(item, catalog, root, outcome.problems)
         if req is not None:
             outcome.requirements[item.nodeid] = req
-        outcome.problems += parse_devices(item, kinds)[2]
-        outcome.problems += parse_node_exclusive(item, kinds)[1]
+        # A test gated on a capability the profile lacks is not applicable when it would run;
+        # the device kinds that capability brings need not exist in the profile.
+        gated_off = capabilities is not None and lacks_capability(item, req, capabilities)
+        item_kinds = None if gated_off else kinds
+        outcome.problems += parse_devices(item, item_kinds)[2]
+        outcome.problems += parse_node_exclusive(item, item_kinds)[1]
         outcome.problems += parse_capabilities(item)[1]
     suites, outcome.coverage_note = fully_collected_suites(selection, root)
     covered = {r.id for r in outcome.requirements.values()}

@@ -228,6 +228,7 @@ def _check_scenarios(session: pytest.Session) -> None:
         root,
         _selection(config, state.deselected_scenarios, session.testsfailed),
         kinds,
+        state.profile.capabilities if state.profile else None,
     )
     state.coverage_note = outcome.coverage_note
     if outcome.problems:

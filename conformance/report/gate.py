@@ -4,7 +4,9 @@ classified, and whether the gate passes.
 A platform team asks "does our driver still conform on the next Kubernetes version?": the gate
 passes only when no MUST that passed before ends otherwise after (failed, error, not run or
 known platform issue; a MUST that did not run, or failed with a known upstream bug of the new
-version, is never counted as met). Fixes, newly applicable requirements (a
+version, is never counted as met). Not applicable after counts too: a MUST does not vanish
+because the new version lacks its behaviour or dropped its gate, only because the profile no
+longer declares a capability it needs. Fixes, newly applicable requirements (a
 behaviour the new version brings) and the rest are reported, not judged.
 """
 
@@ -17,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from conformance.model.requirements import only_missing_capabilities
 from conformance.report.verdict import NO_VERDICT, PASSING
 
 PASSED = "passed"
@@ -26,7 +29,7 @@ NOT_MET = ("failed", "error", "not-run", "known-platform-issue")
 
 
 class Change(StrEnum):
-    REGRESSION = "regression"  # passed before, not after
+    REGRESSION = "regression"  # passed before, not after (not applicable too, unless by profile)
     FIX = "fix"  # not met before, passed after
     NEWLY_APPLICABLE = "newly-applicable"  # not applicable before, applies after
     NO_LONGER_APPLICABLE = "no-longer-applicable"
@@ -128,7 +131,10 @@ def side_of(summary: Mapping[str, Any], label: str | None = None) -> Side:
     )
 
 
-def classify(before: str | None, after: str | None) -> Change:
+def classify(before: str | None, after: str | None, reason_after: str = "") -> Change:
+    """`reason_after`: why the requirement ended as it did after. A requirement that passed and
+    is not applicable after is a regression (the new version lacks the behaviour, or a gate
+    vanished), unless the profile no longer declares a capability it needs."""
     if before is None:
         return Change.ONLY_AFTER
     if after is None:
@@ -136,7 +142,8 @@ def classify(before: str | None, after: str | None) -> Change:
     if before == after:
         return Change.UNCHANGED
     if before == PASSED:
-        return Change.NO_LONGER_APPLICABLE if after == NOT_APPLICABLE else Change.REGRESSION
+        dropped = after == NOT_APPLICABLE and only_missing_capabilities(reason_after)
+        return Change.NO_LONGER_APPLICABLE if dropped else Change.REGRESSION
     if before == NOT_APPLICABLE:
         return Change.NEWLY_APPLICABLE
     if after == PASSED:
@@ -154,7 +161,9 @@ def compare(before: Side, after: Side) -> GateResult:
             level=after.levels.get(i) or before.levels.get(i, ""),
             before=before.statuses.get(i),
             after=after.statuses.get(i),
-            change=classify(before.statuses.get(i), after.statuses.get(i)),
+            change=classify(
+                before.statuses.get(i), after.statuses.get(i), after.reasons.get(i, "")
+            ),
             reason_after=after.reasons.get(i, ""),
         )
         for i in ids

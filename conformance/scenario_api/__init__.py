@@ -16,7 +16,7 @@
 | `verification`    | how a container proves which devices it received                      |
 | `device_reuse`    | proving a released device can be allocated again                      |
 | `republish`       | proving a driver publishes its node's devices again, in new slices    |
-| `cdi_specs`       | the CDI spec files on a node that name a claim (DRA-CORE-008)         |
+| `cdi_specs`       | a node's CDI specs and kubelet DRA checkpoint, read by a pod (CORE-008) |
 | `slice_checks`    | what DRA-CORE-002 demands of ResourceSlices (pure checks)             |
 | `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |
 

@@ -1,116 +1,113 @@
-"""The CDI spec files on a node that name a claim (DRA-CORE-008), read by a short-lived pod.
+"""A node's CDI spec files and the kubelet's DRA checkpoint, read by a short-lived pod
+(DRA-CORE-008; which specs are a claim's: conformance.model.cdi_lookup).
 
-A CDI-based driver writes one spec per prepared claim, with the claim UID in the file name
-(the fake driver: `<driver>-<claimUID>.json`; the kubeletplugin helpers and the example
-driver: a transient spec name built from the claim UID) or at least in its contents (device
-names). The pod mounts the parents of the container runtime's default CDI spec directories
-read-only (hostPath: a privileged pod in Pod Security terms) and prints every spec file
-whose name or contents hold the UID. Parents, not the directories: a missing directory is
-then just empty, and `/var/run` (a symlink on most hosts) is resolved on the host.
+The pod mounts, read-only (hostPath: a privileged pod in Pod Security terms), the parents of the
+container runtime's spec directories (the defaults /etc/cdi and /var/run/cdi, and the profile's
+`cdi.specDirs`) and the kubelet's root directory (`cdi.kubeletRootDir`), and prints every spec
+file (.json, .yaml) and the checkpoint `dra_manager_state`, each between marker lines.
 """
 
 from __future__ import annotations
 
-import posixpath
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import objects, state, waits
+from conformance.model.cdi_lookup import (
+    CHECKPOINT,
+    CHECKPOINT_END,
+    CHECKPOINT_FILE,
+    END,
+    SPEC,
+    SPEC_END,
+    NodeCdi,
+    parse_dump,
+    reader_mounts,
+)
+from conformance.model.cdi_paths import DEFAULT_KUBELET_ROOT_DIR, DEFAULT_SPEC_DIRS
 from conformance.model.outcome import not_run
 from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.scope import WorkloadScope
 
-# containerd's and CRI-O's default cdi_spec_dirs.
-CDI_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 HOST = "/host"
-END = "=== CDI END"
 
 
-@dataclass(frozen=True)
-class SpecFile:
-    path: str  # on the node
-    in_name: bool
-    in_contents: bool
-
-    def __str__(self) -> str:
-        where = [w for w, hit in (("name", self.in_name), ("contents", self.in_contents)) if hit]
-        return f"{self.path} (UID in its {' and '.join(where)})"
-
-
-def listing_script(uid: str, dirs: Sequence[str] = CDI_SPEC_DIRS, host: str = HOST) -> str:
-    """Print `NAME <path>` / `CONTENT <path>` for each spec file (.json, .yaml) in `dirs` whose
-    name / contents hold `uid`, then END (so a truncated log is told apart from none)."""
-    quoted = shlex.quote(uid)
+def dump_script(
+    dirs: Sequence[str] = DEFAULT_SPEC_DIRS,
+    kubelet_root_dir: str = DEFAULT_KUBELET_ROOT_DIR,
+    host: str = HOST,
+) -> str:
+    """Print each spec file in `dirs` and the kubelet's checkpoint between marker lines, then
+    END (so a truncated log is told apart from none). Needs only sh and cat."""
     lines = []
     for directory in dirs:
         mounted = shlex.quote(host + directory)
         lines.append(
             f'for f in {mounted}/*.json {mounted}/*.yaml; do [ -f "$f" ] || continue; '
-            f'p="${{f#{host}}}"; '
-            f'case "${{f##*/}}" in *{quoted}*) echo "NAME $p";; esac; '
-            f'grep -qF {quoted} "$f" && echo "CONTENT $p"; done'
+            f'echo "{SPEC}${{f#{host}}}"; cat "$f"; echo; echo \'{SPEC_END}\'; done'
         )
+    checkpoint = shlex.quote(f"{host}{kubelet_root_dir}/{CHECKPOINT_FILE}")
+    lines.append(
+        f"if [ -f {checkpoint} ]; then echo '{CHECKPOINT}'; cat {checkpoint}; echo; "
+        f"echo '{CHECKPOINT_END}'; fi"
+    )
     lines.append(f"echo '{END}'")
     return "\n".join(lines)
 
 
-def parse_listing(text: str) -> list[SpecFile] | None:
-    """The spec files the script reported; None when its END line is missing."""
-    if END not in text:
-        return None
-    names: set[str] = set()
-    contents: set[str] = set()
-    for line in text.splitlines():
-        kind, _, path = line.partition(" ")
-        if kind == "NAME":
-            names.add(path)
-        elif kind == "CONTENT":
-            contents.add(path)
-    return [SpecFile(p, p in names, p in contents) for p in sorted(names | contents)]
-
-
-def reader_pod(body: dict[str, Any], dirs: Sequence[str] = CDI_SPEC_DIRS) -> dict[str, Any]:
-    """`body` (a pod with one container) with the parents of `dirs` mounted read-only."""
-    parents = sorted({posixpath.dirname(d.rstrip("/")) for d in dirs})
+def reader_pod(
+    body: dict[str, Any],
+    dirs: Sequence[str] = DEFAULT_SPEC_DIRS,
+    kubelet_root_dir: str = DEFAULT_KUBELET_ROOT_DIR,
+) -> dict[str, Any]:
+    """`body` (a pod with one container) with what `dump_script` reads mounted read-only."""
+    mounts = reader_mounts(dirs, kubelet_root_dir)
     volumes = [
-        {"name": f"host-{i}", "hostPath": {"path": parent, "type": "Directory"}}
-        for i, parent in enumerate(parents)
+        {"name": f"host-{i}", "hostPath": {"path": path, "type": "Directory"}}
+        for i, path in enumerate(mounts)
     ]
     spec = body["spec"]
     spec["volumes"] = volumes
     spec["containers"][0]["volumeMounts"] = [
-        {"name": v["name"], "mountPath": HOST + parent, "readOnly": True}
-        for v, parent in zip(volumes, parents, strict=True)
+        {"name": v["name"], "mountPath": HOST + path, "readOnly": True}
+        for v, path in zip(volumes, mounts, strict=True)
     ]
     return body
 
 
-def cdi_specs_naming(workload: WorkloadScope, uid: str, node: str, name: str) -> list[SpecFile]:
-    """The spec files on `node` naming claim `uid`, read by pod `name` (deleted after) in the
-    workload's namespace."""
-    dirs = ", ".join(CDI_SPEC_DIRS)
+def read_node_cdi(workload: WorkloadScope, node: str, name: str) -> NodeCdi:
+    """The CDI spec files and the kubelet's DRA checkpoint of `node`, read by pod `name`
+    (deleted after) in the workload's namespace."""
+    paths = workload.profile.cdi
+    dirs = paths.spec_dirs
     ref = workload.ref(name)
-    with step(f"list the CDI spec files naming claim {uid} in {dirs} on node {node}"):
+    checkpoint = f"{paths.kubelet_root_dir}/{CHECKPOINT_FILE}"
+    with step(f"read the CDI spec files in {', '.join(dirs)} and {checkpoint} on node {node}"):
         body = workload.build.pod(
             name,
             workload.namespace,
             image=workload.context.workload_image,
-            containers=[{"name": "list", "command": ["/bin/sh", "-c", listing_script(uid)]}],
+            containers=[
+                {
+                    "name": "read",
+                    "command": ["/bin/sh", "-c", dump_script(dirs, paths.kubelet_root_dir)],
+                }
+            ],
             node_name=node,
             restart_policy="Never",
             termination_grace_period_seconds=0,
         )
         try:
-            objects.create(workload.k8s, reader_pod(body))
+            objects.create(workload.k8s, reader_pod(body, dirs, paths.kubelet_root_dir))
         except ApiException as exc:
             if exc.status in (401, 403):
                 not_run(
-                    f"a pod mounting {dirs} of node {node} read-only (hostPath) was refused: "
-                    f"{exc.status} {exc.reason}: {exc.body}",
+                    f"a pod mounting {', '.join(reader_mounts(dirs, paths.kubelet_root_dir))} "
+                    f"of node {node} read-only (hostPath) was refused: {exc.status} "
+                    f"{exc.reason}: {exc.body}",
                     "allow hostPath pods (Pod Security level privileged) in the test namespaces",
                 )
             raise
@@ -118,14 +115,17 @@ def cdi_specs_naming(workload: WorkloadScope, uid: str, node: str, name: str) ->
         waits.wait_until(
             lambda: state.read_pod(workload.k8s, workload.namespace, name),
             lambda pod: phase(pod) == "Succeeded",
-            describe=f"pod {ref} (listing the CDI spec files of node {node}) to succeed",
+            describe=f"pod {ref} (reading the CDI spec files of node {node}) to succeed",
             timeout=workload.timeout("podRunning"),
             show=state.pod_summary,
             abort=lambda pod: "it failed" if phase(pod) == "Failed" else None,
         )
-        log = workload.k8s.core.read_namespaced_pod_log(name, workload.namespace, container="list")
+        log = workload.k8s.core.read_namespaced_pod_log(name, workload.namespace, container="read")
         objects.delete(workload.k8s, "Pod", name, workload.namespace)
-        found = parse_listing(log)
-        assert found is not None, f"pod {ref} printed no complete listing: {log!r}"
-        attach_yaml(f"CDI spec files naming {uid} on {node}", [str(f) for f in found])
+        found = parse_dump(log)
+        assert found is not None, f"pod {ref} printed no complete listing: {log[-2000:]!r}"
+        attach_yaml(
+            f"CDI spec files on {node}",
+            {"specs": sorted(found.specs), "checkpoint": found.checkpoint is not None},
+        )
         return found

@@ -1,5 +1,13 @@
 """CDI specs: one JSON file per prepared claim under the CDI directory.
 
+By default a spec file and its CDI device names carry the claim's UID
+(``<driver>-<claimUID>.json``, devices ``<claimUID>-<device>``). With
+``by_device`` (the legal ``cdi-specs-by-device`` behaviour) they are named by
+device and a random token instead (``<driver>-dev-<device>-<token>.json``,
+devices ``<device>-<token>``) and the env omits the claim's UID: nothing in the
+file names the claim, as with drivers that key their specs by device; only the
+CDI device ids the kubelet got from prepare lead to it.
+
 The fake devices have no device nodes; a container proves what it received
 through environment variables (names fixed in docs/CONTRACTS.md), e.g. for
 device ``fa80-0``: ``DRA_ASSIGNED_FA80_0=<pool>/fa80-0`` and
@@ -11,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +44,26 @@ def cdi_device_id(claim_uid: str, device: str, kind: str = CDI_KIND) -> str:
 
 
 @dataclass(frozen=True)
+class SpecNaming:
+    """How one claim's spec file and CDI devices are named (see the module docstring)."""
+
+    claim_uid: str
+    token: str | None = None  # set: named by device and this token
+
+    @classmethod
+    def by_device(cls, claim_uid: str) -> SpecNaming:
+        return cls(claim_uid, secrets.token_hex(4))
+
+    def device_name(self, device: str) -> str:
+        if self.token is None:
+            return cdi_device_name(self.claim_uid, device)
+        return f"{device}-{self.token}"
+
+    def device_id(self, device: str, kind: str = CDI_KIND) -> str:
+        return f"{kind}={self.device_name(device)}"
+
+
+@dataclass(frozen=True)
 class DeviceEnv:
     """What a container should learn about one allocated device."""
 
@@ -48,6 +77,7 @@ class DeviceEnv:
     requests: Sequence[str]
     admin_access: bool
     config: Mapping[str, str]
+    show_claim_uid: bool = True
 
     def variables(self) -> list[str]:
         token = env_token(self.device)
@@ -57,7 +87,7 @@ class DeviceEnv:
             f"{prefix}MODEL={self.model}",
             f"{prefix}MEMORY={self.memory}",
             f"{prefix}POOL={self.pool}",
-            f"{prefix}CLAIM_UID={self.claim_uid}",
+            *([f"{prefix}CLAIM_UID={self.claim_uid}"] if self.show_claim_uid else []),
             f"{prefix}CLAIM_NAME={self.claim_name}",
             f"{prefix}CLAIM_NAMESPACE={self.claim_namespace}",
             f"{prefix}REQUEST={','.join(self.requests)}",
@@ -68,7 +98,7 @@ class DeviceEnv:
 
 
 def build_spec(
-    claim_uid: str, devices: Sequence[tuple[str, DeviceEnv]], kind: str = CDI_KIND
+    claim_uid: str | SpecNaming, devices: Sequence[tuple[str, DeviceEnv]], kind: str = CDI_KIND
 ) -> dict[str, Any]:
     """``devices``: (allocated device name, what its env should say).
 
@@ -76,9 +106,10 @@ def build_spec(
     claim (shared with distinct shareIDs) keeps its first entry, because CDI
     device names must be unique within a spec.
     """
+    naming = claim_uid if isinstance(claim_uid, SpecNaming) else SpecNaming(claim_uid)
     entries: dict[str, dict[str, Any]] = {}
     for allocated, env in devices:
-        name = cdi_device_name(claim_uid, allocated)
+        name = naming.device_name(allocated)
         entries.setdefault(name, {"name": name, "containerEdits": {"env": env.variables()}})
     return {"cdiVersion": CDI_VERSION, "kind": kind, "devices": list(entries.values())}
 
@@ -90,12 +121,21 @@ class CdiSpecStore:
         self.dir = Path(cdi_dir)
         self._driver = driver
 
-    def path_for(self, claim_uid: str) -> Path:
-        return self.dir / f"{self._driver}-{claim_uid}.json"
+    def path_for(self, claim_uid: str | SpecNaming, first_device: str = "") -> Path:
+        naming = claim_uid if isinstance(claim_uid, SpecNaming) else SpecNaming(claim_uid)
+        if naming.token is None:
+            return self.dir / f"{self._driver}-{naming.claim_uid}.json"
+        return self.dir / f"{self._driver}-dev-{first_device}-{naming.token}.json"
 
-    def write(self, claim_uid: str, spec: Mapping[str, Any]) -> Path:
+    def write(
+        self, claim_uid: str | SpecNaming, spec: Mapping[str, Any], first_device: str = ""
+    ) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.path_for(claim_uid)
+        path = self.path_for(claim_uid, first_device)
+        return self.write_to(path, spec)
+
+    def write_to(self, path: Path, spec: Mapping[str, Any]) -> Path:
+        self.dir.mkdir(parents=True, exist_ok=True)
         # The runtime watches this directory: write a dot-file (CDI ignores
         # names without .json/.yaml) and rename, so it never reads half a spec.
         tmp = self.dir / f".{path.name}.tmp"
@@ -112,9 +152,22 @@ class CdiSpecStore:
         except (OSError, ValueError):
             return None
 
-    def remove(self, claim_uid: str) -> None:
+    def remove(self, claim_uid: str, path: str | Path | None = None) -> None:
+        """Remove the claim's spec: the file named by its UID, and `path` (where it was
+        written, when known: a spec named by device)."""
         self.path_for(claim_uid).unlink(missing_ok=True)
+        if path:
+            Path(path).unlink(missing_ok=True)
 
     def claim_uids(self) -> list[str]:
+        """The claims of the spec files named by claim UID."""
         prefix = f"{self._driver}-"
-        return sorted(p.name[len(prefix) : -len(".json")] for p in self.dir.glob(f"{prefix}*.json"))
+        return sorted(
+            p.name[len(prefix) : -len(".json")]
+            for p in self.dir.glob(f"{prefix}*.json")
+            if p not in self.device_named()
+        )
+
+    def device_named(self) -> list[Path]:
+        """The spec files named by device."""
+        return sorted(self.dir.glob(f"{self._driver}-dev-*.json"))

@@ -73,6 +73,7 @@ MISBEHAVIOURS = frozenset(
         "partitions-without-counters",  # partitions consume no shared counter, the whole does
         "unpublished-taints",  # taints set through the control channel never reach the slice
         "no-republish-after-restart",  # a restart finding its slices never writes any again
+        "cdi-specs-by-device",  # (legal) specs named by device: no claim UID in name or contents
     }
 )
 

@@ -14,9 +14,10 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from fakedriver.catalog import DeviceSpec, NodeInventory
-from fakedriver.cdi import CdiSpecStore, DeviceEnv, build_spec, cdi_device_id
+from fakedriver.cdi import CdiSpecStore, DeviceEnv, SpecNaming, build_spec
 from fakedriver.checkpoint import Checkpoint, PreparedClaim, PreparedDevice
 from fakedriver.claims import (
     AllocatedDevice,
@@ -107,6 +108,11 @@ class DevicePreparer:
             ]
             for uid in self.removed_orphan_specs:
                 self._cdi.remove(uid)
+            known = {Path(c.cdi_spec) for c in self._prepared.values()}
+            for path in self._cdi.device_named():
+                if path not in known:
+                    path.unlink(missing_ok=True)
+                    self.removed_orphan_specs.append(path.name)
         log.info("checkpoint: %d prepared claim(s) recovered", self.recovered_claims)
         if self.removed_orphan_specs:
             log.info(
@@ -152,8 +158,7 @@ class DevicePreparer:
             # back its CDI spec if a reboot emptied /run; the misbehaviour answers from the
             # checkpoint alone, and the container runtime cannot resolve the CDI device.
             if done is not None and (
-                self._cdi.path_for(ref.uid).exists()
-                or self._faults.misbehaving("cdi-not-recreated")
+                Path(done.cdi_spec).exists() or self._faults.misbehaving("cdi-not-recreated")
             ):
                 return PrepareOutcome(devices=done.devices)
         # The API read happens outside the lock: it is the slow part.
@@ -254,6 +259,9 @@ class DevicePreparer:
         if injected:
             raise ClaimError(injected)
 
+        # Legal: specs named by device; nothing in them names the claim (fakedriver.cdi).
+        by_device = self._faults.misbehaving("cdi-specs-by-device")
+        naming = SpecNaming.by_device(allocation.uid) if by_device else SpecNaming(allocation.uid)
         entries: list[tuple[str, DeviceEnv]] = []
         devices: list[PreparedDevice] = []
         for device, requests in group_devices(allocation.devices):
@@ -277,6 +285,7 @@ class DevicePreparer:
                         requests=requests,
                         admin_access=device.admin_access,
                         config=config,
+                        show_claim_uid=not by_device,
                     ),
                 )
             )
@@ -286,16 +295,17 @@ class DevicePreparer:
                     request_names=base_requests,
                     pool_name=self._pool,
                     device_name=device.device,
-                    cdi_device_ids=(cdi_device_id(allocation.uid, device.device),),
+                    cdi_device_ids=(naming.device_id(device.device),),
                     share_id=device.share_id,
                     admin_access=device.admin_access,
                 )
             )
         if self._faults.misbehaving("cdi-first-device-only"):
             entries, devices = entries[:1], devices[:1]
-        path = self._cdi.write(allocation.uid, build_spec(allocation.uid, entries))
+        first = entries[0][0] if entries else ""
+        path = self._cdi.write(naming, build_spec(naming, entries), first)
         if self._faults.misbehaving("unstable-cdi-spec"):
-            self._rewrite_later(allocation.uid, inventory, entries)
+            self._rewrite_later(naming, path, inventory, entries)
         prepared = PreparedClaim(
             uid=allocation.uid,
             namespace=allocation.namespace,
@@ -308,12 +318,16 @@ class DevicePreparer:
             self._checkpoint.save(self._prepared)
         except OSError as exc:
             del self._prepared[allocation.uid]
-            self._cdi.remove(allocation.uid)
+            self._cdi.remove(allocation.uid, path)
             raise ClaimError(f"checkpoint write failed: {exc}") from exc
         return prepared
 
     def _rewrite_later(
-        self, uid: str, inventory: NodeInventory, entries: list[tuple[str, DeviceEnv]]
+        self,
+        naming: SpecNaming,
+        path: Path,
+        inventory: NodeInventory,
+        entries: list[tuple[str, DeviceEnv]],
     ) -> None:
         """Misbehaviour unstable-cdi-spec: a few seconds after prepare, the spec of a claim
         still prepared names another device of the pool; containers started later see it."""
@@ -328,13 +342,14 @@ class DevicePreparer:
                     else env,
                 )
             )
-        spec = build_spec(uid, drifted)
+        spec = build_spec(naming, drifted)
+        uid = naming.claim_uid
 
         def rewrite() -> None:
             with self._lock:
                 if uid in self._prepared:
                     log.warning("misbehaviour unstable-cdi-spec: rewriting CDI spec of %s", uid)
-                    self._cdi.write(uid, spec)
+                    self._cdi.write_to(path, spec)
 
         timer = threading.Timer(UNSTABLE_CDI_DELAY_S, rewrite)
         timer.daemon = True
@@ -373,11 +388,11 @@ class DevicePreparer:
                     continue
                 # Unknown claims are success; the spec file is removed anyway in
                 # case an older instance wrote it and lost its checkpoint.
+                known = self._prepared.pop(ref.uid, None)
                 if leak:
                     log.warning("misbehaviour leak-cdi-spec: keeping the spec of %s", ref.uid)
                 else:
-                    self._cdi.remove(ref.uid)
-                known = self._prepared.pop(ref.uid, None)
+                    self._cdi.remove(ref.uid, known.cdi_spec if known else None)
                 results[ref.uid] = ""
                 log.info(
                     "unprepared claim %s/%s (%s)%s",

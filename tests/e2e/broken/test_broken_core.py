@@ -92,7 +92,18 @@ def test_core_007_fails_when_only_the_first_claim_gets_its_device(
 
 def test_core_008_fails_when_unprepare_leaves_the_cdi_spec(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-CORE-008", ["leak-cdi-spec"])
-    result.assert_requirement_failed("still name it: /var/run/cdi/")
+    result.assert_requirement_failed("are still there: /var/run/cdi/")
+
+
+def test_core_008_finds_specs_named_by_device(run_scenario_against_broken_driver):
+    """Nothing in the specs names the claim: the CDI device ids the kubelet got lead to them.
+    The spec is checked (passed) when unprepare removes it and fails when it stays."""
+    named_by_device = run_scenario_against_broken_driver("DRA-CORE-008", ["cdi-specs-by-device"])
+    assert named_by_device.requirement_status == "passed", named_by_device.explain()
+    result = run_scenario_against_broken_driver(
+        "DRA-CORE-008", ["cdi-specs-by-device", "leak-cdi-spec"]
+    )
+    result.assert_requirement_failed("(defines fake.dra-conformance.io/device=")
 
 
 def test_a_prepare_failure_ends_the_wait_for_running_at_once(

@@ -265,3 +265,59 @@ def test_misbehaviour_leak_cdi_spec_releases_the_claim_but_keeps_its_spec(harnes
     assert json.loads(driver.checkpoint.path.read_text())["claims"] == {}
     # The device is released: another claim gets it at once.
     assert prepare(stub, dra_v1_pb2, UID2).claims[UID2].error == ""
+
+
+def by_device(harness, *also):
+    mis = ["cdi-specs-by-device", *also]
+    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": mis})})
+    return driver, dra_v1_pb2_grpc.DRAPluginStub(harness.channel(driver))
+
+
+def test_specs_named_by_device_name_no_claim(harness):
+    """cdi-specs-by-device (legal): nothing in the spec names the claim; the CDI device id
+    the kubelet gets is the way to it."""
+    driver, stub = by_device(harness)
+    devices = [{"device": "fa80-0"}, {"device": "fa80-1"}]
+    harness.claims.add(make_claim(UID, devices, name="gpus"))
+    result = stub.NodePrepareResources(
+        dra_v1_pb2.NodePrepareResourcesRequest(
+            claims=[dra_v1_pb2.Claim(namespace="test-ns", uid=UID, name="gpus")]
+        ),
+        timeout=60,
+    ).claims[UID]
+    assert result.error == ""
+    (path,) = (harness.root / "cdi").iterdir()
+    assert path.name.startswith(f"{DRIVER}-dev-fa80-0-") and UID not in path.name
+    text = path.read_text()
+    assert UID not in text
+    spec = json.loads(text)
+    ids = [i for d in result.devices for i in d.cdi_device_ids]
+    assert ids == [f"{spec['kind']}={d['name']}" for d in spec["devices"]]
+    assert [d["name"].rsplit("-", 1)[0] for d in spec["devices"]] == ["fa80-0", "fa80-1"]
+    unprepare(stub, dra_v1_pb2, UID)
+    assert list((harness.root / "cdi").iterdir()) == []
+
+
+def test_a_device_shared_by_two_claims_gets_two_specs_by_device(harness):
+    driver, stub = by_device(harness)
+    for uid in (UID, UID2):
+        harness.claims.add(make_claim(uid, [{"device": "fs32-0", "shareID": uid[-4:] + "-s"}]))
+    first = prepare(stub, dra_v1_pb2, UID).claims[UID].devices[0].cdi_device_ids
+    second = prepare(stub, dra_v1_pb2, UID2).claims[UID2].devices[0].cdi_device_ids
+    assert first != second  # CDI device names are unique across a node's specs
+    assert len(list((harness.root / "cdi").iterdir())) == 2
+    unprepare(stub, dra_v1_pb2, UID)
+    (left,) = (harness.root / "cdi").iterdir()
+    assert second[0].split("=", 1)[1] in left.read_text()
+
+
+def test_leak_keeps_a_spec_named_by_device_and_a_restart_removes_orphans(harness):
+    driver, stub = by_device(harness, "leak-cdi-spec")
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(stub, dra_v1_pb2, UID)
+    unprepare(stub, dra_v1_pb2, UID)
+    (leaked,) = (harness.root / "cdi").iterdir()
+    harness.stop(driver)
+    restarted = harness.start()
+    assert not leaked.exists()
+    assert restarted.preparer.removed_orphan_specs == [leaked.name]

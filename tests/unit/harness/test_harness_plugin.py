@@ -286,6 +286,41 @@ def test_needs():
     ) in err
 
 
+GATED_ON_A_KIND = """
+@pytest.mark.dra_requirement("DRA-ALLOC-001")
+@pytest.mark.dra_devices("extended-resource")
+@pytest.mark.dra_node_exclusive("extended-resource")
+def test_selector():
+    pass
+"""
+
+
+def test_a_kind_of_a_capability_the_profile_lacks_is_no_collection_problem(
+    suite: pytest.Pytester,
+) -> None:
+    # DRA-ALLOC-001 needs prioritized-list, which the profile does not declare: the test is
+    # not applicable when it runs, so the device kind that capability brings need not exist.
+    write_tests(suite, "allocation", GATED_ON_A_KIND)
+    result = run(suite, "--collect-only", "--dra-profile", "profile.yaml", "scenarios/allocation")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+
+
+def test_a_kind_missing_while_its_capability_is_declared_is_a_profile_problem(
+    suite: pytest.Pytester,
+) -> None:
+    (suite.path / "profile.yaml").write_text(
+        yaml.safe_dump({**PROFILE, "capabilities": ["prioritized-list"]})
+    )
+    write_tests(suite, "allocation", GATED_ON_A_KIND)
+    err = usage_errors(
+        run(suite, "--collect-only", "--dra-profile", "profile.yaml", "scenarios/allocation")
+    )
+    assert (
+        "scenarios/allocation/test_allocation.py::test_selector: dra_devices('extended-resource'):"
+        " the profile has no such device kind; it names: default, big"
+    ) in err
+
+
 def test_bad_profile_is_a_usage_error(suite: pytest.Pytester) -> None:
     (suite.path / "bad.yaml").write_text(yaml.safe_dump({**PROFILE, "drivr": "x"}))
     err = usage_errors(run(suite, "--collect-only", "--dra-profile", "bad.yaml"))

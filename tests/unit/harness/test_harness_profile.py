@@ -537,3 +537,28 @@ def test_consumable_capacity_section(tmp_path: Path) -> None:
 def test_bad_consumable_capacity_section(tmp_path: Path, section: Any, message: str) -> None:
     with pytest.raises(ProfileError, match=re.escape(message)):
         load_profile(write(tmp_path, mutate("consumableCapacity", section)))
+
+
+def test_cdi_section(tmp_path: Path) -> None:
+    assert load_profile(write(tmp_path, GOOD, "good.yaml")).cdi.spec_dirs == (
+        "/etc/cdi",
+        "/var/run/cdi",
+    )
+    data = mutate("cdi", {"specDirs": ["/opt/cdi/", "/etc/cdi"], "kubeletRootDir": "/data/k"})
+    cdi = load_profile(write(tmp_path, data)).cdi
+    assert cdi.spec_dirs == ("/etc/cdi", "/var/run/cdi", "/opt/cdi")  # the defaults always
+    assert cdi.kubelet_root_dir == "/data/k"
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"specDirs": ["cdi"]}, "cdi.specDirs[0]: expected an absolute directory path"),
+        ({"specDirs": "/opt/cdi"}, "cdi.specDirs: expected a list of an absolute directory"),
+        ({"kubeletRootDir": "/"}, "cdi.kubeletRootDir: expected an absolute directory path"),
+        ({"specDir": ["/x"]}, "cdi.specDir: unknown field; did you mean 'specDirs'?"),
+    ],
+)
+def test_bad_cdi_section(tmp_path: Path, section: Any, message: str) -> None:
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        load_profile(write(tmp_path, mutate("cdi", section)))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from conformance.model.feature_gates import GA_GATES
 from conformance.model.frozen import FrozenMap
 from conformance.model.requirements import (
     Applicability,
@@ -17,6 +19,7 @@ from conformance.model.requirements import (
     not_applicable_reason,
     not_run_reason,
 )
+from conformance.suite_root import SUITE_ROOT
 
 ENTRY = {
     "id": "DRA-CORE-001",
@@ -158,7 +161,8 @@ def test_applies_when_everything_is_there() -> None:
             "feature gate DRADeviceTaintRules is disabled in the cluster",
         ),
         (
-            {"feature_gates": FrozenMap({})},
+            # before the gate went GA (1.37), a gate the cluster does not know is a lack
+            {"feature_gates": FrozenMap({}), "version": (1, 36)},
             "feature gate DRADeviceTaintRules is not known to the cluster's API server",
         ),
     ],
@@ -210,3 +214,58 @@ def test_several_reasons_are_all_named() -> None:
     assert reason is not None
     assert reason.startswith("introduced in Kubernetes 1.36 (the cluster runs 1.35); ")
     assert "does not declare capability health-reporting" in reason
+
+
+GATES, BETA, TAINTS = ("DRAExtendedResource",), ("DRAPartitionableDevices",), ("DRADeviceTaints",)
+EXT = Requirement("DRA-EXT-001", "extended_resource", "MUST", "s.", feature_gates=GATES)
+
+
+@pytest.mark.parametrize("version", [(1, 37), (1, 40), (2, 0)])
+def test_a_gate_gone_from_the_metrics_after_its_ga_is_on(version: tuple[int, int]) -> None:
+    """Upstream removes a GA gate some releases later: its behaviour stays, so the
+    requirement still applies."""
+    facts = Applicability(version=version, feature_gates=FrozenMap({}))
+    assert not_applicable_reason(EXT, facts) is None
+    assert not_run_reason(EXT, facts) is None
+
+
+def test_a_gate_missing_before_its_ga_or_never_ga_is_a_lack() -> None:
+    before_ga = Applicability(version=(1, 36), feature_gates=FrozenMap({}))
+    assert not_applicable_reason(EXT, before_ga) == (
+        "feature gate DRAExtendedResource is not known to the cluster's API server"
+    )
+    beta = Requirement("DRA-ALLOC-016", "allocation", "SHOULD", "s.", feature_gates=BETA)
+    late = Applicability(version=(1, 45), feature_gates=FrozenMap({}))
+    assert not_applicable_reason(beta, late) == (
+        "feature gate DRAPartitionableDevices is not known to the cluster's API server"
+    )
+
+
+def test_a_ga_gate_the_cluster_reports_off_is_off() -> None:
+    taints = Requirement("DRA-LOSS-002", "device_loss", "MUST", "s.", feature_gates=TAINTS)
+    facts = Applicability(version=(1, 37), feature_gates=FrozenMap({"DRADeviceTaints": False}))
+    assert not_applicable_reason(taints, facts) == (
+        "feature gate DRADeviceTaints is disabled in the cluster"
+    )
+
+
+def test_unreadable_metrics_do_not_matter_for_a_gate_locked_on() -> None:
+    taints = Requirement("DRA-LOSS-002", "device_loss", "MUST", "s.", feature_gates=TAINTS)
+    unread = Applicability(version=(1, 37), feature_gates=None, feature_gates_error="403")
+    assert not_run_reason(EXT, unread) is None  # DRAExtendedResource: locked in 1.37
+    assert not_run_reason(taints, unread) == (  # DRADeviceTaints: GA, switchable in 1.37
+        "feature gate(s) DRADeviceTaints could not be read (403)",
+        "let the run's account read the API server's /metrics",
+    )
+    assert not_run_reason(taints, Applicability(**{**unread.__dict__, "version": (1, 38)})) is None
+
+
+def test_the_ga_table_of_the_docs_is_the_code_s() -> None:
+    text = (SUITE_ROOT / "docs" / "versions.md").read_text().split("## GA feature gates")[1]
+    rows = re.findall(r"^\| `(\w+)` \| (1\.\d+) \| (1\.\d+) \| (1\.\d+) \|$", text, re.M)
+
+    def minor(v: tuple[int, int] | None) -> str:
+        return ".".join(map(str, v)) if v else ""
+
+    code = {g: (minor(h.ga), minor(h.locked), minor(h.removal)) for g, h in GA_GATES.items()}
+    assert {g: (ga, locked, removal) for g, ga, locked, removal in rows} == code

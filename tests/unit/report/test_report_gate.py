@@ -49,7 +49,7 @@ def summary(version: str, statuses: dict[str, str], scope=None, levels=None) -> 
         ("passed", "failed", Change.REGRESSION),
         ("passed", "error", Change.REGRESSION),
         ("passed", "not-run", Change.REGRESSION),  # never counted as met
-        ("passed", "not-applicable", Change.NO_LONGER_APPLICABLE),
+        ("passed", "not-applicable", Change.REGRESSION),  # the version lacks it: not met
         ("failed", "passed", Change.FIX),
         ("not-run", "passed", Change.FIX),
         ("not-applicable", "passed", Change.NEWLY_APPLICABLE),
@@ -66,6 +66,31 @@ def summary(version: str, statuses: dict[str, str], scope=None, levels=None) -> 
 )
 def test_classify(before, after, change) -> None:
     assert classify(before, after) is change
+
+
+DROPPED = (
+    "the driver profile does not declare capability extended-resource (add extended-resource "
+    "to capabilities in p.yaml if the driver supports it)"
+)
+
+
+@pytest.mark.parametrize(
+    ("reason", "change"),
+    [
+        (DROPPED, Change.NO_LONGER_APPLICABLE),  # the profile's choice, not the platform's
+        ("feature gate DRAExtendedResource is not known to the cluster's API server", None),
+        ("feature gate DRAExtendedResource is disabled in the cluster", None),
+        ("feature gate DRAExtendedResource is disabled in the cluster; " + DROPPED, None),
+        ("", None),
+    ],
+)
+def test_a_must_that_passed_and_is_not_applicable_after(reason: str, change) -> None:
+    assert classify("passed", "not-applicable", reason) is (change or Change.REGRESSION)
+    before = side_of(summary("v1.37.2", {"DRA-EXT-001": "passed"}))
+    after_summary = summary("v1.40.0", {"DRA-EXT-001": "not-applicable"})
+    after_summary["requirements"][0]["reason"] = reason
+    result = compare(before, side_of(after_summary))
+    assert result.passed is (change is not None)
 
 
 def test_only_a_must_regression_blocks() -> None:
