@@ -7,7 +7,9 @@ Statuses: passed, failed, error, not-applicable, not-run, known-platform-issue
 - NON-CONFORMANT: an applicable MUST requirement failed or errored;
 - INCOMPLETE: otherwise — a MUST that did not run (or has no result) is never counted as met,
   nor is one that failed on a Kubernetes version with a known platform issue for it
-  (scenarios/known_issues.yaml): that failure is not blamed on the driver, and not a pass.
+  (scenarios/known_issues.yaml): that failure is not blamed on the driver, and not a pass;
+  nor is one that erred only because of the harness or the cluster (a `HarnessError`: the
+  workload image could not be pulled, a fault could not be injected).
 
 SHOULD and MAY requirements are reported, never decisive — except in a partial run whose
 selection holds no MUST (e.g. `--dra-requirement DRA-ALLOC-014`): it is judged on the selected
@@ -76,6 +78,9 @@ class RequirementResult:
     ran: bool = True  # False when no test reported a result
     in_scope: bool = True  # False: its suite is outside the verdict scope
     known_issue: KnownIssue | None = None  # a known platform issue of the cluster's version
+    # an error every one of whose tests the harness or the cluster caused (a HarnessError: an
+    # image that cannot be pulled, a fault that could not be injected): never the driver's
+    harness_error: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,6 +94,7 @@ class RequirementResult:
             "remedy": self.remedy,
             "tests": list(self.tests),
             "known_issue": _issue_dict(self.known_issue),
+            "harness_error": self.harness_error,
         }
 
 
@@ -219,6 +225,8 @@ def _result(
         remedy=remedy,
         tests=[r.nodeid for r in records],
         known_issue=issue,
+        harness_error=status is RequirementStatus.ERROR
+        and all(r.harness_error for r in records if r.outcome is TestOutcome.ERROR),
     )
 
 
@@ -287,13 +295,19 @@ def decide_verdict(
     basis = "MUST"
     if not judged and results and not catalog_error:
         judged, basis = results, "selected"  # a partial run with no MUST in it
-    broken = [r for r in judged if r.status in BROKEN]
+    harness = [r for r in judged if r.status in BROKEN and r.harness_error]
+    broken = [r for r in judged if r.status in BROKEN and not r.harness_error]
     known = [r for r in judged if r.status is RequirementStatus.KNOWN_PLATFORM_ISSUE]
     not_run = [
         r for r in judged if r.status not in MET and r.status not in BROKEN and r not in known
     ]
     reasons = [f"{r.id} ({r.level}) {r.status}: {r.reason}" for r in broken]
     reasons += [f"{r.id} ({r.level}) failed with a {r.reason}" for r in known]
+    reasons += [
+        f"{r.id} ({r.level}) error caused by the harness or the cluster, not the driver: "
+        f"{r.reason}"
+        for r in harness
+    ]
     for result in not_run:
         remedy = f" — to run it: {result.remedy}" if result.remedy else ""
         reasons.append(f"{result.id} ({result.level}) not run: {result.reason}{remedy}")
@@ -307,7 +321,7 @@ def decide_verdict(
     reasons += incomplete
     if broken:
         verdict = NON_CONFORMANT
-    elif not_run or incomplete or known:
+    elif not_run or incomplete or known or harness:
         verdict = INCOMPLETE
     elif partial is not None:
         verdict = PASSED_PARTIAL

@@ -293,6 +293,25 @@ def test_a_harness_error_in_the_call_is_an_error_not_a_failure() -> None:
     assert requirement_status([rec])[0] is RequirementStatus.ERROR
 
 
+def test_a_must_the_harness_kept_from_completing_is_incomplete_never_non_conformant() -> None:
+    harness = record("t1", "A", call="failed")
+    harness.harness_error = True  # e.g. the workload image could not be pulled
+    results = requirement_results({"A": info("A", "MUST"), "B": info("B", "MUST")}, [harness])
+    verdict = decide_verdict([r for r in results if r.id == "A"])
+    assert results[0].status is RequirementStatus.ERROR and results[0].harness_error
+    assert verdict.verdict == INCOMPLETE
+    assert "caused by the harness or the cluster, not the driver" in verdict.reasons[0]
+
+
+def test_a_driver_error_beside_a_harness_error_is_still_non_conformant() -> None:
+    harness = record("t1", "A", call="failed")
+    harness.harness_error = True
+    driver = record("t2", "A", setup="failed")  # a fixture error: not typed as the harness's
+    results = requirement_results({"A": info("A", "MUST")}, [harness, driver])
+    assert not results[0].harness_error
+    assert decide_verdict(results).verdict == NON_CONFORMANT
+
+
 # --- known platform issues (scenarios/known_issues.yaml) ------------------------------------
 
 ISSUE = KnownIssue(
