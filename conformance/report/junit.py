@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,3 +71,27 @@ def parse_junit_counts(path: str | Path) -> JUnitCounts:
         for key in totals:
             totals[key] += int(suite.get(key, "0") or 0)
     return JUnitCounts(**totals)
+
+
+def add_suite_properties(
+    config: pytest.Config, path: str | Path, properties: Mapping[str, str]
+) -> None:
+    """Add `<property>` entries to every `<testsuite>` of the run's JUnit file (in place), and
+    keep the copy the user asked for with `--junitxml` the same."""
+    tree = ET.parse(path)
+    root = tree.getroot()
+    for suite in [root] if root.tag == "testsuite" else root.iter("testsuite"):
+        node = suite.find("properties")
+        if node is None:
+            node = ET.Element("properties")
+            suite.insert(0, node)
+        for name, value in properties.items():
+            ET.SubElement(node, "property", name=name, value=value)
+    tree.write(path, encoding="utf-8", xml_declaration=True)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if xmlpath:
+        source = Path(xmlpath)
+        if not source.is_absolute():
+            source = Path(config.invocation_params.dir) / source
+        if source.is_file() and source.resolve() != Path(path).resolve():
+            shutil.copyfile(path, source)

@@ -47,6 +47,14 @@ rendered from this document rather than from the inputs.
     inventory         {key: JSON value} added by tests and the plugin (not judged)
     artifacts         summary_json, summary_md, junit_xml, allure_results, allure_report,
                       evidence (paths relative to the run dir; null when not produced)
+    collection_problems[]  tests outside the suite that claimed a requirement (each keeps the
+                      verdict from CONFORMANT)
+    provenance        suite_version, catalog / known_issues {path, sha256}, scenarios {path,
+                      sha256, files}, profile {path, sha256}, kubernetes_version,
+                      cluster_provider, command_line[] (conformance/report/provenance.py)
+    modified          true when the run did not use the suite's own catalog, known issues or
+                      scenario tree, ran tests from outside it, or had no harness: "modified
+                      suite — not a certification"; modified_reasons[] say why
 
 JUnit agreement: counts.tests.total/failed/error equal junit.xml's tests/failures/errors, and
 not_run + not_applicable equals its skipped (a test whose call fails *and* whose teardown errors
@@ -68,7 +76,7 @@ from conformance.model.known_issues import KnownIssue, affecting
 from conformance.report.catalog import RequirementInfo
 from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
-from conformance.report.outcomes import TestOutcome, TestRecord
+from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
 from conformance.report.redact import redact_text
 from conformance.report.verdict import RequirementStatus, decide_verdict, requirement_results
 
@@ -104,17 +112,20 @@ def build_summary(
     artifacts: Mapping[str, Any] | None = None,
     verdict_scope: Iterable[str] | None = None,
     known_issues: Iterable[KnownIssue] = (),
+    provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     records = list(records)
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
     issues = affecting(known_issues, (facts or RunFacts()).kubernetes_version)
     results = requirement_results(catalog, records, scope, issues)
     collection_errors = sum(1 for r in records if r.collect_error)
+    problems = foreign_claims(records)
     verdict = decide_verdict(
         results,
         catalog_error=catalog_error,
         collection_errors=collection_errors,
         interrupted=run.interrupted,
+        problems=problems,
     )
     merged_inventory: dict[str, Any] = {}
     for record in records:
@@ -174,6 +185,9 @@ def build_summary(
         },
         "inventory": merged_inventory,
         "artifacts": dict(artifacts or {}),
+        "collection_problems": problems,
+        # provenance, modified, modified_reasons (conformance/report/provenance.py)
+        **dict(provenance or {"provenance": None, "modified": False, "modified_reasons": []}),
     }
 
 

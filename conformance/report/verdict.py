@@ -226,7 +226,10 @@ def decide_verdict(
     catalog_error: str | None = None,
     collection_errors: int = 0,
     interrupted: bool = False,
+    problems: Iterable[str] = (),
 ) -> Verdict:
+    """`problems`: what else keeps the run from a verdict (a test outside the suite that
+    claimed a requirement): each is a reason, and the verdict cannot be CONFORMANT."""
     results = [r for r in results if r.in_scope]
     judged = [r for r in results if r.level == "MUST"]
     basis = "MUST"
@@ -249,6 +252,7 @@ def decide_verdict(
         incomplete.append(f"{collection_errors} collection error(s): the suite did not load")
     if interrupted:
         incomplete.append("the run was interrupted before it completed")
+    incomplete.extend(problems)
     if not judged and not catalog_error:
         incomplete.append("no requirement was selected (or is in the verdict scope)")
     reasons += incomplete
