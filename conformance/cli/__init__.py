@@ -6,6 +6,7 @@
 | `driver_commands` | `driver`, `profile` and `run`: the commands that need a profile   |
 | `gate_command`    | `gate`: two runs (two versions, or one and a baseline) compared   |
 | `cleanup`         | `cleanup`: what a dead run left on the cluster                    |
+| `verify_command`  | `verify`: re-check a published report (conformance/report/verify) |
 """
 
 from conformance.cli.app import main

@@ -9,7 +9,7 @@ What tests and the harness call:
 | module        | owns                                                                      |
 |---------------|---------------------------------------------------------------------------|
 | `collector`   | the pytest plugin object that gathers results and writes `reports/<run>/` |
-| `outcomes`    | one test's result from its setup/call/teardown reports                    |
+| `outcomes`    | one test's result from its reports; what the harness stamps on them       |
 | `verdict`     | per-requirement status from typed outcomes, and the run's verdict         |
 | `summary`     | `summary.json` (schema dra-conformance.io/summary/v1)                     |
 | `markdown`    | `summary.md`, rendered from summary.json only                             |
@@ -26,6 +26,8 @@ What tests and the harness call:
 | `catalog`     | the requirement facts the report needs                                    |
 | `options`     | the report's options, and where the run directory is                      |
 | `standalone`  | the report without the conformance plugin                                 |
+| `provenance`  | suite version and digests of what ran; "modified suite" marks             |
+| `verify`      | `dra-conformance verify`: a report re-derived and checked against the suite |
 """
 
 from conformance.report.facts import RunFacts, get_run_facts, get_run_id, set_run_facts
