@@ -7,6 +7,7 @@
 | `run_verdict`     | `run`'s last line and exit code: this run's verdict, or none      |
 | `gate_command`    | `gate`: two runs (two versions, or one and a baseline) compared   |
 | `cleanup`         | `cleanup`: what a dead run left on the cluster                    |
+| `verify_command`  | `verify`: re-check a published report (conformance/report/verify) |
 """
 
 from conformance.cli.app import main

@@ -199,7 +199,7 @@ def parse_args(
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    from conformance.cli import cleanup, driver_commands, gate_command
+    from conformance.cli import cleanup, driver_commands, gate_command, verify_command
 
     return [
         cleanup.add_cleanup_command,
@@ -207,6 +207,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
         driver_commands.add_driver_commands,
         driver_commands.add_profile_commands,
         driver_commands.add_run_command,
+        verify_command.add_verify_command,
     ]
 
 

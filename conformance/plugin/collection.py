@@ -2,7 +2,9 @@
 
 A scenario test is a test under the catalog's directory (`scenarios/`) or any test with a
 `dra_requirement` marker. Each must carry exactly one `@pytest.mark.dra_requirement("<ID>")`
-naming a catalog entry of the suite whose folder it lives in. Our markers carry the `dra_` prefix
+naming a catalog entry of the suite whose folder it lives in. Only the suite's own tests decide
+a requirement: a marked test outside the suite's scenario trees (the catalog's directory, and
+the bundled `scenarios/`) is a problem, whatever it claims. Our markers carry the `dra_` prefix
 so that another project's own `requirement` marker is never taken for ours; a scenario test that
 still uses an old, unprefixed name is refused with the new one (`renamed_marker_problems`).
 
@@ -355,6 +357,13 @@ def fully_collected_suites(selection: Selection, root: Path) -> tuple[set[str], 
     return suites, "requirement coverage checked for suites: " + ", ".join(sorted(suites))
 
 
+def foreign_problem(item: ItemView, roots: Sequence[Path]) -> str | None:
+    """The problem of a test outside every scenario tree that claims a requirement."""
+    if any(is_under(item.path, root) for root in roots):
+        return None
+    return f"{item.nodeid}: only the suite's own tests under scenarios/ can decide a requirement"
+
+
 def check_collection(
     items: Sequence[ItemView],
     catalog: Catalog,
@@ -362,15 +371,22 @@ def check_collection(
     selection: Selection,
     kinds: Iterable[str] | None = None,
     capabilities: Iterable[str] | None = None,
+    suite_roots: Sequence[Path] = (),
 ) -> CollectionOutcome:
-    """`kinds` and `capabilities` are the profile's (None: no profile, not checked)."""
+    """`kinds` and `capabilities` are the profile's (None: no profile, not checked);
+    `suite_roots`: the scenario trees whose tests may decide a requirement (`root` always)."""
     outcome = CollectionOutcome()
     kinds = list(kinds) if kinds is not None else None
+    roots = [root, *suite_roots]
     for item in items:
         renamed = renamed_marker_problems(item)
         if renamed:  # judge the rest as if renamed, so the rename is the one thing reported
             outcome.problems += renamed
             item = with_new_marker_names(item)
+        foreign = foreign_problem(item, roots)
+        if foreign:
+            outcome.problems.append(foreign)
+            continue
         req = _requirement_of(item, catalog, root, outcome.problems)
         if req is not None:
             outcome.requirements[item.nodeid] = req

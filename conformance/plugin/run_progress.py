@@ -9,6 +9,8 @@ from typing import Any, TextIO
 
 import pytest
 
+from conformance.report.outcomes import PROP_REQUIREMENT, report_stamp, suite_requirement
+
 
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
@@ -16,7 +18,7 @@ def _clock(seconds: float) -> str:
 
 
 def _requirement(report: Any) -> str | None:
-    return next((v for k, v in getattr(report, "user_properties", ()) if k == "requirement"), None)
+    return report_stamp(report).get(PROP_REQUIREMENT)
 
 
 class RunProgress:
@@ -39,7 +41,7 @@ class RunProgress:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.total_tests = len(items)
-        ids = {v for item in items for k, v in item.user_properties if k == "requirement"} or {
+        ids = {r for r in map(suite_requirement, items) if r} or {
             m.args[0] for item in items for m in item.iter_markers("dra_requirement") if m.args
         }
         self.requirements_total = len(ids)

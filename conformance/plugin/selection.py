@@ -33,6 +33,8 @@ from conformance.plugin.state import (
     plugin_state,
     rehearsing,
 )
+from conformance.report.outcomes import mark_suite_test
+from conformance.report.provenance import BUNDLED_SCENARIOS
 from conformance.run.context import RunContext
 from conformance.run.lease import ALL
 from conformance.scenario_api.placement import PlacementError, sole_node, whole_node_candidates
@@ -43,10 +45,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     (`--dra-upgrade-to`): they upgrade the cluster they run on."""
     if rehearsing(config):
         return None
-    root = catalog_path(config).parent
-    if any(collection_path == root / suite for suite in REHEARSAL_SUITES):
+    if any(
+        collection_path == root / suite for root in _trees(config) for suite in REHEARSAL_SUITES
+    ):
         return True
     return None
+
+
+def _trees(config: pytest.Config) -> list[Path]:
+    """The scenario trees: the catalog's folder and the bundled one (a catalog of its own)."""
+    return list(dict.fromkeys([catalog_path(config).parent, BUNDLED_SCENARIOS]))
 
 
 def item_view(item: pytest.Item) -> ItemView:
@@ -117,9 +125,9 @@ def _refuse_rehearsal_outside_one(config: pytest.Config, items: list[pytest.Item
     collected even though pytest_ignore_collect skips it otherwise)."""
     if rehearsing(config):
         return
-    root = catalog_path(config).parent
     for item in items:
-        if any(Path(item.path).is_relative_to(root / suite) for suite in REHEARSAL_SUITES):
+        path = Path(item.path)
+        if any(path.is_relative_to(r / s) for r in _trees(config) for s in REHEARSAL_SUITES):
             raise _CollectionRefused(
                 f"{item.nodeid} rehearses a Kubernetes upgrade of the cluster; run it with "
                 "--dra-upgrade-to VERSION (or `dra-conformance gate --rehearse --from V1 --to V2`)"
@@ -229,6 +237,7 @@ def _check_scenarios(session: pytest.Session) -> None:
         _selection(config, state.deselected_scenarios, session.testsfailed),
         kinds,
         state.profile.capabilities if state.profile else None,
+        suite_roots=[BUNDLED_SCENARIOS],
     )
     state.coverage_note = outcome.coverage_note
     if outcome.problems:
@@ -245,7 +254,7 @@ def _check_scenarios(session: pytest.Session) -> None:
     for item in scenarios:
         req = outcome.requirements[item.nodeid]
         item.stash[REQUIREMENT_KEY] = req
-        item.user_properties.append(("requirement", req.id))  # the report's key, not a marker
+        mark_suite_test(item, req.id)  # what its report says it proves (never a user property)
         leases = item.get_closest_marker(DEVICES_MARK) or item.get_closest_marker(
             NODE_EXCLUSIVE_MARK
         )

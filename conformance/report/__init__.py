@@ -9,7 +9,7 @@ What tests and the harness call:
 | module        | owns                                                                      |
 |---------------|---------------------------------------------------------------------------|
 | `collector`   | the pytest plugin object that gathers results and writes `reports/<run>/` |
-| `outcomes`    | one test's result from its setup/call/teardown reports                    |
+| `outcomes`    | one test's result from its reports; what the harness stamps on them       |
 | `verdict`     | per-requirement status from typed outcomes, and the run's verdict         |
 | `partial`     | whether a scoped run selected every applicable MUST (else PASSED-PARTIAL) |
 | `no_verdict`  | the fenced report directory; NO-VERDICT summaries (set-up, interrupt)     |
@@ -28,6 +28,8 @@ What tests and the harness call:
 | `catalog`     | the requirement facts the report needs                                    |
 | `options`     | the report's options, and where the run directory is                      |
 | `standalone`  | the report without the conformance plugin                                 |
+| `provenance`  | suite version and digests of what ran; "modified suite" marks             |
+| `verify`      | `dra-conformance verify`: a report re-derived and checked against the suite |
 """
 
 from conformance.report.facts import RunFacts, get_run_facts, get_run_id, set_run_facts

@@ -1,7 +1,8 @@
 """Allure results: where they go, the labels each test gets, environment and categories files.
 
-Labels per test (from the requirement IDs in `item.user_properties`, or its `requirement`
-marker), so that the report's tree reads as a conformance report, not as a file tree:
+Labels per test (from the requirement the harness says a suite test proves,
+`conformance.report.outcomes.suite_requirement`), so that the report's tree reads as a
+conformance report, not as a file tree:
 parentSuite = catalog suite, suite = "<ID>: <statement>" (the HTML report groups by these two),
 epic / feature / story = suite / ID / statement (the behaviours view), severity from the level
 (MUST critical, SHOULD normal, MAY minor), tag = level, `driver` / `kubernetes_version` from the
@@ -26,8 +27,9 @@ from conformance.model.known_issues import NOTE_PREFIX
 from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
 from conformance.report.catalog import RequirementInfo, catalog_for
 from conformance.report.facts import RunFacts, get_run_facts
-from conformance.report.outcomes import PROP_REQUIREMENT, TestOutcome, TestRecord, report_reason
+from conformance.report.outcomes import TestOutcome, TestRecord, report_reason, suite_requirement
 from conformance.report.platform_issues import known_issue_link
+from conformance.report.provenance import modified_text
 
 ALLURE_RESULTS = "allure-results"
 LABEL_OUTCOME = PROP_OUTCOME  # the typed outcome's label, named like the user property
@@ -210,11 +212,9 @@ def _set_allure_message(config: pytest.Config, message: str) -> None:
 
 
 def requirement_ids(item: pytest.Item) -> list[str]:
-    """The item's requirement IDs: user_properties first (the contract), else its markers."""
-    ids = [str(v) for k, v in item.user_properties if k == PROP_REQUIREMENT]
-    if not ids:
-        ids = [str(a) for mark in item.iter_markers("dra_requirement") for a in mark.args]
-    return list(dict.fromkeys(ids))
+    """The requirement the harness says the item proves (none for a test outside the suite)."""
+    requirement = suite_requirement(item)
+    return [requirement] if requirement else []
 
 
 def apply_dynamic_labels(
@@ -274,6 +274,7 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         "FeatureGates.disabled": ", ".join(sorted(k for k, v in gates.items() if not v)),
         "Pytest.workers": str(run.get("xdist_workers", 0)),
         "Python": run.get("python"),
+        **_provenance_properties(summary),
     }
     return {k: str(v) for k, v in props.items() if v not in (None, "")}
 
@@ -285,6 +286,18 @@ def _partial_properties(partial: Mapping[str, Any] | None) -> dict[str, str]:
         "Verdict.partial": f"{partial['selected']} of {partial['total']} MUST selected "
         "(not a certification)",
         "Verdict.partial.not_selected": ", ".join(partial.get("not_selected") or ()),
+    }
+
+
+def _provenance_properties(summary: Mapping[str, Any]) -> dict[str, Any]:
+    prov = summary.get("provenance") or {}
+    return {
+        "Suite.version": prov.get("suite_version"),
+        "Suite.catalog.sha256": (prov.get("catalog") or {}).get("sha256"),
+        "Suite.known_issues.sha256": (prov.get("known_issues") or {}).get("sha256"),
+        "Suite.scenarios.sha256": (prov.get("scenarios") or {}).get("sha256"),
+        "Suite.modified": modified_text(summary) or ("no" if prov else None),
+        "Command": " ".join(prov.get("command_line") or []),
     }
 
 

@@ -12,6 +12,7 @@ through `pytest_runtest_logreport`) and writes the run directory at session fini
 from __future__ import annotations
 
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,18 @@ from conformance.report.metrics import (
 from conformance.report.no_verdict import INTERNAL_ERROR as NO_VERDICT_INTERNAL
 from conformance.report.no_verdict import NoVerdict, fence, no_verdict_of
 from conformance.report.options import option, resolve_run_dir, verdict_scope
-from conformance.report.outcomes import TestRecord, report_reason
+from conformance.report.outcomes import (
+    PROP_CLAIM,
+    PROP_REQUIREMENT,
+    RESERVED_PROPERTIES,
+    TestRecord,
+    report_reason,
+    stamp_report,
+    suite_requirement,
+)
 from conformance.report.platform_issues import annotate_failure, issue_for_item
+from conformance.report.provenance import junit_properties as junit_provenance
+from conformance.report.provenance import modified_text, provenance_for, sha256_of
 from conformance.report.redact import redact_tree
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
@@ -155,11 +166,13 @@ class ReportCollector:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
+        requirement = suite_requirement(item)
+        if requirement:  # the harness collected it from the suite's tree: what it proves
+            stamp_report(report, **{PROP_REQUIREMENT: requirement})
         exc = call.excinfo.value if call.excinfo else None
         typed = typed_skip_properties(exc)
         if typed:  # the report decides by these, never by the skip message
-            report.user_properties.extend(typed)
-            item.user_properties.extend(typed)  # the teardown report carries them into JUnit
+            stamp_report(report, **dict(typed))
             if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
                 # pytest's own form, which JUnit and the terminal strip to the bare message
                 report.longrepr = (*report.longrepr[:2], f"Skipped: {exc.msg}")
@@ -182,6 +195,7 @@ class ReportCollector:
 
     # --- controller (or single process) --------------------------------------------------------
 
+    @pytest.hookimpl(tryfirst=True)  # before JUnit writes the report's properties
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
@@ -189,6 +203,9 @@ class ReportCollector:
         if record is None:
             record = self.records[report.nodeid] = TestRecord(nodeid=report.nodeid)
         record.add_report(report)
+        # JUnit gets the harness's word only: a reserved name the test recorded is a claim
+        kept = [p for p in report.user_properties if p[0] not in (*RESERVED_PROPERTIES, PROP_CLAIM)]
+        report.user_properties = kept + record.junit_properties()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if self.is_worker or report.passed:
@@ -223,6 +240,8 @@ class ReportCollector:
         if summary.get("no_verdict_detail"):  # the one line that says what to do
             error = f"dra-conformance: error: {summary['no_verdict_detail']}"
             terminalreporter.write_line(error, red=True)
+        if summary.get("modified"):
+            terminalreporter.write_line(modified_text(summary), red=True)
         if summary.get("setup_problem"):
             terminalreporter.write_line(f"no test ran: {summary['setup_problem']}", red=True)
         if summary.get("verdict_scope"):
@@ -280,9 +299,10 @@ class ReportCollector:
         known_issues, issues_error = known_issues_for(self.config)
         if issues_error:  # failures then stay failures: stricter, never a silent pass
             self.problems.append(f"known platform issues not applied: {issues_error}")
+        facts = get_run_facts(self.config)
         summary = build_summary(
             run=run,
-            facts=get_run_facts(self.config),
+            facts=facts,
             catalog=catalog,
             catalog_error=catalog_error,
             records=self.records.values(),
@@ -293,6 +313,7 @@ class ReportCollector:
             known_issues=known_issues,
             no_verdict_reason=no_verdict.reason if no_verdict else "",
             no_verdict_detail=no_verdict.detail if no_verdict else "",
+            provenance=provenance_for(self.config, self.records.values(), facts),
         )
         # The verdict in JUnit too (the run directory's copy and the user's --junitxml file),
         # before redaction, which may leave the XML unparseable.
@@ -309,7 +330,16 @@ class ReportCollector:
             allure_files.write_categories(self.allure_results)
             if no_verdict_of(self.config) is None:  # a run that never started has nothing to show
                 summary["artifacts"]["allure_report"] = self._html_report()
-        write_summary(run_dir, summary)
+        summary_path = write_summary(run_dir, summary)
+        # JUnit carries the provenance and summary.json's digest (`dra-conformance verify`)
+        digest = sha256_of(summary_path.read_bytes())
+        for path in {junit_path, junit_source(self.config)}:
+            if path is None or not path.is_file():
+                continue
+            try:
+                add_suite_properties(path, junit_provenance(summary, digest))
+            except ET.ParseError as exc:
+                self.problems.append(f"{path}: provenance not added: {exc}")
         write_markdown(run_dir, summary)
         extra = {}
         if self.allure_results is not None and not self._inside_run_dir(self.allure_results):

@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.report.provenance import MODIFIED_MARK
+from conformance.report.provenance import markdown_section as provenance_section
+
 SUMMARY_MD = "summary.md"
 
 _STATUS_MARK = {
@@ -56,7 +59,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out: list[str] = []
 
     verdict = summary.get("verdict", "INCOMPLETE")
-    out.append(f"# DRA conformance: **{summary.get('verdict_text') or verdict}**")
+    mark = f" — {MODIFIED_MARK}" if summary.get("modified") else ""
+    out.append(f"# DRA conformance: **{summary.get('verdict_text') or verdict}**{mark}")
     out.append("")
     out.extend(_no_verdict_lines(summary))
     if summary.get("setup_problem"):
@@ -198,6 +202,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append(f"- started {run.get('started')}, finished {run.get('finished')}")
     out.append(f"- pytest arguments: `{' '.join(run.get('pytest_args', []))}`")
     out.append("")
+    out.extend(provenance_section(summary))
     return "\n".join(out)
 
 

@@ -1,8 +1,19 @@
-"""One test's result, built from its setup/call/teardown reports (as seen on the controller)."""
+"""One test's result, built from its setup/call/teardown reports (as seen on the controller).
+
+Only the harness decides what a test proves and how it ended. A test's requirement ID is set by
+the conformance plugin for the tests it collected from the suite's own scenario tree
+(`mark_suite_test`), and the typed outcome by the collector from the exception the test raised;
+both travel on the report as the `dra_stamp` attribute (it survives xdist), never as user
+properties, which the test's own code can write. On the controller the collector writes the
+stamp into JUnit under the reserved property names below; a reserved name the test's code
+recorded itself is kept as a `dra_claim` entry and decides nothing: from a test outside the
+scenario tree it is a collection problem (`foreign_claims`).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -14,13 +25,52 @@ from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, PROP_REMEDY,
 from conformance.report.redact import redact_text
 
 MAX_REASON_CHARS = 500
-_TYPED_PROPERTIES = (PROP_OUTCOME, PROP_REMEDY)
 
-# user_properties names (the plugin -> report contract, docs/CONTRACTS.md)
+# JUnit property names only the report writes (docs/CONTRACTS.md), from the report's stamp
 PROP_REQUIREMENT = "requirement"
+PROP_KNOWN_ISSUE = "dra_known_issue"  # the link of the known platform issue a failure showed
+RESERVED_PROPERTIES = (PROP_REQUIREMENT, PROP_OUTCOME, PROP_REMEDY, PROP_KNOWN_ISSUE)
+PROP_CLAIM = "dra_claim"  # "name=value": a reserved property the test's own code recorded
+# user_properties names tests and the harness record (not decisive)
 PROP_METRIC = "metric"
 PROP_INVENTORY = "inventory"
 PROP_LEASE_WAIT = "dra_lease_wait_s"  # seconds the test waited for its device lease
+
+STAMP = "dra_stamp"  # report attribute: {reserved property name: value}, set by the harness
+SUITE_TEST_KEY = pytest.StashKey[str]()  # on an item of the suite: the requirement it proves
+FOREIGN_CLAIM = "only the suite's own tests under scenarios/ can decide a requirement"
+
+
+def mark_suite_test(item: pytest.Item, requirement: str) -> None:
+    """Called by the harness for a test it collected from the suite's own scenario tree (and by
+    the standalone report for every marked test): its reports carry `requirement`."""
+    item.stash[SUITE_TEST_KEY] = requirement
+
+
+def suite_requirement(item: pytest.Item) -> str | None:
+    """The requirement the harness said `item` proves (None: not one of the suite's tests)."""
+    return item.stash.get(SUITE_TEST_KEY, None)
+
+
+def stamp_report(report: pytest.TestReport, **values: str) -> None:
+    """Add harness facts (reserved property name -> value) to the report's stamp."""
+    stamp = dict(getattr(report, STAMP, None) or {})
+    stamp.update({k: str(v) for k, v in values.items()})
+    setattr(report, STAMP, stamp)
+
+
+def report_stamp(report: object) -> dict[str, str]:
+    stamp = getattr(report, STAMP, None)
+    return dict(stamp) if isinstance(stamp, dict) else {}
+
+
+def foreign_claims(records: Iterable[TestRecord]) -> list[str]:
+    """One problem per test outside the suite that tried to decide a requirement itself."""
+    return [
+        f"{r.nodeid}: {FOREIGN_CLAIM} (it recorded {', '.join(r.claims)})"
+        for r in records
+        if r.claims and not r.requirement_ids
+    ]
 
 
 class TestOutcome(StrEnum):
@@ -51,6 +101,9 @@ class TestRecord:
     body_s: float | None = None  # the call phase alone (None: it never ran)
     worker: str = ""
     collect_error: bool = False
+    requirement_ids: list[str] = field(default_factory=list)  # from the harness's stamp only
+    known_issue: str = ""  # the link of the known platform issue its failure showed
+    claims: list[str] = field(default_factory=list)  # reserved names its own code recorded
 
     def add_report(self, report: pytest.TestReport) -> None:
         self.phases[report.when] = report.outcome
@@ -67,7 +120,15 @@ class TestRecord:
         ]
         if report.outcome != "passed":
             self.reasons[report.when] = report_reason(report)
-        typed = dict(p for p in properties if p[0] in _TYPED_PROPERTIES)
+        typed = report_stamp(report)
+        requirement = typed.get(PROP_REQUIREMENT)
+        if requirement and requirement not in self.requirement_ids:
+            self.requirement_ids.append(requirement)
+        self.known_issue = typed.get(PROP_KNOWN_ISSUE, self.known_issue)
+        for name, value in properties:
+            claim = f"{name}={value}"
+            if name in RESERVED_PROPERTIES and claim not in self.claims:
+                self.claims.append(claim)
         if report.outcome == "skipped":
             if PROP_OUTCOME in typed and not hasattr(report, "wasxfail"):
                 self.skip_kinds[report.when] = str(typed[PROP_OUTCOME])
@@ -77,17 +138,30 @@ class TestRecord:
             self.harness_error = typed.get(PROP_OUTCOME) == HARNESS_ERROR
         # An item's user_properties only grow, and every phase report carries all of them so
         # far: the latest report has the complete list (recording twice is not doubling).
-        properties = [p for p in properties if p[0] not in _TYPED_PROPERTIES]
+        properties = [
+            p for p in properties if p[0] not in RESERVED_PROPERTIES and p[0] != PROP_CLAIM
+        ]
         if len(properties) >= len(self.properties):
             self.properties = properties
 
     @property
     def requirements(self) -> list[str]:
-        ids: list[str] = []
-        for name, value in self.properties:
-            if name == PROP_REQUIREMENT and str(value) not in ids:
-                ids.append(str(value))
-        return ids
+        return list(self.requirement_ids)
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        """What JUnit says of the test, from the harness's stamps (and the claims its own code
+        made, which decide nothing)."""
+        props = [(PROP_REQUIREMENT, r) for r in self.requirement_ids]
+        skipped = self._skipped_phase()
+        if skipped is not None and skipped in self.skip_kinds:
+            props.append((PROP_OUTCOME, self.skip_kinds[skipped]))
+            if self.remedies.get(skipped):
+                props.append((PROP_REMEDY, self.remedies[skipped]))
+        elif self.harness_error:
+            props.append((PROP_OUTCOME, HARNESS_ERROR))
+        if self.known_issue:
+            props.append((PROP_KNOWN_ISSUE, self.known_issue))
+        return props + [(PROP_CLAIM, c) for c in self.claims]
 
     @property
     def lease_wait_s(self) -> float | None:

@@ -14,9 +14,12 @@ import pytest
 from conformance.model.known_issues import KnownIssue, affecting
 from conformance.report.catalog import known_issues_for
 from conformance.report.facts import get_run_facts
-from conformance.report.outcomes import PROP_REQUIREMENT
-
-PROP_KNOWN_ISSUE = "dra_known_issue"  # user property: the issue's link
+from conformance.report.outcomes import (
+    PROP_KNOWN_ISSUE,
+    report_stamp,
+    stamp_report,
+    suite_requirement,
+)
 
 
 def issue_for_item(item: pytest.Item) -> KnownIssue | None:
@@ -26,10 +29,8 @@ def issue_for_item(item: pytest.Item) -> KnownIssue | None:
         return None
     issues, _ = known_issues_for(item.config)
     found = affecting(issues, facts.kubernetes_version)
-    ids = [str(v) for k, v in item.user_properties if k == PROP_REQUIREMENT]
-    if not ids:
-        ids = [str(a) for mark in item.iter_markers("dra_requirement") for a in mark.args]
-    return next((found[i] for i in ids if i in found), None)
+    requirement = suite_requirement(item)  # only the suite's own tests
+    return found.get(requirement) if requirement else None
 
 
 def annotate_failure(item: pytest.Item, report: pytest.TestReport, issue: KnownIssue) -> None:
@@ -38,13 +39,8 @@ def annotate_failure(item: pytest.Item, report: pytest.TestReport, issue: KnownI
     if crash is not None and not str(crash.message).startswith(issue.note):
         crash.message = f"{issue.note} | {crash.message}"
     report.sections.append(("known platform issue", f"{issue.note} ({issue.versions})"))
-    entry = (PROP_KNOWN_ISSUE, issue.link)
-    report.user_properties.append(entry)
-    item.user_properties.append(entry)  # the teardown report carries it into JUnit
+    stamp_report(report, **{PROP_KNOWN_ISSUE: issue.link})  # JUnit gets it from the collector
 
 
 def known_issue_link(report: pytest.TestReport) -> str | None:
-    for name, value in getattr(report, "user_properties", ()) or ():
-        if name == PROP_KNOWN_ISSUE:
-            return str(value)
-    return None
+    return report_stamp(report).get(PROP_KNOWN_ISSUE)

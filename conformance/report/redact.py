@@ -86,6 +86,8 @@ def redact_file(path: Path) -> bool:
     cleaned = redact_text(text)
     if cleaned == text:
         return False
+    if path.suffix == ".xml":  # junit.xml stays well-formed
+        cleaned = cleaned.replace(REDACTED, "&lt;redacted&gt;")
     path.write_text(cleaned, encoding="utf-8")
     return True
 

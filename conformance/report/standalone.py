@@ -1,7 +1,10 @@
 """Use the report without the conformance plugin: `pytest -p conformance.report.standalone`.
 
 It stands in for the parts of `conformance/plugin/` the report relies on: the report options,
-the `dra_requirement(ID)` marker copied into `item.user_properties`, and the collector itself.
+the requirement of each test taken from its `dra_requirement(ID)` marker (wherever the test
+lives: there is no scenario tree to trust here), and the collector itself. Such a report is
+marked "modified suite — not a certification" (conformance/report/provenance.py): only a run of
+the harness on the suite's own scenario tree can certify.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ import pytest
 
 from conformance.report.collector import install_report_collector
 from conformance.report.options import add_report_options
-from conformance.report.outcomes import PROP_REQUIREMENT
+from conformance.report.outcomes import mark_suite_test
+from conformance.report.provenance import STANDALONE_KEY
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -22,14 +26,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "dra_requirement(ID): the conformance requirement a test checks"
     )
+    config.stash[STANDALONE_KEY] = True
     install_report_collector(config)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        present = {v for k, v in item.user_properties if k == PROP_REQUIREMENT}
-        for mark in item.iter_markers("dra_requirement"):
-            for req_id in mark.args:
-                if req_id not in present:
-                    item.user_properties.append((PROP_REQUIREMENT, str(req_id)))
-                    present.add(req_id)
+        mark = item.get_closest_marker("dra_requirement")
+        if mark is not None and mark.args:
+            mark_suite_test(item, str(mark.args[0]))

@@ -42,7 +42,9 @@ rendered from this document rather than from the inputs.
     requirements[]    {id, level, suite, statement, status (passed|failed|error|
                       not-applicable|not-run|known-platform-issue), duration_s, reason, remedy,
                       tests[] (node ids), known_issue ({link, summary, versions} of a known
-                      platform issue of the cluster's version, else null)}
+                      platform issue of the cluster's version, else null), harness_error
+                      (an error only the harness or the cluster caused: INCOMPLETE, never
+                      the driver's), min_version ("1.36", null: every version)}
     known_platform_issues[]  {id, level, status, link, summary, versions, showed,
                       not_run}: every known issue (scenarios/known_issues.yaml) of the
                       cluster's version for a reported requirement; showed = its test failed
@@ -58,6 +60,14 @@ rendered from this document rather than from the inputs.
     inventory         {key: JSON value} added by tests and the plugin (not judged)
     artifacts         summary_json, summary_md, junit_xml, allure_results, allure_report,
                       evidence (paths relative to the run dir; null when not produced)
+    collection_problems[]  tests outside the suite that claimed a requirement (each keeps the
+                      verdict from CONFORMANT)
+    provenance        suite_version, catalog / known_issues {path, sha256}, scenarios {path,
+                      sha256, files}, profile {path, sha256}, kubernetes_version,
+                      cluster_provider, command_line[] (conformance/report/provenance.py)
+    modified          true when the run did not use the suite's own catalog, known issues or
+                      scenario tree, ran tests from outside it, or had no harness: "modified
+                      suite — not a certification"; modified_reasons[] say why
 
 JUnit agreement: counts.tests.total/failed/error equal junit.xml's tests/failures/errors, and
 not_run + not_applicable equals its skipped (a test whose call fails *and* whose teardown errors
@@ -79,7 +89,7 @@ from conformance.model.known_issues import KnownIssue, affecting
 from conformance.report.catalog import RequirementInfo
 from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
-from conformance.report.outcomes import TestOutcome, TestRecord
+from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
 from conformance.report.partial import partial_selection
 from conformance.report.redact import redact_text
 from conformance.report.verdict import (
@@ -123,6 +133,7 @@ def build_summary(
     known_issues: Iterable[KnownIssue] = (),
     no_verdict_reason: str = "",
     no_verdict_detail: str = "",
+    provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     records = list(records)
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
@@ -131,6 +142,7 @@ def build_summary(
     results = requirement_results(catalog, records, scope, issues)
     collection_errors = sum(1 for r in records if r.collect_error)
     partial = partial_selection(catalog, scope, version)
+    problems = foreign_claims(records)
     verdict = decide_verdict(
         results,
         catalog_error=catalog_error,
@@ -138,6 +150,7 @@ def build_summary(
         interrupted=run.interrupted,
         no_verdict=no_verdict_reason,
         partial=partial,
+        problems=problems,
     )
     partial_dict = None if partial is None else partial.to_dict()
     merged_inventory: dict[str, Any] = {}
@@ -202,6 +215,9 @@ def build_summary(
         },
         "inventory": merged_inventory,
         "artifacts": dict(artifacts or {}),
+        "collection_problems": problems,
+        # provenance, modified, modified_reasons (conformance/report/provenance.py)
+        **dict(provenance or {"provenance": None, "modified": False, "modified_reasons": []}),
     }
 
 

@@ -81,6 +81,7 @@ class RequirementResult:
     # an error every one of whose tests the harness or the cluster caused (a HarnessError: an
     # image that cannot be pulled, a fault that could not be injected): never the driver's
     harness_error: bool = False
+    min_version: tuple[int, int] | None = None  # the Kubernetes minor that brought it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,9 @@ class RequirementResult:
             "tests": list(self.tests),
             "known_issue": _issue_dict(self.known_issue),
             "harness_error": self.harness_error,
+            "min_version": (
+                None if self.min_version is None else ".".join(map(str, self.min_version))
+            ),
         }
 
 
@@ -181,6 +185,7 @@ def requirement_results(
                     level=info.level,
                     suite=info.suite,
                     statement=info.statement,
+                    min_version=info.min_version,
                     status=RequirementStatus.NOT_RUN,
                     reason=OUT_OF_SCOPE_REASON.format(suite=info.suite, scope=scope_text),
                     ran=False,
@@ -194,6 +199,7 @@ def requirement_results(
                     level=info.level,
                     suite=info.suite,
                     statement=info.statement,
+                    min_version=info.min_version,
                     status=RequirementStatus.NOT_RUN,
                     reason=NO_RESULT_REASON,
                     remedy=NO_RESULT_REMEDY,
@@ -219,6 +225,7 @@ def _result(
         level=info.level,
         suite=info.suite,
         statement=info.statement,
+        min_version=info.min_version,
         status=status,
         duration_s=sum(r.duration_s for r in records),
         reason=reason,
@@ -279,12 +286,15 @@ def decide_verdict(
     interrupted: bool = False,
     no_verdict: str = "",
     partial: Partial | None = None,
+    problems: Iterable[str] = (),
 ) -> Verdict:
     """The verdict over the requirements in scope.
 
     `no_verdict` (why the run has none) or `interrupted` make it NO-VERDICT whatever ran: a
     test the interrupt hit is no evidence against the driver. `partial` (the user's scope left
-    an applicable MUST out) turns what would be CONFORMANT into PASSED-PARTIAL.
+    an applicable MUST out) turns what would be CONFORMANT into PASSED-PARTIAL. `problems`: what
+    else keeps the run from a verdict (a test outside the suite that claimed a requirement):
+    each is a reason, and the verdict cannot be CONFORMANT.
     """
     if interrupted and not no_verdict:
         no_verdict = INTERRUPTED_REASON
@@ -304,8 +314,7 @@ def decide_verdict(
     reasons = [f"{r.id} ({r.level}) {r.status}: {r.reason}" for r in broken]
     reasons += [f"{r.id} ({r.level}) failed with a {r.reason}" for r in known]
     reasons += [
-        f"{r.id} ({r.level}) error caused by the harness or the cluster, not the driver: "
-        f"{r.reason}"
+        f"{r.id} ({r.level}) error caused by the harness or the cluster, not the driver: {r.reason}"
         for r in harness
     ]
     for result in not_run:
@@ -316,6 +325,7 @@ def decide_verdict(
         incomplete.append(f"the requirements catalog could not be read: {catalog_error}")
     if collection_errors:
         incomplete.append(f"{collection_errors} collection error(s): the suite did not load")
+    incomplete.extend(problems)
     if not judged and not catalog_error:
         incomplete.append("no requirement was selected (or is in the verdict scope)")
     reasons += incomplete

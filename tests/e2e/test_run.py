@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,6 +95,33 @@ def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
         assert labels.get("dra_outcome") in ("passed", "not-applicable"), labels
         assert labels.get("severity") in ("critical", "normal", "minor"), labels
     assert read_allure_html(report).total == junit.tests
+
+
+def _verify(report) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "conformance.cli", "verify", str(report)]
+    return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_whole_suite_report_verifies_and_a_hand_edited_copy_does_not(whole_suite_run, tmp_path):
+    """`dra-conformance verify` on the run's own report, then on a copy whose junit.xml says a
+    passed test failed."""
+    report = whole_suite_run["report"]
+    verified = _verify(report)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert verified.stdout.startswith("verified: CONFORMANT, whole suite, unmodified (suite ")
+    edited = tmp_path / "edited"
+    shutil.copytree(report, edited)
+    junit = edited / "junit.xml"
+    text = junit.read_text()
+    # the first passed testcase of DRA-CORE-001 becomes a failure
+    start = text.index('<property name="requirement" value="DRA-CORE-001" />')
+    end = text.index("</testcase>", start)
+    junit.write_text(text[:end] + '<failure message="edited by hand" />' + text[end:])
+    refused = _verify(edited)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stdout.startswith(
+        "not verified: junit.xml says DRA-CORE-001 failed, summary.json says passed"
+    ), refused.stdout
 
 
 def _steps(node: dict) -> list[dict]:

@@ -106,7 +106,8 @@ def test_fake_profile_is_valid_for_the_installer() -> None:
 class _Report:
     def __init__(self, nodeid: str, when: str, passed: bool = True, req: str = "R-1") -> None:
         self.nodeid, self.when, self.passed = nodeid, when, passed
-        self.user_properties = [("requirement", req)]
+        self.user_properties: list = []
+        self.dra_stamp = {"requirement": req}
 
 
 def test_progress_counts_finished_tests_and_requirements() -> None:

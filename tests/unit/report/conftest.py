@@ -1,9 +1,9 @@
 """A tiny fake conformance suite, run in a subprocess with only the report collector loaded.
 
 The conformance plugin is disabled in those runs (`-p no:dra_conformance`): its conftest stand-in
-below does what the contract says the plugin does — puts `("requirement", ID)` into
-`item.user_properties`, stores the run facts — so the report is tested against the contract,
-not against the plugin's implementation.
+below does what the contract says the plugin does — tells the report which requirement each
+suite test proves (`mark_suite_test`), stores the run facts — so the report is tested against
+the contract, not against the plugin's implementation.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ requirements:
 CONFTEST = f"""\
 import pytest
 from conformance.report import RunFacts, set_run_facts
+from conformance.report.outcomes import mark_suite_test
 
 
 def pytest_configure(config):
@@ -69,7 +70,7 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     for item in items:
         for mark in item.iter_markers("dra_requirement"):
-            item.user_properties.append(("requirement", mark.args[0]))
+            mark_suite_test(item, mark.args[0])
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from conformance.model.known_issues import KnownIssue
 from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY
 from conformance.report.catalog import RequirementInfo
-from conformance.report.outcomes import TestOutcome, TestRecord
+from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
 from conformance.report.partial import partial_selection
 from conformance.report.verdict import (
     CONFORMANT,
@@ -34,7 +34,7 @@ PLAIN_SKIP = {"reason": "needs 2 nodes"}
 
 def record(nodeid: str, *req_ids: str, skip: dict | None = None, **phases: str) -> TestRecord:
     """A record from phase outcomes (e.g. call="failed"); `skip` types a skipped setup."""
-    rec = TestRecord(nodeid=nodeid, properties=[("requirement", r) for r in req_ids])
+    rec = TestRecord(nodeid=nodeid, requirement_ids=list(req_ids))
     if skip is not None:
         phases = {"setup": "skipped", **phases}
     for when in ("setup", "call", "teardown"):
@@ -88,22 +88,53 @@ def test_typed_reasons_drop_the_message_prefix_and_keep_the_remedy_apart() -> No
     assert record("t", skip=NA).remedy == ""
 
 
-def test_the_typed_outcome_comes_from_the_report_properties() -> None:
+def test_the_typed_outcome_comes_from_the_harness_stamp() -> None:
     class Report:
         nodeid, when, outcome, duration = "t", "setup", "skipped", 0.1
         longrepr = ("f.py", 1, "Skipped: not run: lease timeout (to run it: raise it)")
-        user_properties = [
-            ("requirement", "R"),
-            (PROP_OUTCOME, "not-run"),
-            (PROP_REMEDY, "raise it"),
-        ]
+        user_properties = [("metric", "{}")]
+        dra_stamp = {"requirement": "R", PROP_OUTCOME: "not-run", PROP_REMEDY: "raise it"}
 
     rec = TestRecord(nodeid="t")
     rec.add_report(Report())  # type: ignore[arg-type]
     assert rec.outcome is TestOutcome.NOT_RUN
     assert (rec.reason, rec.remedy) == ("lease timeout", "raise it")
     assert rec.requirements == ["R"]
-    assert all(name == "requirement" for name, _ in rec.properties)
+    assert rec.properties == [("metric", "{}")] and rec.claims == []
+    assert rec.junit_properties() == [
+        ("requirement", "R"),
+        (PROP_OUTCOME, "not-run"),
+        (PROP_REMEDY, "raise it"),
+    ]
+
+
+def test_user_properties_never_decide_a_requirement_or_an_outcome() -> None:
+    """What a test's own code records (record_property) is a claim, never the harness's word:
+    no requirement, and a skip it calls not applicable stays not run."""
+
+    class Report:
+        nodeid, when, outcome, duration = "t", "setup", "skipped", 0.1
+        longrepr = ("f.py", 1, "Skipped: not applicable: says so itself")
+        user_properties = [("requirement", "DRA-CORE-001"), (PROP_OUTCOME, "not-applicable")]
+
+    rec = TestRecord(nodeid="t")
+    rec.add_report(Report())  # type: ignore[arg-type]
+    assert rec.requirements == []
+    assert rec.outcome is TestOutcome.NOT_RUN
+    assert rec.claims == ["requirement=DRA-CORE-001", "dra_outcome=not-applicable"]
+    catalog = {"DRA-CORE-001": info("DRA-CORE-001", "MUST")}
+    results = requirement_results(catalog, [rec])
+    assert results[0].status is RequirementStatus.NOT_RUN
+    assert foreign_claims([rec]) == [
+        "t: only the suite's own tests under scenarios/ can decide a requirement (it recorded "
+        "requirement=DRA-CORE-001, dra_outcome=not-applicable)"
+    ]
+    decided = decide_verdict(
+        [r for r in results if r.status is not RequirementStatus.NOT_RUN]
+        + [requirement_results(catalog, [record("s", "DRA-CORE-001")])[0]],
+        problems=foreign_claims([rec]),
+    )
+    assert decided.verdict == INCOMPLETE and decided.reasons[-1].startswith("t: only the suite")
 
 
 @pytest.mark.parametrize(
@@ -284,7 +315,8 @@ def test_a_harness_error_in_the_call_is_an_error_not_a_failure() -> None:
     class Report:
         nodeid, when, outcome, duration = "t", "call", "failed", 0.1
         longrepr = "E   FaultCommandError: fault withdraw: command ['x'] failed"
-        user_properties = [("requirement", "R"), (PROP_OUTCOME, "error")]
+        user_properties: list = []
+        dra_stamp = {"requirement": "R", PROP_OUTCOME: "error"}
 
     rec = TestRecord(nodeid="t", phases={"setup": "passed"})
     rec.add_report(Report())  # type: ignore[arg-type]

@@ -1,0 +1,326 @@
+"""`dra-conformance verify REPORT_DIR`: is a published report what the suite says it is?
+
+Three checks, in order; the first that fails is what `verify` prints:
+
+1. The files agree: junit.xml carries summary.json's sha256 (written at the end of the run),
+   the per-test outcomes re-derived from junit.xml's testcases and their properties give, through
+   the run's own code (`conformance.report.summary.build_summary`, hence `verdict.py`), the
+   requirement statuses, test counts and verdict summary.json states, and summary.md is what
+   summary.json renders to.
+2. The run used the suite: summary.json does not mark it "modified suite — not a certification".
+3. The suite is this suite: the report's version and the digests of its catalog, known-issue list
+   and scenario tree equal the reference (`provenance.suite_digests`: the committed suite in a
+   git checkout, else the installed package).
+
+Re-deriving needs no cluster and no pytest: a testcase's `requirement` property is the
+requirement the harness stamped (only on the suite's own tests), `dra_outcome` / `dra_remedy`
+type a skip or a harness error, `dra_known_issue` a failure with a known platform issue, and
+`dra_claim` what a test's own code tried to claim.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.errors import ConformanceError
+from conformance.model.known_issues import KnownIssue
+from conformance.model.outcome import ERROR as HARNESS_ERROR
+from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY, SkipKind
+from conformance.report.catalog import RequirementInfo
+from conformance.report.facts import RunFacts
+from conformance.report.junit import JUNIT_XML
+from conformance.report.markdown import SUMMARY_MD, render_markdown
+from conformance.report.outcomes import (
+    PROP_CLAIM,
+    PROP_KNOWN_ISSUE,
+    PROP_REQUIREMENT,
+    TestRecord,
+)
+from conformance.report.provenance import (
+    MODIFIED_MARK,
+    SUMMARY_DIGEST_PROPERTY,
+    SuiteDigests,
+    modified_text,
+    sha256_of,
+    suite_digests,
+)
+from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary
+
+LEVELS = ("MUST", "SHOULD", "MAY")
+MAX_SHOWN = 4  # differences named on the one line
+_ANY_VERSION = (0, 0, 0, 1, ())  # a known issue the report says affected its cluster's version
+_INTERRUPTED = (2, 3)  # pytest exit statuses the run counts as interrupted
+
+
+class ReportInputError(ConformanceError):
+    """REPORT_DIR is not a report that can be checked (missing or unreadable files)."""
+
+
+@dataclass(frozen=True)
+class Verification:
+    verified: bool
+    line: str  # what `dra-conformance verify` prints
+
+
+@dataclass(frozen=True)
+class Report:
+    summary: dict[str, Any]
+    summary_sha256: str
+    junit: ET.Element
+    markdown: str | None
+
+
+def load_report(report_dir: Path) -> Report:
+    report_dir = Path(report_dir)
+    if not report_dir.is_dir():
+        raise ReportInputError(
+            f"{report_dir}: no such report directory; give a run's directory (reports/<run>)"
+        )
+    summary_path, junit_path = report_dir / SUMMARY_JSON, report_dir / JUNIT_XML
+    for path in (summary_path, junit_path):
+        if not path.is_file():
+            raise ReportInputError(
+                f"{path}: missing; a report directory holds {SUMMARY_JSON} and {JUNIT_XML}"
+            )
+    data = summary_path.read_bytes()
+    try:
+        summary = json.loads(data)
+    except ValueError as exc:
+        raise ReportInputError(f"{summary_path}: not JSON ({exc})") from None
+    if not isinstance(summary, dict) or "verdict" not in summary:
+        raise ReportInputError(f"{summary_path}: not a dra-conformance summary (no verdict)")
+    try:
+        junit = ET.parse(junit_path).getroot()
+    except ET.ParseError as exc:
+        raise ReportInputError(f"{junit_path}: not well-formed XML ({exc})") from None
+    markdown_path = report_dir / SUMMARY_MD
+    markdown = markdown_path.read_text(encoding="utf-8") if markdown_path.is_file() else None
+    return Report(summary, sha256_of(data), junit, markdown)
+
+
+def _suites(root: ET.Element) -> list[ET.Element]:
+    return [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+
+
+def junit_suite_properties(root: ET.Element) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for suite in _suites(root):
+        for prop in suite.findall("properties/property"):
+            found.setdefault(str(prop.get("name")), str(prop.get("value", "")))
+    return found
+
+
+def records_from_junit(root: ET.Element) -> list[TestRecord]:
+    """One record per test (a failed call and a teardown error are two testcases of one)."""
+    records: dict[tuple[str, str], TestRecord] = {}
+    for suite in _suites(root):
+        for case in suite.findall("testcase"):
+            key = (str(case.get("classname", "")), str(case.get("name", "")))
+            record = records.get(key)
+            if record is None:
+                nodeid = "::".join(part for part in key if part)
+                record = records[key] = TestRecord(nodeid=nodeid)
+            _add_testcase(record, case)
+    return list(records.values())
+
+
+def _add_testcase(record: TestRecord, case: ET.Element) -> None:
+    props = [(str(p.get("name")), str(p.get("value", ""))) for p in case.findall(".//property")]
+    typed = dict(props)
+    for name, value in props:
+        if name == PROP_REQUIREMENT and value not in record.requirement_ids:
+            record.requirement_ids.append(value)
+        elif name == PROP_CLAIM and value not in record.claims:
+            record.claims.append(value)
+        elif name == PROP_KNOWN_ISSUE:
+            record.known_issue = value
+    failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
+    if error is not None and error.get("message") == "collection failure":
+        record.phases["collect"] = "failed"
+        record.collect_error = True
+    elif skipped is not None and skipped.get("message") == "collection skipped":
+        record.phases["collect"] = "skipped"
+    elif failure is not None:
+        record.phases.setdefault("setup", "passed")
+        record.phases["call"] = "failed"
+        record.harness_error = typed.get(PROP_OUTCOME) == HARNESS_ERROR
+    elif error is not None:
+        when = "teardown" if "teardown" in str(error.get("message", "")) else "setup"
+        record.phases[when] = "failed"
+        if when == "teardown":
+            record.phases.setdefault("setup", "passed")
+            record.phases.setdefault("call", "passed")
+    elif skipped is not None:
+        record.phases["setup"] = "skipped"
+        kind = typed.get(PROP_OUTCOME)
+        if kind in tuple(SkipKind) and skipped.get("type") != "pytest.xfail":
+            record.skip_kinds["setup"] = kind
+            record.remedies["setup"] = typed.get(PROP_REMEDY, "")
+    else:
+        for when in ("setup", "call", "teardown"):
+            record.phases.setdefault(when, "passed")
+
+
+def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str, Any]:
+    """The summary the run's own code builds from these records and the report's catalog."""
+    requirements = summary.get("requirements") or []
+    catalog = {
+        r["id"]: RequirementInfo(
+            r["id"],
+            r.get("suite", ""),
+            r["level"],
+            r.get("statement", ""),
+            min_version=_minor(r.get("min_version")),
+        )
+        for r in requirements
+        if r.get("level") in LEVELS
+    }
+    issues = [
+        KnownIssue(
+            requirement=r["id"],
+            affected_from=_ANY_VERSION,
+            fixed_in=None,
+            link=r["known_issue"].get("link", ""),
+            summary=r["known_issue"].get("summary", ""),
+        )
+        for r in requirements
+        if r.get("known_issue")
+    ]
+    run = summary.get("run") or {}
+    cluster = summary.get("cluster") or {}
+    return build_summary(
+        run=RunInfo(
+            id=str(run.get("id", "")),
+            started=0.0,
+            finished=0.0,
+            interrupted=run.get("exit_status") in _INTERRUPTED,
+        ),
+        facts=RunFacts(kubernetes_version=cluster.get("kubernetes_version") or ""),
+        catalog=catalog,
+        records=records,
+        catalog_error=None if catalog else "the report lists no catalog requirement",
+        verdict_scope=summary.get("verdict_scope"),
+        known_issues=issues,
+        no_verdict_reason=str(summary.get("no_verdict_reason") or ""),
+        no_verdict_detail=str(summary.get("no_verdict_detail") or ""),
+    )
+
+
+def _minor(text: Any) -> tuple[int, int] | None:
+    """ "1.36" -> (1, 36): a requirement's minimum version as summary.json writes it."""
+    try:
+        major, minor = str(text).split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return None
+
+
+def differences(summary: Mapping[str, Any], derived: Mapping[str, Any]) -> list[str]:
+    """What junit.xml (re-derived) says otherwise than summary.json."""
+    found: list[str] = []
+    stated = {r["id"]: r.get("status") for r in summary.get("requirements") or []}
+    shown = {r["id"]: r.get("status") for r in derived.get("requirements") or []}
+    for req_id in list(dict.fromkeys([*stated, *shown])):
+        ours, theirs = shown.get(req_id), stated.get(req_id)
+        if ours != theirs:
+            found.append(
+                f"junit.xml says {req_id} {ours or 'has no test'}, "
+                f"summary.json says {theirs or 'nothing of it'}"
+            )
+    stated_tests = (summary.get("counts") or {}).get("tests") or {}
+    for key, value in ((derived.get("counts") or {}).get("tests") or {}).items():
+        if stated_tests.get(key) != value:
+            found.append(
+                f"junit.xml has {value} {key.replace('_', '-')} test(s), "
+                f"summary.json {stated_tests.get(key)}"
+            )
+    for key in ("verdict", "exit_code"):
+        if derived.get(key) != summary.get(key):
+            found.append(
+                f"junit.xml gives {key} {derived.get(key)}, summary.json says {summary.get(key)}"
+            )
+    return found
+
+
+def _short(digest: str | None) -> str:
+    return f"{digest[:19]}…" if digest else "none"
+
+
+def provenance_differences(summary: Mapping[str, Any], reference: SuiteDigests) -> list[str]:
+    prov = summary.get("provenance") or {}
+    version = prov.get("suite_version")
+    if version != reference.version:
+        return [
+            f"made with suite {version}, {reference.source} is {reference.version} "
+            f"(verify it with dra-conformance {version})"
+        ]
+    found = []
+    for what, key, ours in (
+        ("requirements catalog", "catalog", reference.catalog),
+        ("known-issue list", "known_issues", reference.known_issues),
+        ("scenario tree", "scenarios", reference.scenarios),
+    ):
+        theirs = (prov.get(key) or {}).get("sha256")
+        if theirs != ours:
+            found.append(
+                f"the {what} it ran ({_short(theirs)}) is not {reference.source}'s ({_short(ours)})"
+            )
+    return found
+
+
+def _scope(summary: Mapping[str, Any]) -> str:
+    partial = summary.get("partial")
+    if isinstance(partial, Mapping) and partial:
+        return f"partial ({partial.get('selected')} of {partial.get('total')} MUST selected)"
+    if summary.get("verdict_scope"):
+        return f"partial ({', '.join(summary['verdict_scope'])})"
+    return "whole suite"
+
+
+def _not_verified(problems: list[str]) -> Verification:
+    shown = problems[:MAX_SHOWN]
+    more = f"; and {len(problems) - MAX_SHOWN} more" if len(problems) > MAX_SHOWN else ""
+    return Verification(False, "not verified: " + "; ".join(shown) + more)
+
+
+def verify_report(report_dir: Path, reference: SuiteDigests | None = None) -> Verification:
+    """Check a report directory; `reference` defaults to this suite (`suite_digests()`)."""
+    report = load_report(report_dir)
+    summary = report.summary
+    recorded = junit_suite_properties(report.junit).get(SUMMARY_DIGEST_PROPERTY)
+    problems: list[str] = []
+    if recorded is None:
+        problems.append(
+            "junit.xml carries no digest of summary.json (not a dra-conformance report, or "
+            "one made before `verify` existed)"
+        )
+    elif recorded != report.summary_sha256:
+        problems.append(
+            f"summary.json was changed after the run (junit.xml records {_short(recorded)}, "
+            f"the file is {_short(report.summary_sha256)})"
+        )
+    problems += differences(summary, recompute(summary, records_from_junit(report.junit)))
+    if report.markdown is not None and report.markdown != render_markdown(summary):
+        problems.append("summary.md is not what summary.json says (changed after the run)")
+    if problems:
+        return _not_verified(problems)
+    if not summary.get("provenance"):
+        return _not_verified(["summary.json carries no provenance (made before `verify` existed)"])
+    if summary.get("modified"):
+        return _not_verified([modified_text(summary)])
+    reference = reference or suite_digests()
+    problems = provenance_differences(summary, reference)
+    if problems:
+        return _not_verified([f"{MODIFIED_MARK}: {'; '.join(problems)}"])
+    prov = summary["provenance"]
+    verdict = summary.get("verdict_text") or summary.get("verdict")
+    return Verification(
+        True,
+        f"verified: {verdict}, {_scope(summary)}, unmodified (suite {prov.get('suite_version')}"
+        f", catalog {_short((prov.get('catalog') or {}).get('sha256'))})",
+    )
