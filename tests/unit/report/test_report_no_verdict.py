@@ -20,7 +20,7 @@ CATALOG = {"DRA-CORE-001": RequirementInfo("DRA-CORE-001", "core", "MUST", "It w
 
 
 def _failed(nodeid: str, req_id: str) -> TestRecord:
-    record = TestRecord(nodeid=nodeid, properties=[("requirement", req_id)])
+    record = TestRecord(nodeid=nodeid, requirement_ids=[req_id])
     record.phases.update(setup="passed", call="failed", teardown="passed")
     record.reasons["call"] = "KeyboardInterrupt"
     return record
