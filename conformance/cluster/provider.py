@@ -49,7 +49,7 @@ def provision(
             raise ClusterError(
                 f"kubeconfig {path} does not exist",
                 "pass --kubeconfig PATH (and --context NAME) for an existing "
-                "cluster, or use --dra-cluster kind",
+                "cluster, or let the run make a kind cluster (--cluster kind)",
             )
         return ClusterHandle(
             kubeconfig=path,

@@ -56,7 +56,8 @@ def test_a_run_that_cannot_be_set_up_never_reports_an_older_verdict(tmp_path: Pa
     errors = [line for line in output.splitlines() if "dra-conformance: error:" in line]
     assert errors == [
         "dra-conformance: error: kubeconfig /nonexistent does not exist; pass --kubeconfig "
-        "PATH (and --context NAME) for an existing cluster, or use --dra-cluster kind"
+        "PATH (and --context NAME) for an existing cluster, or let the run make a kind "
+        "cluster (--cluster kind)"
     ], output
     assert "_pytest.outcomes.Exit" not in output and "pytest exit code" not in output
     assert output.count("kubeconfig /nonexistent does not exist") == 1, output
