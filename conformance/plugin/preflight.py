@@ -127,6 +127,9 @@ def _prove(
                 namespace,
                 image=image,
                 node_selector={"kubernetes.io/hostname": hostname},
+                # The node may be cordoned or tainted by a disruptive test of another run on
+                # the cluster (or one a killed run left): the image is what is proven here.
+                tolerations=[{"operator": "Exists"}],
                 restart_policy="Never",
                 termination_grace_period_seconds=0,
             ),

@@ -40,10 +40,12 @@ def test_the_preflight_stops_the_run_in_one_line_when_the_image_cannot_be_pulled
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     context = run_context(tmp_path, str(kube_apiserver.kubeconfig), (preflight_node,))
-    read_pod, seen = state.read_pod, []
+    read_pod, seen, tolerations = state.read_pod, [], []
 
     def read_then_fail_the_pull(k8s: K8sClients, namespace: str, name: str) -> Any:
         if not seen:  # the kubelet's part, once the preflight created its pod
+            pod = k8s.core.read_namespaced_pod(name, namespace)
+            tolerations.extend(pod.spec.tolerations or ())
             k8s.core.patch_namespaced_pod_status(name, namespace, {"status": PULL_FAILED})
         seen.append(namespace)
         return read_pod(k8s, namespace, name)
@@ -61,6 +63,8 @@ def test_the_preflight_stops_the_run_in_one_line_when_the_image_cannot_be_pulled
         "sh, env and sleep"
     ), text
     assert "dra-conformance driver install --name NAME" in text
+    # a node another run cordoned or tainted still proves the image
+    assert any(t.operator == "Exists" and not t.key for t in tolerations), tolerations
     # the pod ran in a namespace of the run, and nothing is left of it
     assert seen[0].startswith("dra-") and "preflight" in seen[0]
     assert _run_namespaces(apiserver_k8s, context) == []
