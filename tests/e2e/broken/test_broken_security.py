@@ -24,8 +24,10 @@ from broken_runs import run_scenarios
 from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
+from conformance.install.identity import install_objects
 from conformance.kube.access import driver_service_accounts
 from conformance.kube.client import K8sClients
+from conformance.model.driver_workloads import DriverMarks
 from conformance.model.profile import Profile
 from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
 
@@ -59,7 +61,8 @@ def widen_driver_rights(
     """widen(name, cluster_role=None, rules=None): bind every account of the driver's pods to
     `cluster_role`, or to a new ClusterRole of `rules`; all removed afterwards."""
     rbac = k8s_client.RbacAuthorizationV1Api(k8s.api_client)
-    accounts = driver_service_accounts(k8s, fake_driver)
+    marks = DriverMarks.of(fake_driver, install_objects(fake_driver))
+    accounts = driver_service_accounts(k8s, marks)
     assert accounts, "the fake driver's pods run as no ServiceAccount the harness can find"
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
     lease = broker.acquire("broken-driver-check security", [], exclusive=True, timeout=1800)
