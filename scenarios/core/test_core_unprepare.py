@@ -72,7 +72,11 @@ def test_deleted_pod_releases_its_device_for_reuse(
         "again", ["first"], node=same_node(workload, used, held), abort_on_prepare_failure=True
     )
     (now,) = workload.results("first")
-    assert now.device_id != used.device_id, (
-        f"claim first was allocated {now.device_id} again although the probe claim holds it"
-    )
+    # Only while the probe holds the old device is getting it again a fault. When another
+    # test's claim took it first (reallocation.taken_by: with look-alike devices the probe
+    # asks for all of them, more than this test's lease), that claim may have let it go.
+    if used.device_id in {r.device_id for r in reallocation.probe_results}:
+        assert now.device_id != used.device_id, (
+            f"claim first was allocated {now.device_id} again although the probe claim holds it"
+        )
     workload.assert_sees_exactly("again", [now])

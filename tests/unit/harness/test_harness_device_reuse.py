@@ -1,17 +1,9 @@
-"""conformance.scenario_api.device_reuse (its pure parts, and the probe's wait against a fake
-workload) and conformance.kube.kubelet."""
+"""Pure parts of conformance.scenario_api.device_reuse and conformance.kube.kubelet."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import pytest
-
 from conformance.kube.kubelet import dra_grpc_calls
-from conformance.kube.waits import WaitAborted
-from conformance.model.devices import PublishedDevice
-from conformance.model.outcome import HarnessError
-from conformance.scenario_api.device_reuse import ReuseProbe, holders
+from conformance.scenario_api.device_reuse import holders
 
 DRIVER = "gpu.example.com"
 
@@ -64,76 +56,3 @@ def test_dra_grpc_calls_counts_one_method_of_one_driver() -> None:
     assert dra_grpc_calls(METRICS, DRIVER, "NodePrepareResources") == 11
     assert dra_grpc_calls(METRICS, "other.example.com", "NodeUnprepareResources") == 5
     assert dra_grpc_calls("", DRIVER, "NodeUnprepareResources") == 0
-
-
-# --- the probe's wait when other tests' claims take the released device ---------------------
-
-PROBE_UID = "probe-uid"
-RELEASED_UID = "released-uid"
-TIMEOUTS = {"claimAllocated": 0.2, "podDeleted": 0.2, "podRunning": 0.2}
-
-
-class FakeWorkload:
-    """What `ReuseProbe` reads of its workload; `script` says, read by read, who holds
-    gpu-0: the probe, another test's claim, or nobody (the last entry repeats)."""
-
-    namespace = "t"
-
-    def __init__(self, script: list[str]) -> None:
-        self.profile = SimpleNamespace(driver=DRIVER)
-        self.script, self.reads, self.ran = script, 0, []
-        self.k8s = SimpleNamespace(
-            resource=SimpleNamespace(
-                list_resource_claim_for_all_namespaces=lambda: SimpleNamespace(items=self._claims())
-            ),
-            to_dict=lambda claim: claim,
-        )
-
-    def _holder(self) -> str:
-        return self.script[min(self.reads, len(self.script) - 1)]
-
-    def _claims(self) -> list[dict]:
-        other = _claim("other", "theirs", "u9", (DRIVER, "node-1", "gpu-0"))
-        return [other] if self._holder() == "other" else []
-
-    def read_claim(self, name: str) -> dict:
-        self.reads += 1
-        if self._holder() == "probe":
-            return _claim("t", name, PROBE_UID, (DRIVER, "node-1", "gpu-0"))
-        return _claim("t", name, PROBE_UID)
-
-    def timeout(self, name: str) -> float:
-        return TIMEOUTS[name]
-
-    def wait_running(self, name: str, abort_on_prepare_failure: bool) -> None:
-        self.ran.append(("running", name))
-
-    def assert_sees_exactly(self, name: str, results) -> None:
-        self.ran.append(("sees", name, [r.device_id for r in results]))
-
-
-def probe_of(workload: FakeWorkload) -> ReuseProbe:
-    device = PublishedDevice("node-1", "gpu-0", "node-1")
-    return ReuseProbe(workload, "probe", device, frozenset({device.id}))  # type: ignore[arg-type]
-
-
-def test_the_probe_waits_out_another_tests_claim_and_checks_the_driver() -> None:
-    # Another test's claim takes the released device first, then lets it go to the probe: the
-    # probe must still run and see the device (the driver's preparation is what is proved).
-    workload = FakeWorkload(["other", "other", "other", "probe"])
-    reallocation = probe_of(workload).wait_reallocated(released_uids={RELEASED_UID})
-    assert [r.device_id for r in reallocation.probe_results] == ["node-1/gpu-0"]
-    assert workload.ran == [("running", "probe"), ("sees", "probe", ["node-1/gpu-0"])]
-
-
-def test_a_device_other_tests_keep_is_the_harness_error_naming_them() -> None:
-    workload = FakeWorkload(["other"])
-    with pytest.raises(HarnessError, match=r"claims of other tests \(other/theirs\) held"):
-        probe_of(workload).wait_reallocated(released_uids={RELEASED_UID})
-    assert workload.ran == []
-
-
-def test_a_free_device_the_probe_never_gets_fails_the_driver() -> None:
-    workload = FakeWorkload(["nobody"])
-    with pytest.raises(WaitAborted, match="no other claim has held"):
-        probe_of(workload).wait_reallocated(released_uids={RELEASED_UID})
