@@ -51,7 +51,7 @@ def _short(text: Any) -> str:
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
 
 
-def describe_pod(pod: Mapping[str, Any] | None) -> str:
+def pod_state_line(pod: Mapping[str, Any] | None) -> str:
     """The pod's state in one line: phase, each container's waiting or terminated reason and
     message, an unmet scheduling condition."""
     if pod is None:
@@ -88,7 +88,7 @@ def hopeless(pod: Mapping[str, Any] | None) -> str | None:
                 f"{ended.get('exitCode')}): the image must have sh, env and sleep"
             )
     if (pod or {}).get("status", {}).get("phase") in ("Succeeded", "Failed"):
-        return f"the pod ended ({describe_pod(pod)})"
+        return f"the pod ended ({pod_state_line(pod)})"
     return None
 
 
@@ -154,7 +154,7 @@ def _prove(
     except (waits.WaitAborted, waits.WaitTimeout):
         pod = last.get("pod")
         why = hopeless(pod) or (
-            f"it was not running after {timeout:.0f} s on node {node} ({describe_pod(pod)})"
+            f"it was not running after {timeout:.0f} s on node {node} ({pod_state_line(pod)})"
         )
         raise PreflightError(
             f"the cluster cannot run the workload image {image}: {why}",

@@ -54,7 +54,6 @@ from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary
 LEVELS = ("MUST", "SHOULD", "MAY")
 MAX_SHOWN = 4  # differences named on the one line
 _ANY_VERSION = (0, 0, 0, 1, ())  # a known issue the report says affected its cluster's version
-_INTERRUPTED = (2, 3)  # pytest exit statuses the run counts as interrupted
 
 
 class ReportInputError(ConformanceError):
@@ -194,12 +193,8 @@ def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str
     run = summary.get("run") or {}
     cluster = summary.get("cluster") or {}
     return build_summary(
-        run=RunInfo(
-            id=str(run.get("id", "")),
-            started=0.0,
-            finished=0.0,
-            interrupted=run.get("exit_status") in _INTERRUPTED,
-        ),
+        # an interrupted run's reason is summary.json's no_verdict_reason, passed below
+        run=RunInfo(id=str(run.get("id", "")), started=0.0, finished=0.0),
         facts=RunFacts(kubernetes_version=cluster.get("kubernetes_version") or ""),
         catalog=catalog,
         records=records,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from kubernetes import client
 from pod_states import IMAGE, PULL_MESSAGE, container_state, container_status, pod
 
-from conformance.plugin.preflight import PreflightError, describe_pod, hopeless
+from conformance.plugin.preflight import PreflightError, hopeless, pod_state_line
 
 
 def test_the_preflight_gives_up_at_once_on_an_image_the_nodes_cannot_pull() -> None:
@@ -37,11 +37,11 @@ def test_describe_pod_is_one_line_with_phase_container_state_and_scheduling() ->
     stuck["status"]["conditions"] = [
         {"type": "PodScheduled", "status": "False", "message": "0/3 nodes are available"}
     ]
-    assert describe_pod(stuck) == (
+    assert pod_state_line(stuck) == (
         "phase Pending, container main waiting (ContainerCreating): pulling slowly, "
         "not scheduled: 0/3 nodes are available"
     )
-    assert describe_pod(None) == "the pod was not found"
+    assert pod_state_line(None) == "the pod was not found"
 
 
 def test_the_preflight_error_is_one_line_with_the_remedy() -> None:
