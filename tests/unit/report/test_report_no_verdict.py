@@ -59,50 +59,9 @@ def test_the_fence_replaces_an_older_runs_verdict(tmp_path: Path) -> None:
     assert not (tmp_path / "junit.xml").exists()
 
 
-def test_the_gate_refuses_a_summary_without_a_verdict(tmp_path: Path) -> None:
-    reason, detail = "the run could not be set up", "no kubeconfig; pass one"
-    summary = write_no_verdict(tmp_path, "r9", reason, detail)
-    assert no_verdict(summary) == (
-        "run r9 has no verdict: the run could not be set up (no kubeconfig; pass one)"
-    )
-    assert no_verdict({"verdict": "PASSED-PARTIAL", "requirements": []}) is None
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "conformance.cli",
-            "gate",
-            "--profile",
-            "drivers/fake/profile.yaml",
-            "--baseline",
-            str(tmp_path / "summary.json"),
-            "--cluster",
-            "existing",
-            "--kubeconfig",
-            str(tmp_path / "absent"),
-            "--report-dir",
-            str(tmp_path / "gate"),
-        ],
-        cwd=SUITE_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "run r9 has no verdict: the run could not be set up" in result.stderr
-
-
-def test_the_gate_stops_when_its_run_has_no_verdict(tmp_path: Path) -> None:
-    baseline = tmp_path / "baseline"
-    baseline.mkdir()
-    stored = build_summary(
-        run=RunInfo(id="base", started=0.0, finished=1.0),
-        facts=None,
-        catalog=CATALOG,
-        records=[],
-    )
-    (baseline / "summary.json").write_text(json.dumps(stored))
-    result = subprocess.run(
+def _gate_against(baseline: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`dra-conformance gate --baseline BASELINE` on a cluster it cannot reach."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -124,6 +83,31 @@ def test_the_gate_stops_when_its_run_has_no_verdict(tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
+
+
+def test_the_gate_refuses_a_summary_without_a_verdict(tmp_path: Path) -> None:
+    reason, detail = "the run could not be set up", "no kubeconfig; pass one"
+    summary = write_no_verdict(tmp_path, "r9", reason, detail)
+    assert no_verdict(summary) == (
+        "run r9 has no verdict: the run could not be set up (no kubeconfig; pass one)"
+    )
+    assert no_verdict({"verdict": "PASSED-PARTIAL", "requirements": []}) is None
+    result = _gate_against(tmp_path / "summary.json", tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "run r9 has no verdict: the run could not be set up" in result.stderr
+
+
+def test_the_gate_stops_when_its_run_has_no_verdict(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline"
+    baseline.mkdir()
+    stored = build_summary(
+        run=RunInfo(id="base", started=0.0, finished=1.0),
+        facts=None,
+        catalog=CATALOG,
+        records=[],
+    )
+    (baseline / "summary.json").write_text(json.dumps(stored))
+    result = _gate_against(baseline, tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 2, output
     assert "has no verdict: the run could not be set up" in result.stderr, output
