@@ -49,21 +49,21 @@ UPGRADE_CLUSTERS = (
     "dra-gate-1-36-3",
     "dra-gate-1-37-2",
     "dra-rehearse-broken",  # tests/e2e/upgrade/test_rehearse_broken.py
-    "dra-rehearse-1-36-3",  # the rehearsal's own cluster before session 14
+    "dra-rehearse-1-36-3",  # an older rehearsal's own cluster
 )
-# After the gate, on a cluster of the upgrade shard's own: session 12's rehearsal ended the
-# upgrade shard at 27 min and the main tier at 51, of which the second driver took 9.
+# After the gate, on a cluster of the upgrade shard's own: in the main tier it would end it
+# alone on the machine (bench/suite.md).
 SECOND_DRIVER = "tests/e2e/test_second_driver.py"
 SECOND_DRIVER_CLUSTER = "dra-conformance-e2e-second"
 # `gate --baseline` breaks the fake driver to gate red, like a broken-driver check: it runs in
-# the first broken shard (session 12: ended at 35 min) instead of on the critical path.
+# the first broken shard instead of on the critical path.
 GATE_BASELINE = "tests/e2e/test_gate.py"
 # What the broken shards run between them, and what the main tier therefore leaves out.
 BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
 NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER)
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
-# one machine, session 10: allocation, node_restart, extended_resource, node_drain,
+# one machine: allocation, node_restart, extended_resource, node_drain,
 # driver_update and security 1411 s; the rest with the chaos runs 1831 s, of which
 # no_preemption ~130 s). Every other file of the two folders goes to the second shard, so a new
 # file is never left out.

@@ -39,7 +39,7 @@ def registry_reachable(timeout_s: float = 3.0) -> bool:
 
 
 # A second try when kubeadm gives up on a busy host: with other clusters running tests on the
-# same 2 cores, kubeadm's control-plane wait timed out once in CI (session 10), and the
+# same 2 cores, kubeadm's control-plane wait timed out once in CI, and the
 # recreated cluster comes up like any other.
 CREATE_ATTEMPTS = 2
 

@@ -58,7 +58,7 @@ CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 # The kubelet computes its node's status this often (default 10 s) and posts it when it changed
 # (or every 5 minutes, the default once the frequency is set): a device plugin's capacity
 # reaches status.allocatable only then. DRA-EXT-006 waits for it twice while it holds both
-# nodes (session 19: 10 s and 14 s of its 31 s lease).
+# nodes (measured: 10 s and 14 s of its 31 s lease).
 NODE_STATUS_UPDATE = "2s"
 NODE_STATUS_REPORT = "5m"
 

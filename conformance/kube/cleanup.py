@@ -116,7 +116,7 @@ def release_namespace(k8s: K8sClients, name: str, *, timeout: float) -> str | No
     # Pods and claims first, directly: the namespace controller would get to them only after
     # walking every resource type of the cluster (seconds on a kind cluster). The controllers
     # that make pods go before them, or they would replace the deleted pods with new ones that
-    # prepare devices again (a drain test's Deployment held its lease 4 s longer, session 19).
+    # prepare devices again (a drain test's Deployment held its lease 4 s longer).
     for delete in (
         k8s.apps.delete_collection_namespaced_deployment,
         k8s.apps.delete_collection_namespaced_replica_set,

@@ -45,7 +45,7 @@ DEFAULT_TIMEOUTS: Mapping[str, float] = FrozenMap(
         # How long "stays Pending" / "keeps running" is watched. Every window starts once the
         # scheduler has decided (PodScheduled=False seen) or the disruption is in place, and
         # what a broken driver does shows within a second or two of that on this cluster
-        # (bench/suite.md, session 16), so the window is a margin, not a wait for a decision.
+        # (bench/suite.md), so the window is a margin, not a wait for a decision.
         "settle": 5.0,
         # How long a just-written state may take to become whole: a driver between two writes
         # of a republish, a just-started container still printing what it sees.

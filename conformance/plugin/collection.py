@@ -229,7 +229,7 @@ def run_order(item: ItemView, durations: Mapping[str, float]) -> tuple[int, int,
     Among node-exclusive tests, those that also lease devices (a drain's replacements, on
     another node) go first: each conflicts with a node lease of any other node, so they run
     one after another anyway, best while the node-pinned tests fill the other node. The rest
-    need only their own node and then pair up on two nodes (session 15 timeline: interleaved,
+    need only their own node and then pair up on two nodes (a measured timeline: interleaved,
     the drains kept them one at a time)."""
     rank, needs = lease_rank(item), parse_devices(item)[0]
     if rank == 1:

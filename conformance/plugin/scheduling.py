@@ -11,11 +11,11 @@ keeps the run's order but:
   included, can have a node of its own among the nodes it may lease (its candidates, less
   the nodes marked "no kubelet restart" for a test that restarts a kubelet), and one node
   fewer while tests pinned to a node are still to go, so those always have a node to run on
-  (session 17 timeline: five tests that could only lease the second worker were sent at once,
+  (a measured timeline: five tests that could only lease the second worker were sent at once,
   and the first worker stood idle for 30 s while all four workers waited for the second);
 - sends a whole-node test that also leases devices off its node (a drain's replacements) only
   while no other whole-node test is in flight, and no whole-node test beside it: such a lease
-  conflicts with a whole-node lease of any other node (session 19 timeline: a drain sent beside
+  conflicts with a whole-node lease of any other node (a measured timeline: a drain sent beside
   a node restart of the other worker waited 35 s, two more whole-node tests queued behind it,
   and the first worker stood idle all that time);
 - sends a test whose devices may be on any node only once every whole-node test was sent (it
@@ -30,7 +30,7 @@ keeps the run's order but:
 It also keeps every worker's queue at two tests (the one running and the next): xdist sends
 up to a quarter of a worker's share at first and refills to half of it, so a whole-node test
 sent to a worker waited behind several queued ordinary tests while its node stood idle
-(session 19 timeline: 12 s between two whole-node leases of one node).
+(a measured timeline: 12 s between two whole-node leases of one node).
 
 The controller does not collect under xdist, so the workers write which tests are which
 (`conformance.plugin.lanes`) into the run's harness directory when they have sorted their

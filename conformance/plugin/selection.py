@@ -87,7 +87,7 @@ def lanes_of(items: list[pytest.Item], context: RunContext | None = None) -> Lan
         view = item_view(item)
         needs = parse_devices(view)[0]
         # Every device of a kind that lives on one node is leased there: such a test runs
-        # beside a whole-node lease of another node like any pinned test (session 19:
+        # beside a whole-node lease of another node like any pinned test (measured:
         # DRA-ALLOC-005/008/011 waited for the end of the whole-node tests, then queued on
         # each other at the run's end).
         if not across_nodes_wanted(view) and all(

@@ -299,7 +299,7 @@ class DeviceLeaseBroker:
     def _yields(me: Mapping[str, Any], ticket: str, entries: Mapping[str, Any]) -> bool:
         """Within its patience, an exclusive request is not granted while an ordinary one waits:
         when the last holder lets go, both would be grantable, and whichever polled first won
-        (DRA-ALLOC-008 and -011 then waited 100 s behind DRA-UPD-001, session 10)."""
+        (DRA-ALLOC-008 and -011 then waited 100 s behind DRA-UPD-001)."""
         if not me["exclusive"] or time.time() - me["since"] >= EXCLUSIVE_PATIENCE_S:
             return False
         return any(

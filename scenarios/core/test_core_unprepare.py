@@ -30,7 +30,7 @@ def same_node(workload: Workloads, used: AllocationResult, held: Collection[str]
 @pytest.mark.dra_requirement("DRA-CORE-005")
 # across nodes: a device without attributes is probed with all its look-alikes on the node, so
 # the claim used again may have to move to another node (pinned to its node it waited there
-# for the probe's devices until it timed out: the e2e test driver in CI, session 11)
+# for the probe's devices until it timed out: the e2e test driver in CI)
 @pytest.mark.dra_devices("default", count=2, across_nodes=True)
 def test_deleted_pod_releases_its_device_for_reuse(
     workload: Workloads, request: pytest.FixtureRequest

@@ -1,6 +1,6 @@
 """Faults through the `command` method on the real cluster: a profile of the fake driver whose
 withdraw and unhealthy faults are commands run on the harness host (the fake driver's
-`faultctl` CLI), not its python plug-in; and a fault command that fails (issue 10).
+`faultctl` CLI), not its python plug-in; and a fault command that fails.
 """
 
 from __future__ import annotations

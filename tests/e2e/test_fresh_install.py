@@ -1,5 +1,5 @@
 """`pip install <checkout>` (no extras, no -e) into a fresh virtualenv gives a working
-`dra-conformance` with the bundled fake driver (issue 15): `driver install` and `run` work from
+`dra-conformance` with the bundled fake driver: `driver install` and `run` work from
 a directory outside the checkout, with nothing of the checkout on the path, so the scenarios,
 the fake driver's sources, manifests and profile must come from what the install put there."""
 

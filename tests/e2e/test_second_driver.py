@@ -1,4 +1,4 @@
-"""A second driver nobody here wrote, certified with a profile only (issue 10, item 6): the
+"""A second driver nobody here wrote, certified with a profile only: the
 Kubernetes e2e DRA test driver (k8s.io/kubernetes v1.37.2 test/e2e/dra/test-driver), built
 offline, installed from docs/examples/k8s-test-driver/ and run through the whole suite with
 -n 4. Every requirement's outcome is asserted, with a stable part of each non-passed reason.

@@ -1,4 +1,4 @@
-"""Chaos (issue 14, item 2): the cluster changes under a run with -n 4.
+"""Chaos: the cluster changes under a run with -n 4.
 
 - `docker stop` of a worker node mid-run, started again at once (with its old address);
 - deletion of the driver's namespace mid-run (the driver is installed again afterwards).

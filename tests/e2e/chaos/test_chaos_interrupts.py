@@ -1,4 +1,4 @@
-"""Chaos (issue 14, item 2): a run with -n 4 interrupted the way CI and people interrupt it.
+"""Chaos: a run with -n 4 interrupted the way CI and people interrupt it.
 
 - Ctrl-C (SIGINT to the whole process group, as a terminal sends it) about a third into a run;
 - SIGKILL of one xdist worker in the middle of a test that cordoned a node.

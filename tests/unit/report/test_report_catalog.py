@@ -28,7 +28,7 @@ SPEC_LEVELS = {
     "DRA-ALLOC-013": "MAY",
     "DRA-ALLOC-014": "MAY",
     "DRA-ALLOC-015": "SHOULD",
-    "DRA-ALLOC-016": "SHOULD",  # issue 12 item 4 (partitionable-devices)
+    "DRA-ALLOC-016": "SHOULD",  # partitionable-devices
     "DRA-ALLOC-017": "MAY",
     "DRA-LOSS-001": "MUST",
     "DRA-LOSS-002": "MUST",
@@ -39,7 +39,7 @@ SPEC_LEVELS = {
     "DRA-LOSS-007": "SHOULD",
     "DRA-LOSS-008": "SHOULD",
     "DRA-LOSS-009": "SHOULD",
-    "DRA-LOSS-010": "SHOULD",  # issue 12 item 4 (device-taints, the driver's own taints)
+    "DRA-LOSS-010": "SHOULD",  # device-taints, the driver's own taints
     "DRA-LOSS-011": "SHOULD",
     "DRA-DEL-001": "MUST",
     "DRA-DEL-002": "MUST",
@@ -66,12 +66,12 @@ SPEC_LEVELS = {
     "DRA-REBOOT-002": "MUST",
     "DRA-UPD-001": "MUST",
     "DRA-UPD-002": "SHOULD",
-    # least privilege (issue 14 item 4; not in spec/requirements.md)
+    # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
     "DRA-SEC-003": "MUST",
     "DRA-SEC-004": "SHOULD",
-    # issue 13 item 4: the in-place upgrade rehearsal (collected only by a rehearsal)
+    # the in-place upgrade rehearsal (collected only by a rehearsal)
     **{f"DRA-UPG-00{i}": "MUST" for i in range(1, 6)},
 }
 SUITE_OF_PREFIX = {
