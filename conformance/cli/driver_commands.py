@@ -293,13 +293,8 @@ def _run(args: argparse.Namespace) -> int:
     from conformance.model.naming import is_label_value
     from conformance.plugin.run_progress import RunProgress
     from conformance.report.facts import new_run_id
+    from conformance.report.no_verdict import no_verdict_on_error
 
-    _load(args.profile)  # a broken profile fails here, before any cluster work
-    _check_catalog_files()
-    if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
-        raise ConformanceError(
-            "--cluster existing needs a kubeconfig", "pass --kubeconfig PATH (and --context NAME)"
-        )
     run_id = args.run_id or new_run_id()
     if not is_label_value(run_id):
         raise ConformanceError(
@@ -307,6 +302,14 @@ def _run(args: argparse.Namespace) -> int:
             "use at most 63 characters of A-Z a-z 0-9 - _ .",
         )
     report_dir = Path(args.report_dir or Path("reports") / run_id).resolve()
+    with no_verdict_on_error(report_dir, run_id):
+        _load(args.profile)  # a broken profile fails here, before any cluster work
+        _check_catalog_files()
+        if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
+            raise ConformanceError(
+                "--cluster existing needs a kubeconfig",
+                "pass --kubeconfig PATH (and --context NAME)",
+            )
     argv = pytest_arguments(args, run_id, report_dir)
     progress = RunProgress()
     if any(a in ("--co", "--collect-only") for a in args.pytest_args):

@@ -5,6 +5,8 @@ run's summary standing.
 - `fence`: before any cluster work, the previous run's summary.json/summary.md are replaced by
   a NO-VERDICT summary carrying this run's id ("has not finished"), and its other verdict-bearing
   files (junit.xml, the evidence archive, the Allure HTML report) are removed;
+- `no_verdict_on_error`: a run refused before pytest starts (bad profile, catalog or
+  arguments) leaves an existing report directory saying so, never with its older verdict;
 - `own_summary`: a summary is read back only when its run id is this run's;
 - `set_no_verdict`: the plugin records why a run has no verdict (its set-up failed), for the
   report written at session finish.
@@ -15,6 +17,8 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,6 +96,22 @@ def fence(report_dir: Path, run_id: str) -> None:
         (report_dir / name).unlink(missing_ok=True)
     shutil.rmtree(report_dir / ALLURE_REPORT, ignore_errors=True)
     write_no_verdict(report_dir, run_id, RUNNING)
+
+
+@contextmanager
+def no_verdict_on_error(report_dir: Path, run_id: str) -> Iterator[None]:
+    """Around the checks a run makes before pytest starts: when one refuses the run, a report
+    directory that already exists (a CI job's fixed --report-dir) is fenced and says why; a
+    new one is not created, so a refused run leaves nothing behind."""
+    from conformance.errors import ConformanceError
+
+    try:
+        yield
+    except ConformanceError as error:
+        if Path(report_dir).is_dir():
+            fence(report_dir, run_id)
+            write_no_verdict(report_dir, run_id, SET_UP, one_line(error.problem, error.remedy))
+        raise
 
 
 def own_summary(report_dir: Path, run_id: str) -> dict[str, Any] | None:

@@ -83,3 +83,37 @@ def test_a_run_pytest_refuses_has_no_verdict_either(tmp_path: Path) -> None:
     assert summary["no_verdict_reason"] == (
         "pytest stopped before the run could judge (pytest exit code 4)"
     )
+
+
+def _run_with_profile(
+    profile: Path, report_dir: Path, run_id: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "conformance.cli", "run", "--profile", str(profile)]
+    argv += ["--cluster", "existing", "--kubeconfig", "/nonexistent"]
+    argv += ["--report-dir", str(report_dir), "--run-id", run_id]
+    return subprocess.run(argv, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_a_run_refused_for_its_profile_leaves_no_older_verdict_standing(tmp_path: Path) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("driver: [not, a, name]\n")
+    report = tmp_path / "report"
+    _stale_report(report)
+    result = _run_with_profile(profile, report, "bad-profile-run")
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "CONFORMANT" not in output
+    summary = json.loads((report / "summary.json").read_text())
+    assert (summary["run"]["id"], summary["verdict"]) == ("bad-profile-run", "NO-VERDICT")
+    assert summary["no_verdict_reason"] == "the run could not be set up"
+    assert "fix the profile" in summary["no_verdict_detail"]
+    assert (report / "summary.md").read_text().startswith("# DRA conformance: **NO VERDICT**")
+
+
+def test_a_run_refused_for_its_profile_creates_no_report_directory(tmp_path: Path) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text("driver: [not, a, name]\n")
+    report = tmp_path / "new-report"
+    result = _run_with_profile(profile, report, "bad-profile-run")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert not report.exists()
