@@ -5,7 +5,9 @@ suite that made it was the suite ("modified suite — not a certification").
 A run knows by path whether it used the suite's own files: a catalog or known-issue list from
 `$DRA_REQUIREMENTS_FILE` / `$DRA_KNOWN_ISSUES_FILE` or a rootdir of its own, a scenario tree
 other than the bundled `scenarios/`, tests from outside that tree, or a report written without
-the harness mark it modified. Whether the files' *content* is the suite's is decided by
+the harness mark it modified. So does a bundled tree whose files differ from what is committed
+when the suite is a git checkout (`edited_scenarios`: an edited scenario or catalog shows in the
+run's own report). Whether the files' *content* is the suite's is decided again by
 `dra-conformance verify` (conformance/report/verify.py): it compares the digests with the
 suite's reference, `suite_digests()` — what is committed (git HEAD) when the suite is a git
 checkout, else the installed package's files — so no digest list has to be shipped, and an
@@ -121,6 +123,19 @@ def _committed_scenarios(root: Path) -> dict[str, bytes] | None:
     return files
 
 
+def edited_scenarios(root: Path = SUITE_ROOT) -> list[str]:
+    """The scenario tree's files (relative to it) that differ from what is committed: edited,
+    added or removed. Empty when they agree, or when `root` is no git checkout (an installed
+    suite is its own reference; `verify` compares it)."""
+    committed = _committed_scenarios(root)
+    if committed is None:
+        return []
+    present = dict(tree_files(root / SCENARIOS_DIR))
+    return sorted(
+        rel for rel in committed.keys() | present.keys() if committed.get(rel) != present.get(rel)
+    )
+
+
 def suite_digests(root: Path = SUITE_ROOT) -> SuiteDigests:
     """The reference: the suite as committed (a git checkout) or as installed (a package)."""
     files = _committed_scenarios(root)
@@ -201,6 +216,12 @@ def run_provenance(
             reasons.append(f"the {what} {shown(path)}{via} is not the suite's own")
     if not _same(tree, BUNDLED_SCENARIOS):
         reasons.append(f"the scenario tests come from {shown(tree)}, not the suite's own tree")
+    elif edited := edited_scenarios():
+        more = f" and {len(edited) - 1} more" if len(edited) > 1 else ""
+        reasons.append(
+            f"{len(edited)} file(s) of the scenario tree differ from the committed suite: "
+            f"{SCENARIOS_DIR}/{edited[0]}{more}"
+        )
     if outside_tests:
         more = f" and {len(outside_tests) - 1} more" if len(outside_tests) > 1 else ""
         reasons.append(

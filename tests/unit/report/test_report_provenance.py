@@ -12,8 +12,10 @@ from pathlib import Path
 
 from test_report_verify import never_ready_report, working_tree
 
+from conformance.report import provenance
 from conformance.report.provenance import (
     MODIFIED_MARK,
+    edited_scenarios,
     sha256_of,
     suite_digests,
     tree_digest,
@@ -106,3 +108,32 @@ def test_a_swapped_catalog_marks_the_report_modified_in_every_format(tmp_path: P
     result = verify_report(report, working_tree())
     assert not result.verified
     assert result.line.startswith(f"not verified: {MODIFIED_MARK}: {reason}"), result.line
+
+
+def test_edited_scenario_files_are_named_against_the_committed_suite(tmp_path: Path) -> None:
+    files = {"scenarios/requirements.yaml": "schema: 1\n", "scenarios/core/test_a.py": "x = 1\n"}
+    root = _tree(tmp_path / "checkout", files)
+    assert edited_scenarios(root) == []  # no git checkout: the installed files are the suite
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "suite")
+    assert edited_scenarios(root) == []
+    (root / "scenarios/core/test_a.py").write_text("x = 2\n")
+    (root / "scenarios/core/test_new.py").write_text("y = 1\n")
+    (root / "scenarios/requirements.yaml").unlink()
+    (root / "scenarios/core/notes.txt").write_text("not a suite file\n")
+    assert edited_scenarios(root) == ["core/test_a.py", "core/test_new.py", "requirements.yaml"]
+
+
+def test_a_run_of_an_edited_bundled_tree_marks_itself_modified(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(provenance, "edited_scenarios", lambda: ["core/test_core_claims.py"])
+    result = provenance.run_provenance(
+        catalog=provenance.BUNDLED_SCENARIOS / "requirements.yaml",
+        known_issues=provenance.BUNDLED_SCENARIOS / "known_issues.yaml",
+        facts=None,
+    )
+    assert result["modified"] is True
+    assert result["modified_reasons"] == [
+        "1 file(s) of the scenario tree differ from the committed suite: "
+        "scenarios/core/test_core_claims.py"
+    ]
