@@ -285,6 +285,6 @@ def test_live_check_finds_missing_slices_classes_and_overlaps(
     assert selector_problems == [
         "error: selectors.c: matches none of the 3 published devices (with the selectors of "
         f"DeviceClass {d})",
-        f"error: selectors.b: selectors a and b both match {c.w1}/gpu-0; selectors must pick "
-        "disjoint kinds of device",
+        f"error: selectors.b: selectors a and b both match 1 device(s): {c.w1}/gpu-0; "
+        "selectors must pick disjoint kinds of device",
     ]
