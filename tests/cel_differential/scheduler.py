@@ -11,6 +11,8 @@ runtime error (evaluating it erred on a device: the allocator stops there).
 The copies keep what CEL sees (driver, attributes, capacity, allowMultipleAllocations) and
 drop what would change the allocation but not the match: counter consumption (an all-devices
 claim over a partitionable device's whole and its partitions exceeds the counters) and taints.
+Their pools are renamed `<node>/<pool>`, so no claim here ever names a real device, and they
+are deleted before the function returns: a driver's pool is never seen twice.
 """
 
 from __future__ import annotations
@@ -58,9 +60,8 @@ def _copy_slices(group: NodeGroup, node_uid: str) -> list[dict]:
         for device in spec["devices"]:
             device.pop("consumesCounters", None)
             device.pop("taints", None)
-        # The pool keeps its name: the device ids of the copies are the originals'.
         spec["pool"] = {
-            "name": spec["pool"]["name"],
+            "name": f"{group.name}/{spec['pool']['name']}",
             "generation": 1,
             "resourceSliceCount": len(with_devices),
         }
@@ -146,9 +147,13 @@ def _pod_verdict(pod: Any, claims: Mapping[str, Any], claim_name: str) -> NodeVe
         allocation = claim.status.allocation if claim and claim.status else None
         if allocation is None:
             return None  # bound, the claim's allocation not yet listed
+        prefix = f"{pod.spec.node_name}/"  # the copies' pools: back to the originals' ids
         return NodeVerdict(
             "allocated",
-            frozenset(f"{r.pool}/{r.device}" for r in allocation.devices.results or ()),
+            frozenset(
+                f"{r.pool.removeprefix(prefix)}/{r.device}"
+                for r in allocation.devices.results or ()
+            ),
         )
     for condition in pod.status.conditions or ():
         if condition.type != "PodScheduled" or condition.status != "False":
@@ -238,11 +243,13 @@ def _clean(
             if exc.status != 404:
                 raise
 
-    # The nodes go first (their slices with them), then the namespace: with no kubelet to
+    # The slices and nodes go first, then the namespace: with no kubelet to
     # confirm a pod's end, the pod garbage collector deletes the pods of the deleted nodes
     # and the namespace controller the rest, in the background (deleting 780 pods here one
     # by one took 47 s on a loaded CI machine).
     gone(resource.delete_device_class, device_class)
     for node in nodes:
+        for item in resource.list_resource_slice(field_selector=f"spec.nodeName={node}").items:
+            gone(resource.delete_resource_slice, item.metadata.name)
         gone(core.delete_node, node)
     gone(core.delete_namespace, namespace)
