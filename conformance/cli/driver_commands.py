@@ -114,7 +114,9 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
         "driver's slices, classes and selectors",
         description="Validate a driver profile (docs/profile.md), then, unless --offline, "
         "check it against the driver's ResourceSlices, DeviceClasses and selectors on a "
-        "cluster where the driver is installed.",
+        "cluster where the driver is installed, or with --slices against a dump of them. "
+        "Selectors are compiled and matched by the scheduler's own CEL code (a helper built "
+        "with Go on first use).",
         epilog="exit codes: 0 the profile is valid (warnings and notes may be printed); "
         "1 problems were found, each printed with the field it concerns; 2 the check could "
         "not be made (the cluster cannot be reached, a bad option)",
@@ -125,6 +127,13 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--context", default=None, help="kubeconfig context (default: current)")
     check.add_argument(
         "--offline", action="store_true", help="only validate the file, do not contact a cluster"
+    )
+    check.add_argument(
+        "--slices",
+        default=None,
+        metavar="SLICES.yaml",
+        help="check the selectors, matchAttributes and capacity against the devices in this "
+        "file (kubectl get resourceslices -o yaml), without a cluster",
     )
     check.set_defaults(func=_profile_check)
 
@@ -149,8 +158,16 @@ def _profile_check(args: argparse.Namespace) -> int:
     fault_problems = fault_method_problems(profile.faults)  # what this host can run
     for problem in fault_problems:
         print(f"  error: {problem}")
-    if args.offline:
-        return 1 if fault_problems else 0
+    from conformance.cel import cel_evaluator
+    from conformance.install.profile_check import check_profile_offline
+    from conformance.progress import Progress
+
+    offline = check_profile_offline(profile, cel_evaluator(Progress()), args.slices)
+    for problem in offline:
+        print(f"  {problem}")
+    offline_errors = [p for p in offline if p.severity == "error"]
+    if args.offline or args.slices:
+        return 1 if fault_problems or offline_errors else 0
     from conformance.install import installer
     from conformance.install.profile_check import check_profile_live
 
@@ -164,7 +181,7 @@ def _profile_check(args: argparse.Namespace) -> int:
         f"live check against {kubeconfig}: {len(errors)} error(s), "
         f"{len(problems) - len(errors)} warning(s)/note(s)"
     )
-    return 1 if errors or fault_problems else 0
+    return 1 if errors or fault_problems or offline_errors else 0
 
 
 def add_run_command(sub: argparse._SubParsersAction) -> None:

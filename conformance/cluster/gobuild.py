@@ -8,6 +8,7 @@ upstream modules carry replace directives that `go install pkg@version` refuses.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,8 @@ class GoComponent:
     binaries: tuple[str, ...] = field(default=())
     toolchain: str = LOCAL  # GOTOOLCHAIN for this build: the host's Go, or e.g. go1.27.3
     substitutes: tuple[Substitute, ...] = ()  # refused modules built from a stand-in
+    # A main package of our own (one Go file) built against `module@version`; packages=(".",).
+    main_source: Path | None = None
 
     @property
     def key(self) -> str:
@@ -63,7 +66,12 @@ class GoComponent:
             self.replaces,
             go_version() if self.toolchain == LOCAL else self.toolchain,
             *(s.key for s in self.substitutes),
+            *(self._main_source_digest(),) if self.main_source else (),
         )
+
+    def _main_source_digest(self) -> str:
+        assert self.main_source is not None
+        return hashlib.sha256(self.main_source.read_bytes()).hexdigest()
 
 
 _GO_VERSION: str | None = None
@@ -292,6 +300,8 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
         )
         if component.name == "kubernetes":
             _copy_godebug(component, work)
+        if component.main_source is not None:
+            shutil.copyfile(component.main_source, work / "main.go")
         tmp_out = out.with_name(out.name + ".tmp")
         shutil.rmtree(tmp_out, ignore_errors=True)
         tmp_out.mkdir(parents=True)

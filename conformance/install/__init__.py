@@ -7,7 +7,9 @@
 | `helm`          | helm command lines, values with image placeholders, running helm          |
 | `image`         | the driver image: built (builder or Docker SDK) and loaded into kind      |
 | `errors`        | `InstallError`, what every install step raises                            |
-| `profile_check` | `profile check`: does the live cluster agree with the profile?            |
+| `profile_check` | `profile check`: offline, against a dump of slices, or the live cluster    |
+| `profile_selectors` | selectors compiled and matched as the scheduler does (conformance.cel) |
+| `slices_file`   | `--slices`: a `kubectl get resourceslices -o yaml` dump read               |
 | `identity`      | what an install creates, by kind/namespace/name (the security suite)      |
 
 Applying and deleting objects: `conformance.kube.apply`; readiness: `conformance.kube.readiness`.

@@ -9,46 +9,32 @@ What is checked, and how far each check can be trusted:
 - every DeviceClass the profile names exists (and carries the extended resource name);
 - every selector compiles: a server-side dry-run create of a ResourceClaim that uses it, so
   the API server's own CEL compiler and cost limits decide;
-- every selector matches at least one published device, and no device matches two selectors.
-  This part is evaluated locally and ONLY for expressions (the selector's and its class's)
-  that are conjunctions of `==` comparisons (conformance.model.cel). Other expressions are reported
-  as "not checked" notes, never as passing: real matching happens in the scheduler, and a
-  throwaway claim+pod would cost a scheduling cycle per selector and still not prove
-  disjointness;
-- matchAttributes, the capacity name and a verification attribute exist on published devices.
+- every selector matches at least one published device, no device matches two selectors, and
+  matchAttributes, the capacity name and a verification attribute exist on published devices:
+  conformance.install.profile_selectors, evaluated by the scheduler's own CEL code
+  (conformance.cel), the same check `profile check --slices` makes on a dump of the slices.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from itertools import combinations
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
-from conformance.model.devices import (
-    PublishedDevice,
-    class_expressions,
-    matching_devices,
-    published_devices,
+from conformance.install.profile_selectors import (
+    Problem,
+    device_problems,
+    rejected_selectors,
+    selector_expressions,
 )
+from conformance.model.devices import published_devices
 from conformance.model.profile import Profile
 from conformance.scenario_api.slice_checks import slice_problems_by_check
 
-Severity = Literal["error", "warning", "note"]
-
-
-@dataclass(frozen=True)
-class Problem:
-    field: str  # the profile field concerned, e.g. "selectors.large.expression"
-    message: str
-    severity: Severity = "error"
-
-    def __str__(self) -> str:
-        return f"{self.severity}: {self.field}: {self.message}"
+__all__ = ["Problem", "check_profile_live", "check_profile_slices"]
 
 
 def _api_message(exc: ApiException) -> str:
@@ -95,12 +81,44 @@ def check_profile_live(profile: Profile, api_client: Any) -> list[Problem]:
     compile_problems = _check_selectors_compile(profile, resource)
     problems += compile_problems
     if devices:
-        rejected = {
-            p.field.split(".")[1] for p in compile_problems if p.field.startswith("selectors.")
-        }
-        problems += _check_selector_matches(profile, devices, classes, rejected)
-        problems += _check_attributes(profile, devices)
+        problems += device_problems(profile, devices, classes, rejected_selectors(compile_problems))
     return problems
+
+
+def check_profile_slices(
+    profile: Profile,
+    slices: list[Mapping],
+    classes: Mapping[str, Mapping],
+    rejected: set[str],
+) -> list[Problem]:
+    """The profile against a dump of the driver's slices, without a cluster. `classes`: the
+    DeviceClasses known (the dump's, else the profile's manifests'); a selector whose class
+    is unknown is evaluated with its own expression alone, and a note says so. `rejected`:
+    selector fields that do not compile (reported already)."""
+    devices = published_devices(slices, profile.driver)
+    if not devices:
+        return [
+            Problem(
+                "driver",
+                f"the slices hold no device of driver {profile.driver} "
+                "(check the driver name, or dump the slices again: "
+                "kubectl get resourceslices -o yaml)",
+            )
+        ]
+    problems: list[Problem] = []
+    known = dict(classes)
+    for field, class_name, _ in selector_expressions(profile):
+        if class_name not in known:
+            known[class_name] = {}
+            problems.append(
+                Problem(
+                    f"{field}.class",
+                    f"DeviceClass {class_name} is neither in the slices file nor in the "
+                    "profile's manifests: only the selector's own expression was evaluated",
+                    "note",
+                )
+            )
+    return problems + device_problems(profile, devices, known, rejected)
 
 
 # Which profile field a DRA-CORE-002 check's problems point at.
@@ -166,7 +184,10 @@ def _read_classes(
     fields.update({f"selectors.{n}.class": s.device_class for n, s in profile.selectors.items()})
     if profile.extended_resource:
         fields["extendedResource.class"] = profile.extended_resource.device_class
-    fields.update({f"{path}.class": c for path, c, _ in _partitionable_choices(profile)})
+    block = profile.partitionable
+    if block is not None:
+        fields["partitionableDevices.whole.class"] = block.whole.device_class
+        fields["partitionableDevices.partition.class"] = block.partition.device_class
     classes: dict[str, Mapping] = {}
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -198,24 +219,9 @@ def _read_classes(
     return classes, problems
 
 
-def _partitionable_choices(profile: Profile) -> list[tuple[str, str, str | None]]:
-    """(field, class, expression) of the profile's partitionableDevices sides."""
-    block = profile.partitionable
-    if block is None:
-        return []
-    return [
-        (f"partitionableDevices.{side}", choice.device_class, choice.expression)
-        for side, choice in (("whole", block.whole), ("partition", block.partition))
-    ]
-
-
 def _check_selectors_compile(profile: Profile, resource: Any) -> list[Problem]:
     problems = []
-    expressions = [
-        (f"selectors.{n}", s.device_class, s.expression) for n, s in profile.selectors.items()
-    ]
-    expressions += [c for c in _partitionable_choices(profile) if c[2]]
-    for field_path, device_class, expression in expressions:
+    for field_path, device_class, expression in selector_expressions(profile):
         body = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
@@ -249,71 +255,18 @@ def _check_selectors_compile(profile: Profile, resource: Any) -> list[Problem]:
     return problems
 
 
-def _check_selector_matches(
-    profile: Profile,
-    devices: tuple[PublishedDevice, ...],
-    classes: Mapping[str, Mapping],
-    rejected: Collection[str] = (),
+def check_profile_offline(
+    profile: Profile, evaluator: Any, slices_file: str | None = None
 ) -> list[Problem]:
-    """`rejected`: selectors the API server refused to compile (already reported)."""
-    problems: list[Problem] = []
-    matched: dict[str, frozenset[str]] = {}
-    for name, sel in profile.selectors.items():
-        cls = classes.get(sel.device_class)
-        if cls is None or name in rejected:
-            continue  # reported as a missing class or a rejected expression
-        ids = matching_devices(class_expressions(cls) + [sel.expression], devices, profile.driver)
-        if ids is None:
-            problems.append(
-                Problem(
-                    f"selectors.{name}",
-                    "not checked which devices it matches: only conjunctions of == comparisons "
-                    "are evaluated locally (the API server accepted the expression)",
-                    "note",
-                )
-            )
-        elif not ids:
-            problems.append(
-                Problem(
-                    f"selectors.{name}",
-                    f"matches none of the {len(devices)} published devices "
-                    f"(with the selectors of DeviceClass {sel.device_class})",
-                )
-            )
-        else:
-            matched[name] = ids
-    for a, b in combinations(sorted(matched), 2):
-        both = sorted(matched[a] & matched[b])
-        if both:
-            problems.append(
-                Problem(
-                    f"selectors.{b}",
-                    f"selectors {a} and {b} both match {', '.join(both[:3])}"
-                    f"{' ...' if len(both) > 3 else ''}; "
-                    "selectors must pick disjoint kinds of device",
-                )
-            )
-    return problems
+    """Without a cluster: every selector (the profile's, and the DeviceClasses its manifests
+    ship) compiled as the API server compiles it; with `slices_file` (conformance.install.
+    slices_file) also matched against those devices."""
+    from conformance.install.profile_selectors import compile_problems, shipped_classes
+    from conformance.install.slices_file import read_slices_file
 
-
-def _check_attributes(profile: Profile, devices: tuple[PublishedDevice, ...]) -> list[Problem]:
-    problems = []
-    for i, attribute in enumerate(profile.match_attributes):
-        if not any(attribute in d.attributes for d in devices):
-            problems.append(
-                Problem(f"matchAttributes[{i}]", f"no published device has attribute {attribute}")
-            )
-    if profile.capacity and not any(profile.capacity in d.capacity for d in devices):
-        problems.append(Problem("capacity", f"no published device has capacity {profile.capacity}"))
-    attribute = profile.verification.attribute
-    if attribute:
-        missing = [d.id for d in devices if attribute not in d.attributes]
-        if missing:
-            problems.append(
-                Problem(
-                    "verification.value",
-                    f"{len(missing)} published device(s) lack attribute {attribute} "
-                    f"(e.g. {missing[0]}), so the container cannot be checked for them",
-                )
-            )
+    slices, dumped_classes = read_slices_file(slices_file) if slices_file else ([], {})
+    classes = {**shipped_classes(profile), **dumped_classes}
+    problems = compile_problems(profile, evaluator, classes)
+    if slices_file:
+        problems += check_profile_slices(profile, slices, classes, rejected_selectors(problems))
     return problems

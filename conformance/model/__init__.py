@@ -16,7 +16,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `cdi_paths`      | the profile's `cdi` section (spec directories, kubelet root)           |
 | `cdi_lookup`     | which CDI spec files are a claim's: by the kubelet's CDI ids or its UID |
 | `node_commands`  | the profile's `nodeCommands` (kubelet restart on an existing cluster)  |
-| `cel`            | CEL references and a tiny evaluator for device selectors               |
+| `cel`            | CEL text for selectors: attribute/capacity names, references, literals |
 | `devices`        | published devices (from ResourceSlices) and which kinds can use them   |
 | `node_selection` | does a Node match a NodeSelector                                       |
 | `outcome`        | typed outcomes: not applicable / not run                               |

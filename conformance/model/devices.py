@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from conformance.model.cel import (
-    Scalar,
-    device_attributes,
-    device_capacity,
-    parse_simple_selector,
-    resolve_name,
-)
+from conformance.model.cel import Scalar, device_attributes, device_capacity, resolve_name
 from conformance.model.frozen import FrozenMap
 from conformance.model.partitionable import PARTITIONABLE_KINDS
 from conformance.model.profile import CONSUMABLE_KIND, SELECTOR_ALIASES, Profile
+
+if TYPE_CHECKING:
+    from conformance.cel import CelEvaluator, MatchResult
 
 
 @dataclass(frozen=True)
@@ -39,6 +37,28 @@ class PublishedDevice:
 
     def matchable_attributes(self) -> dict[str, Scalar]:
         return {k: v for k, v in self.attributes.items() if k not in self.version_attributes}
+
+    def slice_entry(self) -> dict:
+        """The device as a ResourceSlice v1 `spec.devices[]` entry (qualified names), which is
+        what the selector evaluator reads. List-typed attributes were not kept."""
+        attributes: dict[str, dict] = {}
+        for name, value in self.attributes.items():
+            if name in self.version_attributes:
+                attributes[name] = {"version": value}
+            elif isinstance(value, bool):
+                attributes[name] = {"bool": value}
+            elif isinstance(value, int):
+                attributes[name] = {"int": value}
+            else:
+                attributes[name] = {"string": value}
+        entry: dict = {
+            "name": self.name,
+            "attributes": attributes,
+            "capacity": {name: {"value": value} for name, value in self.capacity.items()},
+        }
+        if self.multiple_allocations:
+            entry["allowMultipleAllocations"] = True
+        return entry
 
     def to_dict(self) -> dict:
         return {
@@ -119,30 +139,50 @@ def class_expressions(device_class: Mapping) -> list[str]:
     ]
 
 
+def selector_results(
+    expressions: Sequence[str],
+    devices: Sequence[PublishedDevice],
+    driver: str,
+    *,
+    evaluator: CelEvaluator | None = None,
+) -> list[list[MatchResult]]:
+    """[expression][device]: each selector evaluated on each device as the scheduler does
+    (conformance.cel); an evaluation error is a non-match that carries its message."""
+    from conformance.cel import cel_evaluator
+
+    if not expressions:
+        return []
+    if not devices:
+        return [[] for _ in expressions]
+    evaluator = evaluator or cel_evaluator()
+    return evaluator.match(expressions, [(driver, d.slice_entry()) for d in devices])
+
+
 def matching_devices(
-    expressions: Sequence[str], devices: Iterable[PublishedDevice], driver: str
-) -> frozenset[str] | None:
-    """Ids of the devices all `expressions` accept, or None if one is beyond the tiny
-    evaluator (see conformance.model.cel) - unknown, which callers must not read as "none"."""
-    parsed = [parse_simple_selector(e) for e in expressions]
-    if any(p is None for p in parsed):
-        return None
-    return frozenset(
-        d.id
-        for d in devices
-        if all(p.matches(driver, d.matchable_attributes()) for p in parsed if p is not None)
-    )
+    expressions: Sequence[str],
+    devices: Iterable[PublishedDevice],
+    driver: str,
+    *,
+    evaluator: CelEvaluator | None = None,
+) -> frozenset[str]:
+    """Ids of the devices every one of `expressions` selects, as the scheduler decides (an
+    expression that errs on a device does not select it)."""
+    devices = list(devices)
+    rows = selector_results(expressions, devices, driver, evaluator=evaluator)
+    return frozenset(d.id for i, d in enumerate(devices) if all(row[i].matches for row in rows))
 
 
 def kind_device_sets(
     profile: Profile,
     devices: Sequence[PublishedDevice],
     device_classes: Mapping[str, Mapping],
-) -> dict[str, frozenset[str] | None]:
-    """For each device kind of the profile, the ids of the devices it may be allocated, or
-    None when that cannot be evaluated here. `device_classes` maps class name -> DeviceClass
-    dict as read from the cluster; a class missing there yields an empty set."""
-    out: dict[str, frozenset[str] | None] = {}
+    *,
+    evaluator: CelEvaluator | None = None,
+) -> dict[str, frozenset[str]]:
+    """For each device kind of the profile, the ids of the devices it may be allocated: those
+    its class's selectors and its own selector all select. `device_classes` maps class name ->
+    DeviceClass dict as read from the cluster; a class missing there yields an empty set."""
+    out: dict[str, frozenset[str]] = {}
     for kind in profile.device_kinds:
         if kind in SELECTOR_ALIASES and profile.aliased_selector(kind) is None:
             out[kind] = frozenset()  # the profile has fewer selectors: nothing to lease
@@ -151,7 +191,7 @@ def kind_device_sets(
             out[kind] = frozenset()
             continue
         if kind == CONSUMABLE_KIND:
-            out[kind] = _shareable(profile, devices, device_classes)
+            out[kind] = _shareable(profile, devices, device_classes, evaluator)
             continue
         class_name, expression = profile.kind_class_and_expression(kind)
         cls = device_classes.get(class_name)
@@ -159,15 +199,18 @@ def kind_device_sets(
             out[kind] = frozenset()
             continue
         expressions = class_expressions(cls) + ([expression] if expression else [])
-        out[kind] = matching_devices(expressions, devices, profile.driver)
+        out[kind] = matching_devices(expressions, devices, profile.driver, evaluator=evaluator)
     return out
 
 
 def _shareable(
-    profile: Profile, devices: Sequence[PublishedDevice], device_classes: Mapping[str, Mapping]
+    profile: Profile,
+    devices: Sequence[PublishedDevice],
+    device_classes: Mapping[str, Mapping],
+    evaluator: CelEvaluator | None,
 ) -> frozenset[str]:
-    """The devices of the consumableCapacity class that allow multiple allocations (every
-    such device of the driver when the class is beyond the tiny evaluator); none without it."""
+    """The devices of the consumableCapacity class that allow multiple allocations; none
+    without the section or its class."""
     section = profile.consumable_capacity
     if section is None:
         return frozenset()
@@ -175,5 +218,7 @@ def _shareable(
     cls = device_classes.get(section.device_class)
     if cls is None:
         return frozenset()
-    in_class = matching_devices(class_expressions(cls), devices, profile.driver)
-    return shareable if in_class is None else shareable & in_class
+    in_class = matching_devices(
+        class_expressions(cls), devices, profile.driver, evaluator=evaluator
+    )
+    return shareable & in_class

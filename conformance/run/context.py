@@ -17,12 +17,14 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from conformance.cel import cel_evaluator
 from conformance.kube.client import K8sClients
 from conformance.model.devices import PublishedDevice, kind_device_sets, published_devices
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile import Profile
 from conformance.model.profile_parse import load_profile
 from conformance.model.readiness_failure import ReadinessFailure
+from conformance.progress import Progress
 
 RESOURCE_GROUP = "resource.k8s.io"
 
@@ -147,7 +149,7 @@ class RunContext:
     feature_gates_error: str | None
     nodes: tuple[str, ...]  # the nodes the profile selects
     devices: tuple[PublishedDevice, ...]  # latest generation of every pool of the driver
-    device_sets: Mapping[str, frozenset[str] | None]  # device kind -> device ids (None: unknown)
+    device_sets: Mapping[str, frozenset[str]]  # device kind -> ids of the devices it may get
     workload_image: str
     timeout_scale: float = 1.0
     allow_disruptive: bool = False
@@ -192,9 +194,9 @@ class RunContext:
     def device(self, device_id: str) -> PublishedDevice | None:
         return next((d for d in self.devices if d.id == device_id), None)
 
-    def devices_of_kind(self, kind: str) -> tuple[PublishedDevice, ...] | None:
+    def devices_of_kind(self, kind: str) -> tuple[PublishedDevice, ...]:
         ids = self.device_sets[kind]
-        return None if ids is None else tuple(d for d in self.devices if d.id in ids)
+        return tuple(d for d in self.devices if d.id in ids)
 
     def serves(self, group_version: str, resource: str) -> bool:
         return resource in self.served_resources.get(group_version, ())
@@ -227,9 +229,7 @@ class RunContext:
                 "feature_gates_error": self.feature_gates_error,
                 "nodes": list(self.nodes),
                 "devices": [d.to_dict() for d in self.devices],
-                "device_sets": {
-                    k: None if v is None else sorted(v) for k, v in self.device_sets.items()
-                },
+                "device_sets": {k: sorted(v) for k, v in self.device_sets.items()},
                 "workload_image": self.workload_image,
                 "timeout_scale": self.timeout_scale,
                 "allow_disruptive": self.allow_disruptive,
@@ -263,9 +263,7 @@ class RunContext:
             feature_gates_error=data["feature_gates_error"],
             nodes=tuple(data["nodes"]),
             devices=tuple(PublishedDevice.from_dict(d) for d in data["devices"]),
-            device_sets=FrozenMap(
-                {k: None if v is None else frozenset(v) for k, v in data["device_sets"].items()}
-            ),
+            device_sets=FrozenMap({k: frozenset(v) for k, v in data["device_sets"].items()}),
             workload_image=data["workload_image"],
             timeout_scale=data["timeout_scale"],
             allow_disruptive=data["allow_disruptive"],
@@ -287,6 +285,12 @@ def build_run_context(
     allow_disruptive: bool = False,
     readiness_failure: ReadinessFailure | None = None,
 ) -> RunContext:
+    # The selector evaluator is built here, before any lease decision (minutes on a cold
+    # cache, with progress lines); workers then find it built.
+    evaluator = cel_evaluator(Progress())
+    device_sets = kind_device_sets(
+        profile, facts.devices, facts.device_classes, evaluator=evaluator
+    )
     return RunContext(
         run_id=run_id,
         run_dir=run_dir,
@@ -298,7 +302,7 @@ def build_run_context(
         feature_gates_error=facts.feature_gates_error,
         nodes=facts.nodes,
         devices=facts.devices,
-        device_sets=FrozenMap(kind_device_sets(profile, facts.devices, facts.device_classes)),
+        device_sets=FrozenMap(device_sets),
         workload_image=workload_image,
         timeout_scale=timeout_scale,
         allow_disruptive=allow_disruptive,

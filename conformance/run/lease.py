@@ -7,9 +7,10 @@ sees the same book.
 
 Admission rule (safe even though the scheduler, not we, picks the devices): for every kind K,
 the devices that leases of K *or of any kind overlapping K* may take must fit in K. A
-`default` lease may land on a `large` device, so both count against `large`. A kind whose
-device set is unknown (its CEL is beyond conformance.model.cel) overlaps everything and is therefore
-leased alone. An exclusive lease is granted only when nothing else is held, and blocks others.
+`default` lease may land on a `large` device, so both count against `large`. Every kind's
+device set is exact: its class's and its own selectors evaluated on the published devices as
+the scheduler evaluates them (conformance.cel). An exclusive lease is granted only when
+nothing else is held, and blocks others.
 
 Scopes. A lease is one of:
 - cluster-wide exclusive (`exclusive=True`): nothing else is held beside it;
@@ -117,12 +118,12 @@ def pid_alive(pid: int) -> bool:
 
 class DeviceLeaseBroker:
     """One per process; all brokers of a run share `state_dir` and must get the same
-    `device_sets` (kind -> ids of devices it may be allocated, or None if unknown)."""
+    `device_sets` (kind -> ids of devices it may be allocated)."""
 
     def __init__(
         self,
         state_dir: Path,
-        device_sets: Mapping[str, frozenset[str] | None],
+        device_sets: Mapping[str, frozenset[str]],
         *,
         device_nodes: Mapping[str, str | None] | None = None,
         poll_interval: float = 0.5,
@@ -173,17 +174,11 @@ class DeviceLeaseBroker:
 
     # --- admission -------------------------------------------------------------------------
 
-    def _size(self, kind: str) -> int | None:
-        ids = self.device_sets[kind]
-        return None if ids is None else len(ids)
-
-    def _overlaps(self, a: str, b: str) -> bool:
-        sa, sb = self.device_sets[a], self.device_sets[b]
-        return sa is None or sb is None or a == b or bool(sa & sb)
+    def _size(self, kind: str) -> int:
+        return len(self.device_sets[kind])
 
     def _count(self, need: Mapping[str, Any]) -> int:
-        size = self._size(need["kind"])
-        return (size or 0) if need["count"] == ALL else int(need["count"])
+        return self._size(need["kind"]) if need["count"] == ALL else int(need["count"])
 
     def _node_devices(self, nodes: set[str]) -> set[str]:
         return {d for d, n in self.device_nodes.items() if n in nodes}
@@ -211,11 +206,9 @@ class DeviceLeaseBroker:
             return set()
         return {entry["node"]} if entry.get("node") else set(entry.get("candidates") or ())
 
-    def _reach(self, entry: Mapping[str, Any], need: Mapping[str, Any]) -> frozenset[str] | None:
-        """The devices a pod of this need may be allocated (None: unknown, maybe any)."""
+    def _reach(self, entry: Mapping[str, Any], need: Mapping[str, Any]) -> frozenset[str]:
+        """The devices a pod of this need may be allocated."""
         ids = self.device_sets[need["kind"]]
-        if ids is None:
-            return None
         scope = self._scope_of(entry)
         if scope == "node":
             return ids & self._node_devices(self._pinned_nodes(entry))
@@ -229,8 +222,6 @@ class DeviceLeaseBroker:
         out = set(self._pinned_nodes(entry))
         for need in entry["needs"]:
             ids = self._reach(entry, need)
-            if ids is None:
-                return set(self.nodes)
             out |= {n for d in ids if (n := self.device_nodes.get(d))}
         return out
 
@@ -244,8 +235,7 @@ class DeviceLeaseBroker:
         for a in x["needs"]:
             ra = self._reach(x, a)
             for b in y["needs"]:
-                rb = self._reach(y, b)
-                if ra is None or rb is None or ra & rb:
+                if ra & self._reach(y, b):
                     return True
         return False
 
@@ -257,14 +247,10 @@ class DeviceLeaseBroker:
             if any(self._node_conflict(x, y) for y in entries[i + 1 :]):
                 return False
         placed = [(e, n, self._reach(e, n)) for e in entries for n in e["needs"]]
-        if any(reach is None for _, _, reach in placed) and len(entries) > 1:
-            return False  # an unknown set may share devices with anything: it must be alone
         whole = [n for e in entries for n in self._whole_nodes(e)]
         for kind in {n["kind"] for _, n, _ in placed}:
             ids = self.device_sets[kind]
-            if ids is None:
-                continue
-            used = sum(self._count(n) for _, n, r in placed if r is not None and r & ids)
+            used = sum(self._count(n) for _, n, r in placed if r & ids)
             # A node leased whole is taken whole: the needs must fit in what is left.
             used += len(ids & self._node_devices(set(whole)))
             if used > len(ids):
@@ -275,7 +261,7 @@ class DeviceLeaseBroker:
                 pinned = sum(
                     self._count(n)
                     for e, n, r in placed
-                    if node in self._pinned_nodes(e) and r is not None and r & on_node
+                    if node in self._pinned_nodes(e) and r & on_node
                 )
                 if pinned > len(on_node):
                     return False
@@ -382,7 +368,7 @@ class DeviceLeaseBroker:
             on_node = self._node_devices({node})
             for need in needs:
                 ids = self.device_sets[need.kind]
-                if ids is None or not ids & on_node:
+                if not ids & on_node:
                     break
                 if need.count == ALL and not ids <= on_node:
                     break
@@ -422,7 +408,7 @@ class DeviceLeaseBroker:
                 )
             size = self._size(need.kind)
             wanted = size if need.count == ALL else need.count
-            if size is not None and (size == 0 or wanted > size):
+            if size == 0 or wanted > size:
                 raise LeaseError(
                     f"the test needs {wanted} device(s) of kind {need.kind!r}, and the cluster "
                     f"publishes {size} matching it",

@@ -12,7 +12,7 @@ from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice, published_devices
 from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.device_requests import kind_request
-from conformance.scenario_api.kind_check import is_of_kind
+from conformance.scenario_api.kind_check import kind_problem
 from conformance.scenario_api.scope import WorkloadScope
 
 
@@ -125,22 +125,17 @@ class ClaimOps(WorkloadScope):
         return {d.id: d for d in published_devices(slices, self.profile.driver)}
 
     def assert_of_kind(self, kind: str, results: Iterable[AllocationResult]) -> None:
-        """Each result is a device of `driver`, published now, for which the kind's selector
-        is true in its published attributes (judged by the run's device set when the harness
-        cannot evaluate the expression itself; HarnessError when neither can tell)."""
+        """Each result is a device of `driver`, published now, that the kind's selector
+        selects in its published attributes and capacity, as the scheduler evaluates it."""
         _, expression = self.profile.kind_class_and_expression(kind)
         results = list(results)
         with step(f"check that {[r.device_id for r in results]} are devices of kind {kind!r}"):
             live = self.live_devices()
-            known = self.context.device_sets.get(kind)
             for result in results:
                 assert result.driver == self.profile.driver, f"{result} is not from the driver"
                 device = live.get(result.device_id)
                 assert device is not None, (
                     f"allocated device {result.device_id} is not in any published ResourceSlice"
                 )
-                assert is_of_kind(kind, expression, device, self.profile.driver, known), (
-                    f"allocated device {device.id} is not of kind {kind!r}: its selector "
-                    f"{expression!r} is false for its published attributes "
-                    f"{dict(device.attributes)}"
-                )
+                problem = kind_problem(kind, expression, device, self.profile.driver)
+                assert problem is None, problem

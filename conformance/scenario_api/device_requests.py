@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from conformance.cel import MatchResult
 from conformance.kube.claim_requests import request
-from conformance.model.cel import attribute_ref, cel_string, parse_simple_selector
-from conformance.model.devices import PublishedDevice
+from conformance.model.cel import attribute_ref, cel_string
+from conformance.model.devices import PublishedDevice, selector_results
 from conformance.model.profile import Profile
 
 
@@ -58,21 +59,26 @@ def describing_selector(device: PublishedDevice) -> str | None:
 
 def look_alikes(device: PublishedDevice, devices: Iterable[PublishedDevice]) -> list[str]:
     """Ids of the other devices on the same node (and pool) that `describing_selector(device)`
-    would also match: CEL cannot name a device, only describe it."""
-    mine = device.matchable_attributes()
-    return sorted(
-        d.id
-        for d in devices
-        if d.id != device.id
-        and d.node == device.node
-        and all(d.matchable_attributes().get(k) == v for k, v in mine.items())
-    )
+    also selects: CEL cannot name a device, only describe it."""
+    others = [d for d in devices if d.id != device.id and d.node == device.node]
+    selector = describing_selector(device)
+    if selector is None:
+        return sorted(d.id for d in others)
+    # The describing selector names attributes fully qualified and never device.driver, so
+    # the driver (the domain of unqualified names) does not enter its verdict.
+    (row,) = selector_results([selector], others, "")
+    return sorted(d.id for d, verdict in zip(others, row, strict=True) if verdict.matches)
 
 
-def selector_verdict(expression: str | None, device: PublishedDevice, driver: str) -> bool | None:
-    """Whether a kind's selector is true for a published device: True/False when the harness
-    can evaluate it (`==` conjunctions, conformance.model.cel), None when it cannot tell."""
+def selector_verdict(expression: str | None, device: PublishedDevice, driver: str) -> bool:
+    """Whether a kind's selector selects a published device, as the scheduler decides (an
+    evaluation error, such as a missing attribute, does not select it)."""
+    return selector_match(expression, device, driver).matches
+
+
+def selector_match(expression: str | None, device: PublishedDevice, driver: str) -> MatchResult:
+    """`selector_verdict` with the evaluation error, if any (None expression: selects)."""
     if expression is None:
-        return True
-    parsed = parse_simple_selector(expression)
-    return None if parsed is None else parsed.matches(driver, device.matchable_attributes())
+        return MatchResult(True)
+    ((result,),) = selector_results([expression], [device], driver)
+    return result

@@ -1,44 +1,31 @@
 """Whether an allocated device is of a profile device kind (pure: unit tested without a cluster).
 
-The kind's selector decides when the harness can evaluate it (conformance.model.cel); beyond
-that, the kind's device set the run computed at its start does. When neither can tell, the
-check is the harness's failure (HarnessError), never a pass.
+The kind's selector is evaluated on the device's published attributes and capacity exactly as
+the scheduler evaluates it (conformance.cel): an evaluation error, such as a missing
+attribute, means the scheduler could not have picked the device for that selector.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 from conformance.model.devices import PublishedDevice
-from conformance.model.outcome import HarnessError
-from conformance.scenario_api.device_requests import selector_verdict
+from conformance.scenario_api.device_requests import selector_match
 
 
-def is_of_kind(
-    kind: str,
-    expression: str | None,
-    device: PublishedDevice,
-    driver: str,
-    known: Collection[str] | None,
-) -> bool:
-    """True/False whether `device` is of `kind` (its selector `expression`; `known`: the ids
-    of the kind's devices when the run started, None when unknown). HarnessError when the
-    harness cannot tell."""
-    verdict = selector_verdict(expression, device, driver)
-    if verdict is not None:
-        return verdict
-    beyond = (
-        f"its selector {expression!r} is beyond the harness's CEL evaluator (conjunctions of "
-        "`==`/`!=` comparisons, conformance.model.cel)"
+def kind_problem(
+    kind: str, expression: str | None, device: PublishedDevice, driver: str
+) -> str | None:
+    """Why `device` is not of `kind` (its selector `expression`), or None when it is."""
+    verdict = selector_match(expression, device, driver)
+    if verdict.matches:
+        return None
+    why = f": {verdict.error}" if verdict.error else " is false for it"
+    return (
+        f"allocated device {device.id} is not of kind {kind!r}: its selector {expression!r}"
+        f"{why} (published attributes {dict(device.attributes)}, capacity "
+        f"{dict(device.capacity)})"
     )
-    if known is None:
-        raise HarnessError(
-            f"cannot check which kind device {device.id} is ({kind!r}?): {beyond}, and the "
-            "run could not compute the kind's devices at its start for the same reason"
-        )
-    if device.id not in known:
-        raise HarnessError(
-            f"cannot check which kind device {device.id} is ({kind!r}?): {beyond}, and the "
-            "device was not published when the run computed the kind's devices at its start"
-        )
-    return True
+
+
+def is_of_kind(kind: str, expression: str | None, device: PublishedDevice, driver: str) -> bool:
+    """True/False whether `device` is of `kind` (its selector `expression`)."""
+    return kind_problem(kind, expression, device, driver) is None

@@ -23,12 +23,6 @@ def node_local_devices(
 ) -> dict[str, list[PublishedDevice]]:
     """Profile node -> its devices of `kind` (from the slices read at the start of the run)."""
     devices = context.devices_of_kind(kind)
-    if devices is None:
-        raise PlacementError(
-            f"the devices of kind {kind!r} are unknown (its CEL is beyond the harness's "
-            "evaluator, see conformance/model/cel.py); write the profile's selector as == "
-            "comparisons"
-        )
     out: dict[str, list[PublishedDevice]] = {n: [] for n in context.nodes}
     for device in devices:
         if device.node in out:
@@ -39,9 +33,9 @@ def node_local_devices(
 def sole_node(context: RunContext, kind: str) -> str | None:
     """The node that holds every device of `kind`, if one does (a lease of all of them is then
     pinned there, as the broker's `pin_candidates`); None if they are spread, not node-local,
-    unknown or absent."""
-    devices = context.devices_of_kind(kind) if kind in context.device_sets else None
-    nodes = {d.node for d in devices or ()}
+    or absent."""
+    devices = context.devices_of_kind(kind) if kind in context.device_sets else ()
+    nodes = {d.node for d in devices}
     return next(iter(nodes)) if len(nodes) == 1 and None not in nodes else None
 
 

@@ -16,6 +16,7 @@ from kubernetes.utils import parse_quantity
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.model.cel import capacity_at_least
+from conformance.model.devices import matching_devices
 from conformance.model.outcome import not_run
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.workloads import Workloads
@@ -33,20 +34,22 @@ def test_capacity_selector_allocates_only_devices_with_enough(
             "the profile names no capacity to compare on (profile field `capacity`)",
             "set `capacity` to a capacity the driver publishes (docs/profile.md)",
         )
-    kind_ids = workload.context.device_sets.get("default")
+    kind_ids = workload.context.device_sets["default"]
     live = workload.live_devices()
+    on_node = [d for i, d in live.items() if d.node == node and i in kind_ids]
     sizes: dict[str, Decimal] = {
-        i: parse_quantity(d.capacity[capacity])
-        for i, d in live.items()
-        if capacity in d.capacity and d.node == node and (kind_ids is None or i in kind_ids)
+        d.id: parse_quantity(d.capacity[capacity]) for d in on_node if capacity in d.capacity
     }
     assert sizes, f"no device of the default class on {node} has capacity {capacity}"
     top = max(sizes.values())
     threshold = next(live[i].capacity[capacity] for i, size in sizes.items() if size == top)
-    biggest = sorted(i for i, size in sizes.items() if size >= top)
+    selector = capacity_at_least(capacity, threshold)
+    # The devices the selector selects, as the scheduler evaluates it.
+    biggest = sorted(matching_devices([selector], on_node, workload.profile.driver))
+    assert biggest, f"{selector!r} selects no device of {node}, not even its biggest"
 
     def capacity_request() -> dict:
-        return workload.device_request(selectors=[capacity_at_least(capacity, threshold)])
+        return workload.device_request(selectors=[selector])
 
     holders = [f"enough-{i}" for i in range(len(biggest))]
     for name in holders:

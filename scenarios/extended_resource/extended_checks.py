@@ -109,10 +109,6 @@ def special_claim(
 def devices_per_node(workload: Workloads, kind: str) -> dict[str, list[str]]:
     """Node -> ids of the devices of `kind` published there (node-local devices only)."""
     devices = workload.context.devices_of_kind(kind)
-    assert devices is not None, (
-        f"the devices of kind {kind} cannot be worked out locally from the profile's CEL "
-        "selectors (see conformance/model/cel.py), so the test cannot size its request"
-    )
     out: dict[str, list[str]] = {}
     for d in devices:
         if d.node:

@@ -23,7 +23,8 @@ consumes all counters, so allocating one excludes the others.
 A device with ``allowMultipleAllocations: true`` (DRAConsumableCapacity) may be allocated
 to several claims at once, each consuming part of its ``memory``; ``requestPolicy``
 (``default`` plus ``validValues`` or ``validRange {min, max, step}``) is published on that
-capacity as is.
+capacity as is. ``firmware`` (a semantic version, default 1.4.2) is published as a version
+attribute.
 """
 
 from __future__ import annotations
@@ -93,6 +94,14 @@ class CounterSetSpec:
     counters: Mapping[str, str]
 
 
+# Every device's firmware unless its catalog entry names one: a version attribute, so
+# selectors can compare versions (semver(), isGreaterThan).
+DEFAULT_FIRMWARE = "1.4.2"
+_SEMVER_RE = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+)
+
+
 @dataclass(frozen=True)
 class DeviceSpec:
     name: str
@@ -109,6 +118,7 @@ class DeviceSpec:
     allow_multiple_allocations: bool = False
     # The memory capacity's requestPolicy in wire form (quantities as strings), or None.
     request_policy: Mapping[str, Any] | None = None
+    firmware: str = DEFAULT_FIRMWARE  # published as a version attribute (semantic version)
 
 
 @dataclass(frozen=True)
@@ -248,7 +258,15 @@ def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
         pcie_root=_optional_str(raw, "pcieRoot", where),
         allow_multiple_allocations=shared,
         request_policy=policy,
+        firmware=_firmware(raw, where),
     )
+
+
+def _firmware(raw: Mapping[str, Any], where: str) -> str:
+    value = raw.get("firmware", DEFAULT_FIRMWARE)
+    if not isinstance(value, str) or not _SEMVER_RE.match(value):
+        raise CatalogError(f"{where}.firmware: {value!r} must be a semantic version like 1.4.2")
+    return value
 
 
 def _request_policy(raw: Any, where: str) -> dict[str, Any] | None:

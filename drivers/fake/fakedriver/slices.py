@@ -66,6 +66,7 @@ def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict
         qualified("type"): {"string": device.type},
         qualified("model"): {"string": model},
         qualified("uuid"): {"string": device.uuid},
+        qualified("firmware"): {"version": device.firmware},
     }
     if "missing-attribute" in controls.misbehaviours:
         del attrs[qualified("model")]

@@ -150,3 +150,14 @@ def test_bad_sharing_fields_are_refused(extra, message):
     device = {"name": "s-0", "type": "shared", "model": "m", "memory": "8Gi", **extra}
     with pytest.raises(CatalogError, match=message):
         Catalog.from_dict({"default": {"devices": [device]}})
+
+
+def test_firmware_is_a_semantic_version_with_a_default():
+    device = {"name": "d", "type": "fpga", "model": "m"}
+    data = {"default": {"devices": [device, {**device, "name": "e", "firmware": "2.0.1-rc.1"}]}}
+    assert [d.firmware for d in Catalog.from_dict(data).for_node("n").devices] == [
+        "1.4.2",
+        "2.0.1-rc.1",
+    ]
+    with pytest.raises(CatalogError, match=r"devices\[0\]\.firmware: '2\.0' must be a semantic"):
+        Catalog.from_dict({"default": {"devices": [{**device, "firmware": "2.0"}]}})

@@ -160,10 +160,12 @@ def test_attribute_misbehaviours(catalog):
         "type",
         "model",
         "uuid",
+        "firmware",
         "numaNode",
         "interconnect",
         PCIE_ROOT,
     }
+    assert bare["attributes"]["firmware"] == {"version": "1.4.2"}
     assert set(bare["capacity"]) == {"memory"}
     slashed = _devices(render_pool(DRIVER, NODE, inventory, _mis("multi-slash-attribute")))[0]
     assert slashed["attributes"][f"{DRIVER}/topology/numa"] == {"string": "invalid"}

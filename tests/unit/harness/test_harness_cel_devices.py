@@ -1,4 +1,5 @@
-"""The tiny CEL evaluator answers only what it can, and device kinds are computed from slices."""
+"""Device kinds are computed from slices with the selectors evaluated as the scheduler does
+(the real selector helper)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,25 @@ import pytest
 import yaml
 from dra_objects import device_class, resource_slice, slice_device
 
+from conformance.cel import CelEvaluator
 from conformance.model.cel import (
     attribute_name_problem,
     attribute_ref,
     capacity_at_least,
     cel_string,
-    parse_simple_selector,
     resolve_name,
 )
-from conformance.model.devices import kind_device_sets, matching_devices, published_devices
+from conformance.model.devices import (
+    PublishedDevice,
+    kind_device_sets,
+    matching_devices,
+    published_devices,
+)
 from conformance.model.profile import SUITE_ROOT
 from conformance.model.profile_parse import load_profile
 
 D = "fake.dra-conformance.io"
+FA = {"w1/fa80-0", "w2/fa24-0", "w2/fa24-1"}  # the fa-* devices of _slices()
 
 
 def test_references() -> None:
@@ -59,54 +66,56 @@ def test_unqualified_names_resolve_in_the_driver_domain() -> None:
     assert resolve_name("other.io/model", D) == "other.io/model"
 
 
+@pytest.mark.usefixtures("cel")
 @pytest.mark.parametrize(
-    "expression",
+    ("expression", "expected"),
     [
-        f'device.attributes["{D}"].model >= "fa-80"',
-        f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0',
-        'device.driver == "x" || device.driver == "y"',
-        '!(device.driver == "x")',
-        f'device.attributes["{D}"].model == "fa-80" &&',
-        f'device.attributes["{D}"].model in ["fa-80"]',
-        "device.driver == device.driver",
-        "",
+        (f'device.attributes["{D}"].model >= "fa-80"', {"w1/fa80-0", "w1/ff16-0"}),
+        (f'device.capacity["{D}"].memory.compareTo(quantity("24Gi")) >= 0', {"w1/fa80-0"}),
+        (f'device.driver == "x" || device.attributes["{D}"].model == "ff-16"', {"w1/ff16-0"}),
+        (f'!(device.attributes["{D}"].type == "accelerator")', {"w1/ff16-0"}),
+        (f'device.attributes["{D}"].model in ["fa-80", "fa-24"]', FA),
+        (f'device.attributes["{D}"].model.startsWith("fa-")', FA),
+        ('device.attributes["other.io"].model == "fa-80"', set()),  # no such domain: an error
+        ("device.driver == device.driver", FA | {"w1/ff16-0"}),
+        (f'device.attributes["{D}"].model == "fa-80" &&', set()),  # does not compile
     ],
 )
-def test_beyond_the_evaluator_is_unknown(expression: str) -> None:
-    assert parse_simple_selector(expression) is None
+def test_any_selector_is_evaluated_exactly(expression: str, expected: set[str]) -> None:
+    assert matching_devices([expression], published_devices(_slices(), D), D) == expected
 
 
+@pytest.mark.usefixtures("cel")
 def test_equalities_match_like_cel() -> None:
-    sel = parse_simple_selector(
+    attrs = {"type": "accelerator", "numaNode": 0, "x": True}
+    devices = published_devices(
+        [
+            resource_slice(
+                "w1",
+                D,
+                "w1",
+                [
+                    slice_device("ok", D, **attrs),
+                    slice_device("numa1", D, **{**attrs, "numaNode": 1}),
+                    slice_device("x1", D, **{**attrs, "x": 1}),  # CEL: true != 1
+                    slice_device("nonuma", D, type="accelerator", x=True),  # missing: no match
+                ],
+            )
+        ],
+        D,
+    )
+    selector = (
         f'device.driver == "{D}" && (device.attributes["{D}"]["type"] == "accelerator") '
         f'&& 0 == device.attributes["{D}"].numaNode && device.attributes["{D}"].x == true'
     )
-    assert sel is not None
-    attrs = {f"{D}/type": "accelerator", f"{D}/numaNode": 0, f"{D}/x": True}
-    assert sel.matches(D, attrs)
-    assert not sel.matches("other.io", attrs)
-    assert not sel.matches(D, {**attrs, f"{D}/numaNode": 1})
-    assert not sel.matches(D, {**attrs, f"{D}/x": 1})  # CEL: true != 1
-    assert not sel.matches(D, {f"{D}/type": "accelerator", f"{D}/x": True})  # missing attribute
+    assert matching_devices([selector], devices, D) == {"w1/ok"}
+    assert matching_devices([selector], devices, "other.io") == frozenset()
 
 
-def test_inequalities_match_like_cel() -> None:
-    sel = parse_simple_selector(
-        f'device.driver == "{D}" && device.attributes["{D}"].type != "shared" && 1 != '
-        f'device.attributes["{D}"].numaNode'
-    )
-    assert sel is not None
-    attrs = {f"{D}/type": "accelerator", f"{D}/numaNode": 0}
-    assert sel.matches(D, attrs)
-    assert not sel.matches(D, {**attrs, f"{D}/type": "shared"})
-    assert not sel.matches(D, {**attrs, f"{D}/numaNode": 1})
-    assert sel.matches(D, {**attrs, f"{D}/numaNode": "1"})  # CEL: "1" != 1
-    assert not sel.matches(D, {f"{D}/numaNode": 0})  # missing attribute: an error, no match
-
-
-def test_string_literals_may_contain_operators() -> None:
-    sel = parse_simple_selector("device.driver == 'a && b'")
-    assert sel is not None and sel.matches("a && b", {})
+def test_string_literals_may_contain_operators(cel: CelEvaluator) -> None:
+    assert matching_devices(
+        ["device.driver == 'a && b'"], [PublishedDevice("p", "d", None)], "a && b"
+    ) == {"p/d"}
 
 
 def _slices() -> list[dict]:
@@ -143,11 +152,14 @@ def test_published_devices_keep_the_newest_generation_of_the_driver() -> None:
     assert devices[0].attributes[f"{D}/model"] == "fa-80"
 
 
+@pytest.mark.usefixtures("cel")
 def test_version_attributes_never_equal_strings() -> None:
     s = resource_slice("w1", D, "w1", [{"name": "d", "attributes": {"fw": {"version": "1.0.0"}}}])
     devices = published_devices([s], D)
     assert devices[0].attributes == {f"{D}/fw": "1.0.0"}
     assert matching_devices([f'device.attributes["{D}"].fw == "1.0.0"'], devices, D) == frozenset()
+    newer = f'device.attributes["{D}"].fw.isGreaterThan(semver("0.9.0"))'
+    assert matching_devices([newer], devices, D) == {"w1/d"}
 
 
 def test_kind_device_sets_of_the_fake_profile() -> None:
@@ -174,7 +186,7 @@ def test_kind_device_sets_of_the_fake_profile() -> None:
     assert sets["small"] == {"w2/fa24-0", "w2/fa24-1"}
     assert sets["fpga"] == {"w1/ff16-0"}
     assert sets["class:accelerator"] == {"w1/fa80-0", "w2/fa24-0", "w2/fa24-1"}
-    assert sets["class:partition"] is None  # `in` is beyond the evaluator: unknown
+    assert sets["class:partition"] == frozenset()  # no device has type "partition"
     assert sets["extended-resource"] == frozenset()  # class does not exist: nothing
     # The first and second selector under their scenario-side names.
     assert sets["selector:kind-a"] == sets["large"]

@@ -48,7 +48,6 @@ SETS = {
     "default": frozenset({"w1/a", "w1/b", "w2/c"}),
     "big": frozenset({"w1/a"}),
     "small": frozenset({"w1/b", "w2/c"}),
-    "weird": None,  # a selector beyond the local evaluator
 }
 CTX = multiprocessing.get_context("fork")
 
@@ -195,15 +194,6 @@ def test_default_lease_counts_against_the_kinds_it_overlaps(tmp_path: Path) -> N
     assert broker.holders() == []
 
 
-def test_unknown_kind_is_leased_alone(tmp_path: Path) -> None:
-    broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
-    held = broker.acquire("a", [DeviceNeed("small")], timeout=1)
-    with pytest.raises(LeaseTimeout):
-        broker.acquire("b", [DeviceNeed("weird")], timeout=0.2)
-    broker.release(held)
-    broker.release(broker.acquire("b", [DeviceNeed("weird")], timeout=0.2))
-
-
 def test_a_timed_out_waiter_leaves_no_trace(tmp_path: Path) -> None:
     broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
     held = broker.acquire("a", [DeviceNeed("big")], timeout=1)
@@ -224,7 +214,7 @@ def test_a_timed_out_waiter_leaves_no_trace(tmp_path: Path) -> None:
         ),
         (
             DeviceNeed("huge"),
-            "unknown device kind 'huge'\n  -> use one of: big, default, small, weird",
+            "unknown device kind 'huge'\n  -> use one of: big, default, small",
         ),
         (DeviceNeed("big", 0), "device count for 'big' must be >= 1 or 'all', got 0"),
     ],
@@ -259,7 +249,7 @@ def test_a_node_lease_excludes_device_leases_that_could_land_on_its_node(tmp_pat
     broker = _nodes_broker(tmp_path)
     node = broker.acquire("drain", [], nodes=["w2"], timeout=1)
     # default and small have a device on w2: the scheduler could put their pods there.
-    for kind in ("default", "small", "weird"):
+    for kind in ("default", "small"):
         with pytest.raises(LeaseTimeout):
             broker.acquire(kind, [DeviceNeed(kind)], timeout=0.1)
     # big lives on w1 only: it runs beside the node lease.
@@ -395,7 +385,6 @@ def test_a_test_that_restarts_no_kubelet_takes_a_marked_node_first(tmp_path: Pat
 PIN_SETS = {
     "default": frozenset({"a/1", "a/2", "b/1", "b/2"}),
     "one": frozenset({"a/1", "b/1"}),
-    "weird": None,
 }
 PIN_NODES = {"a/1": "a", "a/2": "a", "b/1": "b", "b/2": "b"}
 
@@ -420,7 +409,6 @@ def test_needs_no_node_can_hold_are_leased_cluster_wide(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
     assert broker.pin_candidates([DeviceNeed("default", 3)]) == []
     assert broker.pin_candidates([DeviceNeed("one", ALL)]) == []
-    assert broker.pin_candidates([DeviceNeed("weird")]) == []
     assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == ["a", "b"]
     lease = broker.acquire("t", [DeviceNeed("default", 3)], pin=True, timeout=1)
     assert lease.node is None
@@ -579,14 +567,12 @@ def test_sole_node_is_the_node_holding_every_device_of_a_kind(tmp_path: Path) ->
         "big": frozenset({"w1/a", "w1/b"}),
         "remote": frozenset({"net/d"}),
         "none": frozenset(),
-        "weird": None,
     }
     context = _context(tmp_path, devices, sets)
     assert sole_node(context, "big") == "w1"
     assert sole_node(context, "default") is None  # on two nodes
     assert sole_node(context, "remote") is None  # of no node
     assert sole_node(context, "none") is None
-    assert sole_node(context, "weird") is None  # unknown devices
     assert sole_node(context, "typo") is None
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.model.cel import parse_simple_selector
-from conformance.model.devices import PublishedDevice
+from conformance.model.devices import PublishedDevice, matching_devices
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile_parse import load_profile
 from conformance.scenario_api.workloads import (
@@ -62,9 +61,8 @@ def test_describing_selector_is_an_equality_conjunction_of_all_attributes() -> N
         f'device.attributes["{D}"].model == "x\\"1" && '
         f'device.attributes["{D}"].virtual == false'
     )
-    parsed = parse_simple_selector(expression or "")
-    assert parsed is not None and parsed.matches(D, gpu.matchable_attributes())
-    assert not parsed.matches(D, device("gpu-1", model='x"1', index=4).matchable_attributes())
+    other = device("gpu-1", model='x"1', index=4)
+    assert matching_devices([expression or ""], [gpu, other], D) == {gpu.id}
 
 
 def test_describing_selector_of_a_device_without_attributes() -> None:
@@ -113,9 +111,11 @@ def test_pod_ready_needs_running_and_every_container_ready() -> None:
     assert restart_count(pod("Running", True), "nope") == 0
 
 
-def test_selector_verdict_is_unknown_beyond_the_tiny_evaluator() -> None:
+def test_selector_verdict_is_the_schedulers() -> None:
     gpu = device("gpu-0", model="m")
     assert selector_verdict(None, gpu, D) is True
     assert selector_verdict(f'device.attributes["{D}"].model == "m"', gpu, D) is True
     assert selector_verdict(f'device.attributes["{D}"].model == "n"', gpu, D) is False
-    assert selector_verdict(f'device.attributes["{D}"].model in ["m"]', gpu, D) is None
+    assert selector_verdict(f'device.attributes["{D}"].model in ["m"]', gpu, D) is True
+    assert selector_verdict(f'device.attributes["{D}"].model.endsWith("n")', gpu, D) is False
+    assert selector_verdict(f'device.attributes["{D}"].index == 0', gpu, D) is False  # no index
