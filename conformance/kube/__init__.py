@@ -4,6 +4,7 @@
 | module           | owns                                                                    |
 |------------------|-------------------------------------------------------------------------|
 | `client`         | API clients from a kubeconfig and context, once per process             |
+| `field_manager`  | `dra-conformance`, the field manager (and User-Agent) of every write     |
 | `apply`          | server-side apply and ordered deletion of manifests (dynamic client)    |
 | `objects`        | create and delete builder dicts by kind                                 |
 | `builders`       | plain-dict objects scenarios create, labelled with the run and test     |

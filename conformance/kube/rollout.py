@@ -17,6 +17,7 @@ from typing import Any
 
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import brief, daemonset_pods
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.readiness import daemonset_state
 from conformance.kube.state import pod_is_ready
 
@@ -69,6 +70,7 @@ def set_template(k8s: K8sClients, namespace: str, name: str, template: Mapping[s
         name,
         namespace,
         [{"op": "replace", "path": "/spec/template", "value": dict(template)}],
+        field_manager=FIELD_MANAGER,
         _content_type="application/json-patch+json",
     )
     return int(k8s.to_dict(patched)["metadata"]["generation"])
