@@ -16,6 +16,7 @@
 | `readiness`      | is a driver ready the way its profile says                              |
 | `daemonsets`     | a DaemonSet's pod on one node: find, restart, await                     |
 | `rollout`        | a DaemonSet's pod template changed and restored, its rollout followed   |
+| `ownership`      | field ownership the harness's patches took, given back to its owners     |
 | `drain`          | cordon, drain (Eviction API), uncordon                                  |
 | `nodes`          | delete a Node object and bring the node back (kind)                     |
 | `kubelet`        | what a node's kubelet says about DRA (node proxy)                       |
