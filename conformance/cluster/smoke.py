@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from kubernetes import client, config
 
 from conformance.cluster.kindconfig import CONTROL_PLANE_LABEL
+from conformance.kube.field_manager import FIELD_MANAGER, identify
 from conformance.kube.waits import WaitTimeout, wait_until
 
 DRA_RESOURCES = (
@@ -35,7 +36,7 @@ class SmokeResult:
 
 
 def _api_client(kubeconfig: str) -> client.ApiClient:
-    return config.new_client_from_config(config_file=kubeconfig)
+    return identify(config.new_client_from_config(config_file=kubeconfig))
 
 
 def served_resources(api: client.ApiClient) -> list[str]:
@@ -82,12 +83,12 @@ def run_smoke(kubeconfig: str, workload_image: str, timeout_s: float = 120) -> S
         n.metadata.name for n in nodes if CONTROL_PLANE_LABEL not in (n.metadata.labels or {})
     )
     namespace = f"dra-smoke-{uuid.uuid4().hex[:6]}"
-    core.create_namespace({"metadata": {"name": namespace}})
+    core.create_namespace({"metadata": {"name": namespace}}, field_manager=FIELD_MANAGER)
     try:
         pods = {}
         for node in result.workers:
             pod = _probe_pod(f"probe-{node}"[:60], node, workload_image)
-            core.create_namespaced_pod(namespace, pod)
+            core.create_namespaced_pod(namespace, pod, field_manager=FIELD_MANAGER)
             pods[node] = pod["metadata"]["name"]
         pending = dict(pods)
 

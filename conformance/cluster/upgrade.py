@@ -31,6 +31,7 @@ from conformance.cluster.versions import NodeVersions
 from conformance.errors import ClusterError
 from conformance.kube import drain as kube_drain
 from conformance.kube.client import K8sClients
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import WaitTimeout, wait_until
 from conformance.progress import Progress
 
@@ -202,7 +203,9 @@ class KindUpgrade:
             if not cm.data or key not in cm.data:
                 continue  # kube-proxy's ConfigMap is absent when kube-proxy is off
             body = {"data": {key: rewrite(cm.data[key], self.version)}}
-            self.k8s.core.patch_namespaced_config_map(name, "kube-system", body)
+            self.k8s.core.patch_namespaced_config_map(
+                name, "kube-system", body, field_manager=FIELD_MANAGER
+            )
 
     # --- step 2: the control plane ----------------------------------------------------------
 

@@ -19,6 +19,7 @@ from conformance.faults.interface import (
 )
 from conformance.faults.spec import FaultSpec
 from conformance.kube.builders import Builders
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import wait_until
 
 # The device-taint controller in kube-controller-manager writes this condition for every rule
@@ -88,7 +89,11 @@ class DeviceTaintRuleInjector(InjectorBase):
             raise ValueError(f"effect {effect!r} must be one of {TAINT_EFFECTS}")
         name = f"{self.name_prefix}-{_dns_part(self.run_id)}"[:200] + f"-{uuid.uuid4().hex[:10]}"
         self.custom.create_cluster_custom_object(
-            self.group, self.version, self.plural, self.rule_body(name, device, key, value, effect)
+            self.group,
+            self.version,
+            self.plural,
+            self.rule_body(name, device, key, value, effect),
+            field_manager=FIELD_MANAGER,
         )
         self.created[name] = (device, key)
         self._await_acknowledged(name)

@@ -29,6 +29,16 @@ HELM_NOT_OWNER_REMEDY = (
     "install first (dra-conformance driver uninstall --profile <the profile that installed it>)"
 )
 
+# Server-side apply (helm 4) refuses to take fields another manager set. The harness gives back
+# what it changes on the driver's objects, so only a run stopped mid-change (or someone's
+# kubectl edit) leaves such a manager; the harness never forces past it.
+HELM_CONFLICT_REMEDY = (
+    "another field manager (named in the error) changed fields of the release's objects; "
+    "if it is dra-conformance, a run was stopped while it changed the driver: put the "
+    "chart's version back with `helm upgrade --force-conflicts` (same release, chart and "
+    "values) once, then run again"
+)
+
 
 @dataclass(frozen=True)
 class HelmCommand:
@@ -151,6 +161,8 @@ def run_helm(command: HelmCommand, what: str, remedy: str) -> None:
         lines = (result.stderr or result.stdout).strip().splitlines() or ["(no output)"]
         if "invalid ownership metadata" in lines[-1]:
             remedy = HELM_NOT_OWNER_REMEDY
+        elif "Apply failed with" in lines[-1] and "conflict" in lines[-1]:
+            remedy = HELM_CONFLICT_REMEDY
         raise InstallError(f"{what} failed: {lines[-1]} (command: {command})", remedy)
 
 

@@ -4,6 +4,7 @@
 | module           | owns                                                                    |
 |------------------|-------------------------------------------------------------------------|
 | `client`         | API clients from a kubeconfig and context, once per process             |
+| `field_manager`  | `dra-conformance`, the field manager (and User-Agent) of every write     |
 | `apply`          | server-side apply and ordered deletion of manifests (dynamic client)    |
 | `objects`        | create and delete builder dicts by kind                                 |
 | `builders`       | plain-dict objects scenarios create, labelled with the run and test     |
@@ -15,6 +16,7 @@
 | `readiness`      | is a driver ready the way its profile says                              |
 | `daemonsets`     | a DaemonSet's pod on one node: find, restart, await                     |
 | `rollout`        | a DaemonSet's pod template changed and restored, its rollout followed   |
+| `ownership`      | field ownership the harness's patches took, given back to its owners     |
 | `drain`          | cordon, drain (Eviction API), uncordon                                  |
 | `nodes`          | delete a Node object and bring the node back (kind)                     |
 | `kubelet`        | what a node's kubelet says about DRA (node proxy)                       |

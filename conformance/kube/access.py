@@ -14,6 +14,7 @@ from typing import Any
 from kubernetes import client as k8s_client
 
 from conformance.kube.client import K8sClients
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.model.driver_workloads import (
     DriverMarks,
     accounts_of_workloads,
@@ -37,7 +38,9 @@ def review(api_client: Any, account: ServiceAccountRef, check: AccessCheck) -> t
             "resourceAttributes": check.resource_attributes(),
         },
     }
-    result = k8s_client.AuthorizationV1Api(api_client).create_subject_access_review(body)
+    result = k8s_client.AuthorizationV1Api(api_client).create_subject_access_review(
+        body, field_manager=FIELD_MANAGER
+    )
     status = result.status
     return bool(status.allowed), str(status.reason or status.evaluation_error or "")
 

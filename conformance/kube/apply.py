@@ -21,9 +21,9 @@ from kubernetes.dynamic.discovery import LazyDiscoverer
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 from kubernetes.dynamic.resource import Resource
 
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import WaitTimeout, wait_until
 
-FIELD_MANAGER = "dra-conformance"
 # Objects others depend on go first (as helm orders an install); the rest keep their order.
 KIND_ORDER = (
     "Namespace",

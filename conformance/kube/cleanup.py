@@ -24,6 +24,7 @@ from conformance.kube import objects, state
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
 from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import WaitTimeout, wait_for_deleted, wait_until
 from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
 
@@ -215,7 +216,7 @@ def uncordon_run_nodes(k8s: K8sClients, run_id: str, *, pid: int | None = None) 
             },
         }
         try:
-            k8s.core.patch_node(node.metadata.name, patch)
+            k8s.core.patch_node(node.metadata.name, patch, field_manager=FIELD_MANAGER)
         except ApiException as exc:
             if exc.status != 404:  # a deleted node has nothing left to uncordon
                 raise

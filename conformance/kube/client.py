@@ -15,6 +15,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 
 from conformance.errors import ClusterError
+from conformance.kube.field_manager import identify
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class K8sClients:
 
 
 def clients_for(api_client: Any) -> K8sClients:
+    """The typed APIs over `api_client`, which from now on writes as the harness's field
+    manager (conformance.kube.field_manager)."""
+    identify(api_client)
     return K8sClients(
         api_client=api_client,
         core=k8s.CoreV1Api(api_client),

@@ -32,6 +32,7 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import render_state
 from conformance.model.naming import CORDONED_BY_LABEL
 from conformance.report.steps import attach_yaml, step
@@ -101,8 +102,8 @@ def cordon(k8s: K8sClients, node: str, run_id: str) -> bool:
             "labels": {CORDONED_BY_LABEL: run_id},
             "annotations": {CORDONED_BY_PID_ANNOTATION: str(os.getpid())},
         }
-        k8s.core.patch_node(node, {"metadata": record})
-        k8s.core.patch_node(node, {"spec": {"unschedulable": True}})
+        k8s.core.patch_node(node, {"metadata": record}, field_manager=FIELD_MANAGER)
+        k8s.core.patch_node(node, {"spec": {"unschedulable": True}}, field_manager=FIELD_MANAGER)
         return True
 
 
@@ -118,6 +119,7 @@ def uncordon(k8s: K8sClients, node: str) -> None:
                         "annotations": {CORDONED_BY_PID_ANNOTATION: None},
                     },
                 },
+                field_manager=FIELD_MANAGER,
             )
         except ApiException as exc:
             if exc.status != 404:  # a deleted node has nothing left to uncordon
@@ -171,7 +173,9 @@ def _evict(k8s: K8sClients, pod: PodRef) -> EvictionAttempt:
         "deleteOptions": {"preconditions": {"uid": pod.uid}},
     }
     try:
-        k8s.core.create_namespaced_pod_eviction(pod.name, pod.namespace, body)
+        k8s.core.create_namespaced_pod_eviction(
+            pod.name, pod.namespace, body, field_manager=FIELD_MANAGER
+        )
     except ApiException as exc:
         if exc.status in (404, 409, 429):  # gone / UID changed / budget refuses for now
             return EvictionAttempt(pod, exc.status, time.time(), str(exc.body or exc.reason))

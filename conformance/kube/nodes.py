@@ -20,6 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.kube.drain import is_daemonset_pod
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import wait_until
 
 CONTROLLER_TAINT_PREFIX = "node.kubernetes.io/"
@@ -160,7 +161,7 @@ def restore_metadata(k8s: K8sClients, snapshot: NodeSnapshot) -> None:
     if snapshot.unschedulable and not spec.get("unschedulable"):
         patch.setdefault("spec", {})["unschedulable"] = True
     if patch:
-        k8s.core.patch_node(snapshot.name, patch)
+        k8s.core.patch_node(snapshot.name, patch, field_manager=FIELD_MANAGER)
 
 
 def restart_pod_network_daemon_pods(k8s: K8sClients, node: str) -> list[str]:

@@ -18,6 +18,7 @@ from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from conformance.kube.apply import dynamic_client
 from conformance.kube.client import K8sClients
+from conformance.kube.field_manager import FIELD_MANAGER
 
 # The API version a kind means when the caller names none (the builders always set one).
 DEFAULT_API_VERSIONS = {
@@ -75,8 +76,9 @@ def ops_for(k8s: K8sClients, kind: str, api_version: str = "") -> KindOps:
 def create(k8s: K8sClients, body: Mapping[str, Any]) -> dict[str, Any]:
     ops = ops_for(k8s, body["kind"], body.get("apiVersion", ""))
     if ops.namespaced:
-        return ops.create(body["metadata"]["namespace"], dict(body)).to_dict()
-    return ops.create(dict(body)).to_dict()
+        namespace = body["metadata"]["namespace"]
+        return ops.create(namespace, dict(body), field_manager=FIELD_MANAGER).to_dict()
+    return ops.create(dict(body), field_manager=FIELD_MANAGER).to_dict()
 
 
 def delete(

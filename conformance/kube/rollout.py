@@ -1,5 +1,6 @@
-"""A DaemonSet's pod template changed and put back, and its rolling update followed node by
-node: when each node's old pod stopped serving and when its replacement became ready.
+"""A DaemonSet's pod template changed and put back (with the field ownership the change took
+given back), and its rolling update followed node by node: when each node's old pod stopped
+serving and when its replacement became ready.
 
 Rollout done is what `kubectl rollout status` checks, on the DaemonSetStatus fields of
 k8s.io/api@v0.37.2 apps/v1: `status.observedGeneration` >= `metadata.generation`, and
@@ -17,6 +18,8 @@ from typing import Any
 
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import brief, daemonset_pods
+from conformance.kube.field_manager import FIELD_MANAGER
+from conformance.kube.ownership import give_back
 from conformance.kube.readiness import daemonset_state
 from conformance.kube.state import pod_is_ready
 
@@ -69,9 +72,33 @@ def set_template(k8s: K8sClients, namespace: str, name: str, template: Mapping[s
         name,
         namespace,
         [{"op": "replace", "path": "/spec/template", "value": dict(template)}],
+        field_manager=FIELD_MANAGER,
         _content_type="application/json-patch+json",
     )
     return int(k8s.to_dict(patched)["metadata"]["generation"])
+
+
+def managed_fields(daemonset: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list((daemonset.get("metadata") or {}).get("managedFields") or [])
+
+
+def give_back_ownership(
+    k8s: K8sClients, namespace: str, name: str, original: list[dict[str, Any]]
+) -> bool:
+    """After the original template is back: the fields the harness's patches took go back to
+    the managers that owned them in `original` (the DaemonSet's managedFields before), so
+    the vendor's tooling applies its next version without a conflict (kube/ownership.py)."""
+    return give_back(
+        lambda: read_daemonset(k8s, namespace, name),
+        lambda patch: k8s.apps.patch_namespaced_daemon_set(
+            name,
+            namespace,
+            patch,
+            field_manager=FIELD_MANAGER,
+            _content_type="application/json-patch+json",
+        ),
+        original,
+    )
 
 
 @dataclass

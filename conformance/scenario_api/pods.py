@@ -10,6 +10,7 @@ from typing import Any
 
 from conformance.kube import harness_causes, objects, state, waits
 from conformance.kube.builders import PodClaim
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.model.outcome import HarnessError
 from conformance.report.steps import attach_yaml, step
 from conformance.scenario_api.placement import PlacementError
@@ -272,7 +273,10 @@ class PodOps(WorkloadScope):
         with step(f"touch pod {self.ref(name)} so the kubelet retries its prepare (#{attempt})"):
             value = f"#{attempt} at {time.time():.3f}"
             self.k8s.core.patch_namespaced_pod(
-                name, self.namespace, {"metadata": {"annotations": {RETRY_ANNOTATION: value}}}
+                name,
+                self.namespace,
+                {"metadata": {"annotations": {RETRY_ANNOTATION: value}}},
+                field_manager=FIELD_MANAGER,
             )
 
     def reader_retrying_prepare(self, name: str) -> Callable[[], dict[str, Any] | None]:

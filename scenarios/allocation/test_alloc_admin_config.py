@@ -18,6 +18,7 @@ from conformance.kube import state
 from conformance.kube.builders import Builders, container
 from conformance.kube.claim_requests import opaque_config, request
 from conformance.kube.client import K8sClients
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.objects import ClusterObjects
 from conformance.model.devices import class_expressions
 from conformance.model.opaque_config import expectation_problems, last_opaque_block, shown_text
@@ -35,7 +36,9 @@ def admin_flags(env: Mapping[str, str]) -> dict[str, str]:
 @pytest.mark.dra_devices("default")
 def test_admin_access_claim_gets_a_device_in_use(workload: Workloads, k8s: K8sClients) -> None:
     k8s.core.patch_namespace(
-        workload.namespace, {"metadata": {"labels": {ADMIN_NAMESPACE_LABEL: "true"}}}
+        workload.namespace,
+        {"metadata": {"labels": {ADMIN_NAMESPACE_LABEL: "true"}}},
+        field_manager=FIELD_MANAGER,
     )
     workload.claim("user")
     workload.run("user", ["user"], abort_on_prepare_failure=True)

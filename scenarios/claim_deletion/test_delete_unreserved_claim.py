@@ -15,6 +15,7 @@ from deletion_checks import DELETE_PROTECTION, uid
 
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.device_reuse import ReuseProbe, all_claims, holders
 from conformance.scenario_api.workloads import Workloads
@@ -42,7 +43,10 @@ def test_deleting_unreserved_allocated_claim_frees_its_device(
     request = "dev"
     workload.claim("unreserved", [workload.device_request("default", name=request)])
     k8s.resource.patch_namespaced_resource_claim(
-        "unreserved", ns, {"metadata": {"finalizers": [DELETE_PROTECTION]}}
+        "unreserved",
+        ns,
+        {"metadata": {"finalizers": [DELETE_PROTECTION]}},
+        field_manager=FIELD_MANAGER,
     )
     allocation = {
         "devices": {
@@ -66,7 +70,7 @@ def test_deleting_unreserved_allocated_claim_frees_its_device(
         },
     }
     k8s.resource.patch_namespaced_resource_claim_status(
-        "unreserved", ns, {"status": {"allocation": allocation}}
+        "unreserved", ns, {"status": {"allocation": allocation}}, field_manager=FIELD_MANAGER
     )
     unreserved = workload.read_claim("unreserved")
     assert [r.device_id for r in state.allocation_results(unreserved)] == [device.id], (

@@ -1,6 +1,8 @@
 """Fixtures of the driver-update suite: change the pod template of the driver's kubelet-plugin
 DaemonSet (profile readiness.daemonSet), follow the rollout node by node, and always put the
-original template back, waiting until it is rolled out and the driver is ready again.
+original template back, waiting until it is rolled out and the driver is ready again. The
+fields the change took from the DaemonSet's managers (the image Helm applied) go back to them,
+so the vendor's next `helm upgrade` or server-side apply meets no conflict with the harness.
 
 Lease: a rolling update replaces the plugin pod of every node, so the tests lease the cluster
 whole (`dra_devices(..., exclusive=True)`: run last, alone); a node lease would leave other
@@ -50,6 +52,7 @@ class DriverUpdates:
                 "run the driver with updateStrategy RollingUpdate for this requirement",
             )
         self.original: dict[str, Any] = daemonset["spec"]["template"]
+        self.original_owners = rollout.managed_fields(daemonset)
         self.changed = False
         self.changes = 0
 
@@ -94,6 +97,8 @@ class DriverUpdates:
         with step(f"restore the original pod template of {self.ref}"):
             watch = rollout.RolloutWatch.before(self.k8s, self.namespace, self.name)
             watch.start(rollout.set_template(self.k8s, self.namespace, self.name, self.original))
+            # At once, so a rollout that never finishes still leaves the vendor's tooling free.
+            rollout.give_back_ownership(self.k8s, self.namespace, self.name, self.original_owners)
             self.wait_rolled_out(watch, "the original template")
             wait_driver_ready(
                 self.k8s, self.context.profile, timeout=self.context.timeout("driverReady")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.kube import objects, state, waits
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.model.devices import PublishedDevice
 from conformance.run.context import RunContext
 from conformance.scenario_api.workloads import Workloads
@@ -103,7 +104,10 @@ def end_pod(workload: Workloads, name: str) -> dict[str, Any]:
     """End a running pod the way a finished batch job does, without deleting it: give it an
     activeDeadlineSeconds it has already exceeded; the kubelet stops it (phase Failed)."""
     workload.k8s.core.patch_namespaced_pod(
-        name, workload.namespace, {"spec": {"activeDeadlineSeconds": 1}}
+        name,
+        workload.namespace,
+        {"spec": {"activeDeadlineSeconds": 1}},
+        field_manager=FIELD_MANAGER,
     )
     return waits.wait_for_pod_phase(
         workload.k8s, workload.namespace, name, "Failed", timeout=workload.timeout("podDeleted")
@@ -176,4 +180,5 @@ class HeldPods:
                         "value": [f for f in finalizers if f != HOLD_FINALIZER],
                     }
                 ],
+                field_manager=FIELD_MANAGER,
             )

@@ -15,6 +15,7 @@ from preemption_checks import HeldPods, Priorities, disruption_target, free_cpu
 
 from conformance.kube import state, waits
 from conformance.kube.builders import container
+from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.workloads import MAIN, Workloads
 
@@ -48,7 +49,9 @@ def test_cpu_preemption_still_works(
     held_pods.create(cpu_pod("victim", victim_m, priorities.low))
     workload.wait_running("victim")
     workload.k8s.core.create_namespaced_pod(
-        workload.namespace, cpu_pod("preemptor", preemptor_m, priorities.high)
+        workload.namespace,
+        cpu_pod("preemptor", preemptor_m, priorities.high),
+        field_manager=FIELD_MANAGER,
     )
 
     # The scheduler sets the condition first, then deletes the victim (held by our finalizer).

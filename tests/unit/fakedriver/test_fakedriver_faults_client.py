@@ -196,7 +196,8 @@ class FakeCustom:
         self.calls: list[tuple] = []
         self.stalled = False
 
-    def create_cluster_custom_object(self, group, version, plural, body):
+    def create_cluster_custom_object(self, group, version, plural, body, field_manager=None):
+        assert field_manager == "dra-conformance"
         self.calls.append(("create", group, version, plural))
         self.rules[body["metadata"]["name"]] = body
         return body

@@ -142,6 +142,19 @@ def test_an_install_helm_does_not_own_gets_a_remedy_that_says_so() -> None:
     assert "already installed by other means" in info.value.remedy
 
 
+def test_a_field_manager_conflict_gets_a_remedy_that_names_the_way_out() -> None:
+    last = (
+        "Error: UPGRADE FAILED: conflict occurred while applying object ns/ds apps/v1, "
+        'Kind=DaemonSet: Apply failed with 1 conflict: conflict with "dra-conformance" using '
+        'apps/v1: .spec.template.spec.containers[name="plugin"].image'
+    )
+    script = f"echo '{last}' >&2; exit 1"
+    with pytest.raises(InstallError) as info:
+        helm.run_helm(HelmCommand(("sh", "-c", script)), "helm install", "generic")
+    assert 'conflict with "dra-conformance"' in info.value.problem
+    assert "--force-conflicts" in info.value.remedy
+
+
 def test_helm_values_reach_stdin() -> None:
     helm.run_helm(HelmCommand(("sh", "-c", 'test "$(cat)" = "a: 1"'), "a: 1"), "x", "")
 
