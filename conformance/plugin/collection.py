@@ -104,15 +104,15 @@ def with_new_marker_names(item: ItemView) -> ItemView:
 def parse_devices(
     item: ItemView, kinds: Iterable[str] | None = None
 ) -> tuple[list[DeviceNeed], bool, list[str]]:
-    """`dra_devices(kind, count=1, exclusive=False, across_nodes=False)` marks -> (needs,
-    exclusive, problems); `across_nodes_wanted` reads the last flag."""
+    """`dra_devices(kind, count=1, exclusive=False, across_nodes=False, guard=False)` marks ->
+    (needs, exclusive, problems); `across_nodes_wanted` reads across_nodes."""
     needs: list[DeviceNeed] = []
     exclusive = False
     problems: list[str] = []
     known = list(kinds) if kinds is not None else None
     for args, kwargs in item.marks(DEVICES_MARK):
-        form = f"{DEVICES_MARK}(kind, count=1, exclusive=False, across_nodes=False)"
-        extra = set(kwargs) - {"kind", "count", "exclusive", "across_nodes"}
+        form = f"{DEVICES_MARK}(kind, count=1, exclusive=False, across_nodes=False, guard=False)"
+        extra = set(kwargs) - {"kind", "count", "exclusive", "across_nodes", "guard"}
         kind = args[0] if args else kwargs.get("kind")
         count = args[1] if len(args) > 1 else kwargs.get("count", 1)
         excl = args[2] if len(args) > 2 else kwargs.get("exclusive", False)
@@ -137,10 +137,13 @@ def parse_devices(
                 f"an integer >= 1 or 'all'"
             )
             continue
-        if not isinstance(kwargs.get("across_nodes", False), bool):
+        bad_flags = [
+            f for f in ("across_nodes", "guard") if not isinstance(kwargs.get(f, False), bool)
+        ]
+        if bad_flags:
             problems.append(
-                f"{item.nodeid}: {DEVICES_MARK}({kind!r}, across_nodes=...): "
-                "across_nodes must be True or False"
+                f"{item.nodeid}: {DEVICES_MARK}({kind!r}, {bad_flags[0]}=...): "
+                f"{bad_flags[0]} must be True or False"
             )
             continue
         if not isinstance(excl, bool):
@@ -149,7 +152,7 @@ def parse_devices(
                 "exclusive must be True or False"
             )
             continue
-        needs.append(DeviceNeed(kind, count))
+        needs.append(DeviceNeed(kind, count, guard=kwargs.get("guard", False)))
         exclusive = exclusive or excl
     return needs, exclusive, problems
 

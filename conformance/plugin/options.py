@@ -19,11 +19,12 @@ from conformance.report.options import add_report_options
 MARKERS = (
     f"{REQUIREMENT_MARK}(id): the catalog requirement (scenarios/requirements.yaml) this test "
     "verifies",
-    f"{DEVICES_MARK}(kind, count=1, exclusive=False, across_nodes=False): devices of a profile "
-    "device kind the test needs; count may be 'all'. They are leased on one node that publishes "
-    "enough of them, and the test's pods are pinned there (device_lease.node), unless "
-    "across_nodes=True (the pods must span nodes). exclusive=True waits until no other test "
-    "holds any device (such tests run last). Repeatable.",
+    f"{DEVICES_MARK}(kind, count=1, exclusive=False, across_nodes=False, guard=False): devices "
+    "of a profile device kind the test needs; count may be 'all'. They are leased on one node "
+    "that publishes enough of them, and the test's pods are pinned there (device_lease.node), "
+    "unless across_nodes=True (the pods must span nodes). exclusive=True waits until no other "
+    "test holds any device (such tests run last). guard=True: no other test may be allocated a "
+    "device of the kind where this test's pods go (a device reuse probe). Repeatable.",
     f'{NODE_EXCLUSIVE_MARK}(kind="default", at_least=1, restarts_kubelet=False): the test leases '
     "one node whole (one with at least at_least node-local devices of kind); device_lease.node "
     "names it. restarts_kubelet=True: never a node with a no-kubelet-restart mark. "

@@ -33,6 +33,14 @@ exclusive waiter holds everyone back (after a minute's patience). Backfill: a la
 may still go first when, by earlier runs' durations, it ends well before the holders keeping
 the waiter out do. Holders whose process died are dropped, so a killed worker does not wedge
 the run.
+
+Guarded devices (`DeviceNeed.guard`, `dra_devices(..., guard=True)`): every device a guarded
+need may be allocated (its kind on the lease's node; anywhere for a cluster-scope lease) is
+the lease's alone: no other lease whose pods could be allocated one of them is held beside it,
+as for a node leased whole (and a waiting one reserves its node the same way). A test that
+releases a device and proves, with a probe claim, that the device is allocated again needs
+this: the probe asks for the device and every look-alike of it (CEL cannot name a device), and
+under counts alone another test could be allocated one of them the moment it is freed.
 """
 
 from __future__ import annotations
@@ -80,6 +88,7 @@ class LeaseTimeout(ConformanceError):
 class DeviceNeed:
     kind: str
     count: int | str = 1  # an int >= 1, or ALL
+    guard: bool = False  # no other lease may reach a device of the kind this one may get
 
     def __str__(self) -> str:
         return f"{self.kind}×{self.count}"
@@ -95,6 +104,8 @@ class DeviceLease:
     node: str | None = None  # where the test's pods go: the node leased whole, or pinned to
     book: Path | None = None  # the lease book's directory (node marks live there too)
     whole: bool = False  # `node` is leased whole (dra_node_exclusive), not only devices on it
+    # devices no other lease may be allocated while this one is held (guarded needs, whole node)
+    guarded: frozenset[str] = frozenset()
 
 
 def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
@@ -204,7 +215,11 @@ class DeviceLeaseBroker:
         """The node a pinned lease holds, or every node it may get while it waits."""
         if self._scope_of(entry) != "node":
             return set()
-        return {entry["node"]} if entry.get("node") else set(entry.get("candidates") or ())
+        if entry.get("node"):
+            return {entry["node"]}
+        if entry.get("reserved"):  # a waiting lease with guarded needs
+            return {entry["reserved"]}
+        return set(entry.get("candidates") or ())
 
     def _reach(self, entry: Mapping[str, Any], need: Mapping[str, Any]) -> frozenset[str]:
         """The devices a pod of this need may be allocated."""
@@ -226,9 +241,34 @@ class DeviceLeaseBroker:
         return out
 
     def _node_conflict(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
-        """A whole node of one is a node the other holds, or could put a pod on."""
+        """A whole node of one is a node the other holds, or could put a pod on; or a device
+        one guards is a device the other could be allocated."""
         xw, yw = self._whole_nodes(x), self._whole_nodes(y)
-        return bool(xw & (yw | self._reach_nodes(y)) or yw & self._reach_nodes(x))
+        if xw & (yw | self._reach_nodes(y)) or yw & self._reach_nodes(x):
+            return True
+        return self._guard_conflict(x, y) or self._guard_conflict(y, x)
+
+    def _guarded(self, entry: Mapping[str, Any]) -> frozenset[str] | None:
+        """The devices the entry's guarded needs may be allocated (None: unknown, maybe any)."""
+        out: set[str] = set()
+        for need in entry["needs"]:
+            if need.get("guard"):
+                reach = self._reach(entry, need)
+                if reach is None:
+                    return None
+                out |= reach
+        return frozenset(out)
+
+    def _guard_conflict(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
+        """Could a pod of `y` be allocated a device `x` guards?"""
+        guarded = self._guarded(x)
+        if guarded is not None and not guarded:
+            return False
+        for need in y["needs"]:
+            reach = self._reach(y, need)
+            if guarded is None or reach is None or guarded & reach:
+                return True
+        return False
 
     def _compete(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
         """Could a device go to a need of either?"""
@@ -353,13 +393,26 @@ class DeviceLeaseBroker:
                 self._blocked_by(e, placed, held) for e in earlier
             ):
                 return node
-        if self._scope_of(me) == "whole" and not me.get("reserved") and options:
+        reserves = self._scope_of(me) == "whole" or (
+            self._scope_of(me) == "node" and any(n.get("guard") for n in me["needs"])
+        )
+        if reserves and not me.get("reserved") and options:
             # Reserve the node it can get soonest; later requests leave it alone.
             me["reserved"] = min(
                 options,
                 key=lambda n: sum(1 for h in held if self._node_conflict(h, dict(me, node=n))),
             )
         return False
+
+    def guarded_devices(self, entry: Mapping[str, Any]) -> frozenset[str]:
+        """What no other lease may be allocated while `entry` (granted) is held: its guarded
+        needs' devices, and the devices of a node it holds whole (or all, if exclusive)."""
+        if entry["exclusive"]:
+            return frozenset(self.device_nodes)
+        guarded = self._guarded(entry)
+        if guarded is None:  # an unknown set is leased alone
+            return frozenset(self.device_nodes)
+        return guarded | self._node_devices(self._whole_nodes(entry))
 
     def pin_candidates(self, needs: Sequence[DeviceNeed]) -> list[str]:
         """The nodes that publish enough devices for every need (ALL: every device of the kind)."""
@@ -451,7 +504,7 @@ class DeviceLeaseBroker:
             "holder": holder,
             "pid": os.getpid(),
             "host": self.host,
-            "needs": [{"kind": n.kind, "count": n.count} for n in needs],
+            "needs": [{"kind": n.kind, "count": n.count, "guard": n.guard} for n in needs],
             "exclusive": exclusive,
             "scope": scope,
             "candidates": candidates,
@@ -494,6 +547,7 @@ class DeviceLeaseBroker:
                             node=node,
                             book=self.state_dir,
                             whole=scope == "whole",
+                            guarded=self.guarded_devices(state["entries"][ticket]),
                         )
                     others = self._describe_others(state, ticket)
                 now = time.monotonic()

@@ -8,9 +8,12 @@ then a transition the test observes, not an assumption. After the release the pr
 get the device, run, and see it through the profile's verification - a driver that keeps a
 released device busy fails there.
 
-Under xdist another test may be scheduled onto the device the moment it is freed; that too
-proves it was allocatable again, so the wait accepts a claim the test does not own holding
-the device (reported in the result).
+The probe must get the released device itself: that the driver prepares it again is what is
+proved. So the test's device lease guards the probe's devices (`dra_devices(kind,
+guard=True)`, or a node leased whole): no other test of the run (or of another run against the
+cluster) is granted a lease whose pods could be allocated one of them. `start` checks that it
+does; a claim of somebody else holding one of them after the release is the harness's error
+(something allocates the driver's devices outside the lease book), never a pass.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice
+from conformance.model.outcome import HarnessError
 from conformance.report.steps import step
 from conformance.scenario_api.workloads import Workloads, describing_selector, look_alikes
 
@@ -46,10 +50,21 @@ def all_claims(k8s: K8sClients) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Reallocation:
-    """How the released device was seen allocatable again."""
+    """What the probe was allocated: the released device (and its look-alikes)."""
 
-    probe_results: tuple[AllocationResult, ...]  # empty when another test got the device
-    taken_by: tuple[str, str, str] | None = None  # (namespace, name, uid) of a foreign claim
+    probe_results: tuple[AllocationResult, ...]
+
+
+def unguarded(wanted: Collection[str], lease: Any) -> list[str]:
+    """The devices of `wanted` that the test's device lease (a `DeviceLease`, or None) does
+    not keep from other tests."""
+    guarded = getattr(lease, "guarded", frozenset())
+    return sorted(set(wanted) - set(guarded))
+
+
+def _lease_of(workload: Workloads) -> Any:
+    request = workload.request
+    return None if request is None else request.getfixturevalue("device_lease")
 
 
 @dataclass
@@ -76,6 +91,14 @@ class ReuseProbe:
         selector = describing_selector(device)
         kind_devices = workload.context.devices_of_kind(kind) or workload.context.devices
         alikes = look_alikes(device, kind_devices)
+        exposed = unguarded([device.id, *alikes], _lease_of(workload))
+        if exposed:
+            raise HarnessError(
+                f"the probe for device {device.id} asks for {sorted([device.id, *alikes])}, "
+                f"and the test's device lease does not keep {exposed} from other tests: "
+                f"declare @pytest.mark.dra_devices({kind!r}, guard=True) (or lease the node "
+                "whole with dra_node_exclusive)"
+            )
         with step(f"create probe claim and pod {workload.ref(name)} pinned to device {device.id}"):
             workload.claim(
                 name,
@@ -87,6 +110,26 @@ class ReuseProbe:
             )
             workload.pod(name, [name], node=device.node)
         return cls(workload, name, device, frozenset([device.id, *alikes]))
+
+    @classmethod
+    def start_each(
+        cls,
+        workload: Workloads,
+        device_ids: Iterable[str],
+        *,
+        kind: str = "default",
+        name: str = "probe",
+    ) -> list[ReuseProbe]:
+        """Probes that together cover `device_ids`: one per group of look-alikes, since a
+        probe asks for the whole group (a second probe of it could never be allocated beside
+        the first). Named `<name>-0`, `<name>-1`, ..."""
+        probes: list[ReuseProbe] = []
+        for device_id in device_ids:
+            if not any(device_id in p.wanted for p in probes):
+                probes.append(
+                    cls.start(workload, device_id, kind=kind, name=f"{name}-{len(probes)}")
+                )
+        return probes
 
     def assert_blocked(self) -> dict[str, Any]:
         """The scheduler tried and could not place the probe: the device is in use."""
@@ -112,11 +155,12 @@ class ReuseProbe:
     def wait_reallocated(
         self, *, released_uids: Collection[str] = (), refused_prepares_expected: bool = False
     ) -> Reallocation:
-        """Wait until the probe claim holds the device (or a claim that is neither the probe
-        nor one of `released_uids` does), then, for the probe, that its pod runs and sees
-        exactly what the probe was allocated. A refused prepare of the probe is the failure,
-        unless `refused_prepares_expected` (the driver may refuse while the device is still
-        prepared for the released claim; the kubelet then retries)."""
+        """Wait until the probe claim holds the device, then that its pod runs and sees exactly
+        what the probe was allocated. A claim that is neither the probe nor one of
+        `released_uids` holding a device the probe asks for is HarnessError (the lease guards
+        them). A refused prepare of the probe is the failure, unless
+        `refused_prepares_expected` (the driver may refuse while the device is still prepared
+        for the released claim; the kubelet then retries)."""
         with step(f"check that device {self.device.id} is allocatable again"):
             return self._wait_reallocated(released_uids, refused_prepares_expected)
 
@@ -131,12 +175,14 @@ class ReuseProbe:
             if state.is_allocated(probe):
                 return {"probe": probe, "others": []}
             ours = {(probe or {}).get("metadata", {}).get("uid"), *released_uids}
-            others = [
-                h
-                for h in holders(all_claims(workload.k8s), driver, self.device.id)
+            claims = all_claims(workload.k8s)
+            others = {
+                h: None
+                for device_id in sorted(self.wanted)
+                for h in holders(claims, driver, device_id)
                 if h[2] not in ours
-            ]
-            return {"probe": probe, "others": others}
+            }
+            return {"probe": probe, "others": list(others)}
 
         seen = waits.wait_until(
             read,
@@ -147,7 +193,15 @@ class ReuseProbe:
             show=lambda v: {"probe": state.claim_summary(v["probe"]), "others": v["others"]},
         )
         if not state.is_allocated(seen["probe"]):
-            return Reallocation((), taken_by=tuple(seen["others"][0]))
+            held_by = ", ".join(f"{ns}/{name}" for ns, name, _ in seen["others"])
+            raise HarnessError(
+                f"cannot prove that {driver} prepares device {self.device.id} again: claim(s) "
+                f"{held_by}, neither the probe nor a claim the test released, were allocated "
+                f"of {sorted(self.wanted)}, which the test's device lease guards; something "
+                "outside the lease book allocates the driver's devices (another run with its "
+                "own --dra-lease-dir, or a workload of the cluster's own): run on a cluster "
+                "nobody else uses meanwhile"
+            )
         results = tuple(state.allocation_results(seen["probe"]))
         got = {r.device_id for r in results}
         assert got == set(self.wanted) and all(r.driver == driver for r in results), (

@@ -22,7 +22,7 @@ from conformance.scenario_api.workloads import Workloads
 
 
 @pytest.mark.dra_requirement("DRA-DEL-001")
-@pytest.mark.dra_devices("default")
+@pytest.mark.dra_devices("default", guard=True)  # the reuse probe's devices
 def test_claim_deleted_in_use_stays_until_its_pod_is_gone(
     workload: Workloads, k8s: K8sClients
 ) -> None:

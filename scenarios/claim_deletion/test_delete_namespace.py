@@ -37,7 +37,7 @@ def doomed(
 
 
 @pytest.mark.dra_requirement("DRA-DEL-005")
-@pytest.mark.dra_devices("default", count=2)
+@pytest.mark.dra_devices("default", count=2, guard=True)  # the reuse probes' devices
 def test_namespace_deletion_removes_claims_and_frees_devices(
     workload: Workloads, doomed: Workloads, k8s: K8sClients
 ) -> None:
@@ -48,7 +48,7 @@ def test_namespace_deletion_removes_claims_and_frees_devices(
     claim_names = ["standalone", doomed.pod_claim_names(generated_pod)["dev"]]
     devices = [single_result(doomed, n).device_id for n in claim_names]
     released = {uid(doomed.read_claim(n)) for n in claim_names}
-    probes = [ReuseProbe.start(workload, d, name=f"probe-{i}") for i, d in enumerate(devices)]
+    probes = ReuseProbe.start_each(workload, devices)
     for probe in probes:
         probe.assert_blocked()
 

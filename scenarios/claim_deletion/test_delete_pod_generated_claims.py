@@ -14,7 +14,7 @@ POD_CLAIMS = ("first", "second")  # two entries from one template: two generated
 
 
 @pytest.mark.dra_requirement("DRA-DEL-003")
-@pytest.mark.dra_devices("default", count=2)
+@pytest.mark.dra_devices("default", count=2, guard=True)  # the reuse probes' devices
 def test_pod_deletion_deletes_its_generated_claims(workload: Workloads) -> None:
     ns = workload.namespace
     workload.template("per-pod")
@@ -26,7 +26,7 @@ def test_pod_deletion_deletes_its_generated_claims(workload: Workloads) -> None:
         f"pod.status.resourceClaimStatuses should name a generated claim for each of "
         f"{list(POD_CLAIMS)}, is {statuses}"
     )
-    probes, released = [], set()
+    devices, released = [], set()
     for pod_claim, claim_name in generated.items():
         claim = workload.read_claim(claim_name)
         assert claim is not None, f"generated claim {ns}/{claim_name} does not exist"
@@ -46,7 +46,8 @@ def test_pod_deletion_deletes_its_generated_claims(workload: Workloads) -> None:
         assert_reserved_for(claim, pod)
         device = single_result(workload, claim_name)
         released.add(uid(claim))
-        probes.append(ReuseProbe.start(workload, device.device_id, name=f"probe-{pod_claim}"))
+        devices.append(device.device_id)
+    probes = ReuseProbe.start_each(workload, devices)
     for probe in probes:
         probe.assert_blocked()
 

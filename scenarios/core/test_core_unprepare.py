@@ -31,7 +31,8 @@ def same_node(workload: Workloads, used: AllocationResult, held: Collection[str]
 # across nodes: a device without attributes is probed with all its look-alikes on the node, so
 # the claim used again may have to move to another node (pinned to its node it waited there
 # for the probe's devices until it timed out: the e2e test driver in CI)
-@pytest.mark.dra_devices("default", count=2, across_nodes=True)
+# guard: the probe's devices are the test's alone, so it gets the released device itself
+@pytest.mark.dra_devices("default", count=2, across_nodes=True, guard=True)
 def test_deleted_pod_releases_its_device_for_reuse(
     workload: Workloads, request: pytest.FixtureRequest
 ) -> None:
@@ -72,11 +73,7 @@ def test_deleted_pod_releases_its_device_for_reuse(
         "again", ["first"], node=same_node(workload, used, held), abort_on_prepare_failure=True
     )
     (now,) = workload.results("first")
-    # Only while the probe holds the old device is getting it again a fault. When another
-    # test's claim took it first (reallocation.taken_by: with look-alike devices the probe
-    # asks for all of them, more than this test's lease), that claim may have let it go.
-    if used.device_id in {r.device_id for r in reallocation.probe_results}:
-        assert now.device_id != used.device_id, (
-            f"claim first was allocated {now.device_id} again although the probe claim holds it"
-        )
+    assert now.device_id != used.device_id, (
+        f"claim first was allocated {now.device_id} again although the probe claim holds it"
+    )
     workload.assert_sees_exactly("again", [now])

@@ -64,6 +64,7 @@ MISBEHAVIOURS = frozenset(
         "register-once",  # GetInfo fails once registered: a restarted kubelet cannot re-register
         "cdi-not-recreated",  # a claim prepared before gets no new CDI spec after a reboot
         "prepare-held-devices",  # prepares a device still prepared for another claim
+        "keep-released-devices",  # unprepare succeeds, yet the device is never prepared again
         "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
         "sticky-unhealthy",  # a device once Unhealthy stays Unhealthy and tainted after recovery
         "first-claim-only",  # of several claims prepared together, only the first gets devices

@@ -80,6 +80,8 @@ class DevicePreparer:
         self._lock = threading.Lock()
         self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
         self._prepared: dict[str, PreparedClaim] = {}
+        # misbehaviour keep-released-devices: device name -> the claim that last let go of it
+        self._kept_busy: dict[str, str] = {}
         self.prepare_stats = LatencyStats()
         self.unprepare_stats = LatencyStats()
         self.recovered_claims = 0
@@ -235,6 +237,19 @@ class DevicePreparer:
                     return device.device, holder
         return None
 
+    def _refuse_kept_busy(self, allocation: ClaimAllocation) -> None:
+        """Misbehaviour keep-released-devices: a device some claim was unprepared from is
+        refused to every other claim, as a driver that never marks it free again."""
+        if not self._faults.misbehaving("keep-released-devices"):
+            return
+        for device in allocation.devices:
+            released_by = self._kept_busy.get(device.device)
+            if released_by is not None and not device.admin_access and not device.share_id:
+                raise ClaimError(
+                    f"device {device.device} is still busy although claim {released_by} "
+                    "was unprepared (misbehaviour keep-released-devices)"
+                )
+
     def _claim_gone(self, holder: PreparedClaim) -> bool:
         try:
             claim = self._claims.get_claim(holder.namespace, holder.name)
@@ -255,6 +270,7 @@ class DevicePreparer:
                 raise ClaimError(f"device {device.device} was withdrawn from pool {self._pool}")
         if not self._faults.misbehaving("prepare-held-devices"):
             self._wait_for_held_devices(allocation)
+        self._refuse_kept_busy(allocation)
         injected = self._faults.take_prepare_failure(d.device for d in allocation.devices)
         if injected:
             raise ClaimError(injected)
@@ -389,6 +405,9 @@ class DevicePreparer:
                 # Unknown claims are success; the spec file is removed anyway in
                 # case an older instance wrote it and lost its checkpoint.
                 known = self._prepared.pop(ref.uid, None)
+                if known is not None and self._faults.misbehaving("keep-released-devices"):
+                    for device in known.devices:
+                        self._kept_busy[device.device_name] = f"{ref.namespace}/{ref.name}"
                 if leak:
                     log.warning("misbehaviour leak-cdi-spec: keeping the spec of %s", ref.uid)
                 else:

@@ -10,6 +10,8 @@ the status subresource), so that step is where a driver can break it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -50,3 +52,17 @@ def test_del_006_fails_when_the_driver_prepares_a_device_still_in_use(
         "DRA-DEL-006", ["prepare-held-devices", "slow-unprepare"]
     )
     result.assert_requirement_failed("the driver prepared a device still in use")
+
+
+@pytest.mark.parametrize("requirement", ["DRA-DEL-001", "DRA-DEL-005"])
+def test_reuse_probes_fail_when_the_driver_keeps_a_released_device_busy(
+    run_scenario_against_broken_driver, requirement
+):
+    # Unprepare succeeds and the claim goes, but the driver never prepares the device again:
+    # the probe, which only the released device (and its look-alikes) can satisfy, must fail
+    # naming it.
+    result = run_scenario_against_broken_driver(requirement, ["keep-released-devices"])
+    result.assert_requirement_failed("misbehaviour keep-released-devices")
+    assert re.search(
+        r"device \S+ is still busy although claim \S+ was unprepared", result.output
+    ), result.explain()

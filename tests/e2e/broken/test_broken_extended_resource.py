@@ -27,3 +27,11 @@ def test_ext_003_fails_when_held_devices_are_never_released(run_scenario_against
 def test_ext_004_fails_when_the_driver_cannot_unprepare(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-EXT-004", ["fail-unprepare"])
     result.assert_requirement_failed("/user to be deleted")
+
+
+def test_ext_004_fails_when_the_driver_keeps_the_released_device_busy(
+    run_scenario_against_broken_driver,
+):
+    # The special claim is deleted, but the driver never prepares its device again.
+    result = run_scenario_against_broken_driver("DRA-EXT-004", ["keep-released-devices"])
+    result.assert_requirement_failed("is still busy although claim")

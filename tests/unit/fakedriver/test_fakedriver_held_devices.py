@@ -140,3 +140,18 @@ def test_misbehaviour_exclusive_shared_devices_refuses_a_second_share(harness):
     # Admin access is still let through.
     harness.claims.add(make_claim(UID2, [{"device": "fs32-0", "adminAccess": True}]))
     assert _error(stub, UID2) == ""
+
+
+def test_misbehaviour_keep_released_devices_never_prepares_a_released_device_again(harness):
+    controls = {"_all": json.dumps({"misbehaviours": ["keep-released-devices"]})}
+    stub = _stub(harness, harness.start(controls=controls))
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    assert _error(stub, UID) == ""
+    assert unprepare(stub, dra_v1_pb2, UID).claims[UID].error == ""
+    assert not spec_path(harness, UID).exists()  # the unprepare itself looks right
+    del harness.claims.claims[("test-ns", f"claim-{UID}")]
+    harness.claims.add(make_claim(UID2, [{"device": "fa80-0"}]))
+    error = _error(stub, UID2)
+    assert f"device fa80-0 is still busy although claim test-ns/claim-{UID} was unprepared" in (
+        error
+    )
