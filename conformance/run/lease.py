@@ -248,27 +248,18 @@ class DeviceLeaseBroker:
             return True
         return self._guard_conflict(x, y) or self._guard_conflict(y, x)
 
-    def _guarded(self, entry: Mapping[str, Any]) -> frozenset[str] | None:
-        """The devices the entry's guarded needs may be allocated (None: unknown, maybe any)."""
+    def _guarded(self, entry: Mapping[str, Any]) -> frozenset[str]:
+        """The devices the entry's guarded needs may be allocated."""
         out: set[str] = set()
         for need in entry["needs"]:
             if need.get("guard"):
-                reach = self._reach(entry, need)
-                if reach is None:
-                    return None
-                out |= reach
+                out |= self._reach(entry, need)
         return frozenset(out)
 
     def _guard_conflict(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
         """Could a pod of `y` be allocated a device `x` guards?"""
         guarded = self._guarded(x)
-        if guarded is not None and not guarded:
-            return False
-        for need in y["needs"]:
-            reach = self._reach(y, need)
-            if guarded is None or reach is None or guarded & reach:
-                return True
-        return False
+        return bool(guarded) and any(guarded & self._reach(y, need) for need in y["needs"])
 
     def _compete(self, x: Mapping[str, Any], y: Mapping[str, Any]) -> bool:
         """Could a device go to a need of either?"""
@@ -409,10 +400,7 @@ class DeviceLeaseBroker:
         needs' devices, and the devices of a node it holds whole (or all, if exclusive)."""
         if entry["exclusive"]:
             return frozenset(self.device_nodes)
-        guarded = self._guarded(entry)
-        if guarded is None:  # an unknown set is leased alone
-            return frozenset(self.device_nodes)
-        return guarded | self._node_devices(self._whole_nodes(entry))
+        return self._guarded(entry) | self._node_devices(self._whole_nodes(entry))
 
     def pin_candidates(self, needs: Sequence[DeviceNeed]) -> list[str]:
         """The nodes that publish enough devices for every need (ALL: every device of the kind)."""
