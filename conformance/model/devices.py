@@ -182,13 +182,17 @@ def kind_device_sets(
     """For each device kind of the profile, the ids of the devices it may be allocated: those
     its class's selectors and its own selector all select. `device_classes` maps class name ->
     DeviceClass dict as read from the cluster; a class missing there yields an empty set."""
+    from conformance.cel import cel_evaluator
+
+    evaluator = evaluator or cel_evaluator()
+    # One helper process for them all: every class's and kind's selector on every device.
+    every = [e for cls in device_classes.values() for e in class_expressions(cls)]
+    every += [e for kind in profile.device_kinds if (e := _own_expression(profile, kind))]
+    selector_results(sorted(set(every)), devices, profile.driver, evaluator=evaluator)
     out: dict[str, frozenset[str]] = {}
     for kind in profile.device_kinds:
-        if kind in SELECTOR_ALIASES and profile.aliased_selector(kind) is None:
-            out[kind] = frozenset()  # the profile has fewer selectors: nothing to lease
-            continue
-        if kind in PARTITIONABLE_KINDS and profile.partitionable is None:
-            out[kind] = frozenset()
+        if _without_devices(profile, kind):
+            out[kind] = frozenset()  # fewer selectors than aliases, or no partitionable block
             continue
         if kind == CONSUMABLE_KIND:
             out[kind] = _shareable(profile, devices, device_classes, evaluator)
@@ -201,6 +205,18 @@ def kind_device_sets(
         expressions = class_expressions(cls) + ([expression] if expression else [])
         out[kind] = matching_devices(expressions, devices, profile.driver, evaluator=evaluator)
     return out
+
+
+def _without_devices(profile: Profile, kind: str) -> bool:
+    return (kind in SELECTOR_ALIASES and profile.aliased_selector(kind) is None) or (
+        kind in PARTITIONABLE_KINDS and profile.partitionable is None
+    )
+
+
+def _own_expression(profile: Profile, kind: str) -> str | None:
+    if kind == CONSUMABLE_KIND or _without_devices(profile, kind):
+        return None
+    return profile.kind_class_and_expression(kind)[1]
 
 
 def _shareable(

@@ -106,3 +106,31 @@ def test_answers_are_cached_one_process_per_new_batch(cel: CelEvaluator) -> None
     assert cel.match(expressions[:3], devices[:5]) == [row[:5] for row in rows[:3]]
     assert cel.spawns == spawns + 1
     print(f"50 selectors x 64 devices: {first:.3f}s (one helper process)")
+
+
+def test_without_go_the_error_names_go_and_the_module_proxy(monkeypatch) -> None:
+    from conformance.cel import build
+    from conformance.cluster import gobuild
+    from conformance.errors import HostError
+    from conformance.progress import Progress
+
+    monkeypatch.setattr(gobuild.shutil, "which", lambda name: None)
+    monkeypatch.setattr(gobuild, "is_built", lambda component: False)
+    with pytest.raises(HostError) as err:
+        build.helper_binary(Progress())
+    assert "cannot build the selector evaluator (k8s.io/dynamic-resource-allocation@v0.37.2)" in (
+        err.value.problem
+    )
+    assert "`go`" in err.value.problem and "GOPROXY" in err.value.remedy
+    assert "\n" not in err.value.problem
+
+
+def test_the_build_key_covers_the_helper_source(tmp_path, monkeypatch) -> None:
+    from dataclasses import replace
+
+    from conformance.cel import build
+
+    component = build.helper_component()
+    changed = tmp_path / "main.go"
+    changed.write_text(build.MAIN_SOURCE.read_text() + "\n// changed\n")
+    assert replace(component, main_source=changed).key != component.key

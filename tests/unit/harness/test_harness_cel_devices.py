@@ -193,6 +193,15 @@ def test_kind_device_sets_of_the_fake_profile() -> None:
     assert sets["selector:kind-b"] == sets["small"]
 
 
+def test_kind_device_sets_take_one_helper_process(cel: CelEvaluator) -> None:
+    profile = load_profile(SUITE_ROOT / "drivers/fake/profile.yaml")
+    fresh = CelEvaluator(cel.binary)
+    classes = {c: device_class(c, f'device.driver == "{D}"') for c in profile.all_class_names()}
+    sets = kind_device_sets(profile, published_devices(_slices(), D), classes, evaluator=fresh)
+    assert sets["large"] == {"w1/fa80-0"}
+    assert fresh.spawns == 1
+
+
 def test_selector_alias_without_a_selector_matches_nothing(tmp_path: Path) -> None:
     text = (SUITE_ROOT / "drivers/fake/profile.yaml").read_text()
     document = yaml.safe_load(text)
