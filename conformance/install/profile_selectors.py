@@ -1,7 +1,9 @@
 """The profile's selectors checked by the exact CEL evaluator (conformance.cel): do they
 compile, and, against a driver's devices (a cluster's slices or a dump of them), which kinds
 match nothing, which overlap (naming the devices both match), which matchAttributes and
-capacity names no device has. Shared by `profile check` offline, `--slices` and live.
+capacity names no device has, and which fail to evaluate on a device (the allocator then
+fails the allocation rather than skipping the device). Shared by `profile check` offline,
+`--slices` and live.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
 
-from conformance.model.devices import PublishedDevice, class_expressions, matching_devices
+from conformance.model.devices import (
+    PublishedDevice,
+    class_expressions,
+    erring_devices,
+    matching_devices,
+)
 from conformance.model.profile import ManifestsInstall, Profile
 
 Severity = Literal["error", "warning", "note"]
@@ -111,7 +118,20 @@ def _match_problems(
         cls = classes.get(class_name)
         if cls is None or field in rejected:
             continue
-        ids = matching_devices(class_expressions(cls) + [expression], devices, profile.driver)
+        expressions = class_expressions(cls) + [expression]
+        erring = erring_devices(expressions, devices, profile.driver)
+        if erring:
+            first = sorted(erring)[0]
+            more = f" and {len(erring) - 1} more" if len(erring) > 1 else ""
+            problems.append(
+                Problem(
+                    field,
+                    f"fails to evaluate on {first}{more}: the scheduler fails the whole "
+                    "allocation on a node with such a device rather than skipping it: "
+                    f"{erring[first]}",
+                )
+            )
+        ids = matching_devices(expressions, devices, profile.driver)
         if not ids:
             problems.append(
                 Problem(

@@ -172,6 +172,30 @@ def matching_devices(
     return frozenset(d.id for i, d in enumerate(devices) if all(row[i].matches for row in rows))
 
 
+def erring_devices(
+    expressions: Sequence[str],
+    devices: Iterable[PublishedDevice],
+    driver: str,
+    *,
+    evaluator: CelEvaluator | None = None,
+) -> dict[str, str]:
+    """Device id -> evaluation error, for the devices on which the allocator would fail the
+    whole allocation: it evaluates the selectors in order (the class's, then the request's),
+    stops at the first that does not select the device, and fails on the first that errs
+    before that - it does not skip such a device."""
+    devices = list(devices)
+    rows = selector_results(expressions, devices, driver, evaluator=evaluator)
+    out: dict[str, str] = {}
+    for i, device in enumerate(devices):
+        for row in rows:
+            if row[i].error is not None:
+                out[device.id] = row[i].error
+                break
+            if not row[i].matches:
+                break
+    return out
+
+
 def kind_device_sets(
     profile: Profile,
     devices: Sequence[PublishedDevice],

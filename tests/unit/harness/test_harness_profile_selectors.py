@@ -134,3 +134,28 @@ def test_offline_a_rejected_selector_is_not_also_matched(tmp_path: Path, cel: Ce
     dump.write_text(yaml.safe_dump(_slice("n", [_gpu("g0", "x")])))
     problems = check_profile_offline(profile, cel, str(dump))
     assert [p.field for p in problems] == ["selectors.a.expression", "selectors.a.class"]
+
+
+def test_a_selector_that_errs_on_a_candidate_device_is_named(
+    tmp_path: Path, cel: CelEvaluator
+) -> None:
+    """The allocator fails on the first erring selector before one that rejects the device:
+    `cores` exists on g1 only, so the unguarded selector errs on g0; behind a class selector
+    that rejects g0 it does not, and `in` guards it."""
+    cores = f'device.attributes["{D}"].cores > 2'
+    guarded = f'"cores" in device.attributes["{D}"] && {cores}'
+    profile = load_profile(_profile(tmp_path, {"a": cores, "b": guarded}))
+    with_cores = _gpu("g1", "y") | {"attributes": {"cores": {"int": 4}, "model": {"string": "y"}}}
+    devices = published_devices([_slice("n", [_gpu("g0", "x"), with_cores])], D)
+    problems = [str(p) for p in device_problems(profile, devices, {D: {}})]
+    [erring] = [p for p in problems if "fails to evaluate" in p]
+    assert erring.startswith(
+        "error: selectors.a: fails to evaluate on n/g0: the scheduler fails the whole "
+        "allocation on a node with such a device rather than skipping it: CEL runtime error: "
+        "no such key: cores"
+    ), erring
+    narrow = {
+        "spec": {"selectors": [{"cel": {"expression": f'device.attributes["{D}"].model == "y"'}}]}
+    }
+    problems = [str(p) for p in device_problems(profile, devices, {D: narrow})]
+    assert not [p for p in problems if "fails to evaluate" in p], problems
