@@ -1,8 +1,9 @@
 """Fault injection for scenarios, any driver, chosen per fault kind by the profile.
 
-- `interface`: the fault kinds, `FaultInjector` (what scenarios call and vendors implement),
+- `interface`: `FaultInjector` (what scenarios call and vendors implement),
   `FaultContext` (what an injector is made with) and the errors.
-- `spec`: the profile's `faults` section (docs/profile.md, "Faults").
+- the fault kinds (`FaultKind`) and the profile's `faults` section are profile data:
+  `conformance.model.fault_config` (re-exported here).
 - one module per method: `taint_rule` (DeviceTaintRules, every driver), `command` (argv on the
   harness host), `exec` (argv in the driver's kubelet-plugin pod), `python` (a vendor's class).
 - `registry`: from the profile to injectors, and which fault kinds a profile cannot inject.
@@ -14,8 +15,6 @@ plug-in like any vendor's (drivers/fake/fakedriver/faultplugin.py).
 """
 
 from conformance.faults.interface import (
-    FAULT_KINDS,
-    TAINT_EFFECTS,
     DeviceRef,
     FaultCommandError,
     FaultContext,
@@ -33,8 +32,15 @@ from conformance.faults.registry import (
     missing_faults_reason,
     missing_faults_remedy,
 )
-from conformance.faults.spec import ENTRY_POINT_GROUP, FaultsConfig, FaultSpec, parse_faults
 from conformance.faults.taint_rule import DeviceTaintRuleInjector
+from conformance.model.fault_config import (
+    ENTRY_POINT_GROUP,
+    FAULT_KINDS,
+    TAINT_EFFECTS,
+    FaultsConfig,
+    FaultSpec,
+    parse_faults,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conformance.faults.interface import FaultError
 from conformance.faults.python import load_entry_point
-from conformance.faults.spec import FaultsConfig
+from conformance.model.fault_config import FaultsConfig
 
 
 def fault_method_problems(faults: FaultsConfig) -> list[str]:

@@ -20,7 +20,7 @@ from conformance.faults.interface import (
     FaultNotSupported,
     InjectorBase,
 )
-from conformance.faults.spec import FaultSpec
+from conformance.model.fault_config import FaultSpec
 from conformance.model.schema import expand_argv
 
 # placeholder -> environment variable

@@ -19,9 +19,9 @@ from kubernetes.stream.ws_client import ERROR_CHANNEL
 
 from conformance.faults.command import TemplateInjector
 from conformance.faults.interface import FaultCommandError, FaultContext
-from conformance.faults.spec import FaultSpec
 from conformance.kube.client import clients_for
 from conformance.kube.daemonsets import daemonset_pods_on_node
+from conformance.model.fault_config import FaultSpec
 
 NOT_STARTED = 126  # the exit code reported when the command could not be started (sh's)
 

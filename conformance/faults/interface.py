@@ -14,34 +14,13 @@ leaves nothing behind. An injector can sweep only what it recorded with `FaultCo
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from conformance.model.fault_config import FaultKind
 from conformance.model.frozen import FrozenMap
 from conformance.model.outcome import HarnessError
-
-TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
-
-
-class FaultKind(enum.Enum):
-    WITHDRAW = "withdraw"  # the device disappears from the driver's ResourceSlices
-    UNHEALTHY = "unhealthy"  # the driver's health service reports the device unhealthy
-    RECOVER = "recover"  # healthy again (the undo of unhealthy, unless configured apart)
-    FAIL_PREPARE = "fail-prepare"  # NodePrepareResources answers an error
-    DELAY_PREPARE = "delay-prepare"  # NodePrepareResources is slow
-    TAINT = "taint"  # the device carries a taint
-    # The driver itself publishes the taint in its ResourceSlice (spec.devices[].taints):
-    # the same taint()/untaint() operations, through the driver's own channel.
-    DRIVER_TAINT = "driver-taint"
-
-    @classmethod
-    def parse(cls, name: str) -> FaultKind:
-        return cls(name)
-
-
-FAULT_KINDS: tuple[str, ...] = tuple(k.value for k in FaultKind)
 
 
 class FaultNotSupported(Exception):

@@ -12,7 +12,7 @@ from importlib import metadata
 from typing import Any
 
 from conformance.faults.interface import FaultContext, FaultError, FaultInjector
-from conformance.faults.spec import ENTRY_POINT_GROUP, FaultSpec
+from conformance.model.fault_config import ENTRY_POINT_GROUP, FaultSpec
 
 
 def load_entry_point(kind: str, entry_point: str) -> Any:

@@ -18,7 +18,7 @@ from conformance.faults.interface import (
     InjectorBase,
     SweepingInjector,
 )
-from conformance.faults.spec import FaultsConfig, FaultSpec
+from conformance.model.fault_config import FaultsConfig, FaultSpec
 from conformance.model.frozen import FrozenMap
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance.report.steps import step
+from conformance.observe.steps import step
 
 WRAPPED = "_dra_fault_step"
 

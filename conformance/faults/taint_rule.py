@@ -10,17 +10,16 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from conformance.faults.interface import (
-    TAINT_EFFECTS,
     DeviceRef,
     FaultContext,
     FaultKind,
     FaultNotSupported,
     InjectorBase,
 )
-from conformance.faults.spec import FaultSpec
 from conformance.kube.builders import Builders
 from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import wait_until
+from conformance.model.fault_config import TAINT_EFFECTS, FaultSpec
 
 # The device-taint controller in kube-controller-manager writes this condition for every rule
 # (reason OtherEffect for NoSchedule) once it has processed the rule's current generation:

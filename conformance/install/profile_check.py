@@ -2,7 +2,7 @@
 
 What is checked, and how far each check can be trusted:
 - the driver's ResourceSlices, by exactly the rules of DRA-CORE-002
-  (conformance.scenario_api.slice_checks,
+  (conformance.model.slice_checks,
   the function the requirement calls): slices on every node the profile selects
   (slicesPerNode), complete pools, unique device names, valid attribute and capacity names;
 - the readiness DaemonSet exists and is ready;
@@ -32,7 +32,7 @@ from conformance.install.profile_selectors import (
 )
 from conformance.model.devices import published_devices
 from conformance.model.profile import Profile
-from conformance.scenario_api.slice_checks import slice_problems_by_check
+from conformance.model.slice_checks import slice_problems_by_check
 
 __all__ = ["Problem", "check_profile_live", "check_profile_slices"]
 

@@ -1,5 +1,5 @@
-"""Thin helpers over the official `kubernetes` client. Imports neither `cluster/` nor `install/`
-(tests/unit/harness/test_harness_layering.py holds that).
+"""Thin helpers over the official `kubernetes` client. Imports no layer above it (`cluster/`,
+`install/`, `report/`, ...): the import-linter contract in pyproject.toml holds that.
 
 | module           | owns                                                                    |
 |------------------|-------------------------------------------------------------------------|

@@ -11,7 +11,7 @@
   unprepared - "drain the driver last"). HTTP 429 is a PodDisruptionBudget saying "not now":
   retried, like kubectl, until the deadline. Then it waits until every evicted pod is gone.
 - Cordon, uncordon, drain and each pod's first eviction are Allure steps; a drain attaches its
-  eviction attempts (conformance.report.steps).
+  eviction attempts (conformance.observe.steps).
 - `cordoned(...)` is the context manager tests use: it always uncordons, also on failure and
   Ctrl-C (KeyboardInterrupt runs `finally`).
 
@@ -35,7 +35,7 @@ from conformance.kube.client import K8sClients
 from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.waits import render_state
 from conformance.model.naming import CORDONED_BY_LABEL
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 # Beside CORDONED_BY_LABEL: the process that cordoned, so an interrupted xdist worker uncordons

@@ -9,7 +9,7 @@ A pod wait whose pod cannot get its image raises a `HarnessError` at once
 (`harness_causes`): the requirement's error, not the driver's failure.
 
 Each wait is an Allure step "wait for <describe>" (`ensure_for`: "keep checking for <duration>
-that <describe>"), failed when the wait fails (conformance.report.steps).
+that <describe>"), failed when the wait fails (conformance.observe.steps).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from kubernetes.client.exceptions import ApiException
 from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.kube.harness_causes import pull_failure_abort
-from conformance.report.steps import attach_yaml, step, wait_step
+from conformance.observe.steps import attach_yaml, step, wait_step
 
 T = TypeVar("T")
 

@@ -7,6 +7,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `profile_parse`  | reading and validating a profile document (every error names a field)  |
 | `profile_install` | the profile's `install` section (manifests, helm, preinstalled, image) |
 | `profile_verification` | the profile's `verification` section                           |
+| `fault_config`   | the fault kinds and the profile's `faults` section (how each is injected) |
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
 | `known_issues`   | known upstream platform bugs per Kubernetes version (`known_issues.yaml`) |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
@@ -18,6 +19,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `node_commands`  | the profile's `nodeCommands` (kubelet restart on an existing cluster)  |
 | `cel`            | CEL text for selectors: attribute/capacity names, references, literals |
 | `devices`        | published devices (from ResourceSlices) and which kinds can use them   |
+| `slice_checks`   | what DRA-CORE-002 demands of ResourceSlices (pure checks)              |
 | `node_selection` | does a Node match a NodeSelector                                       |
 | `outcome`        | typed outcomes: not applicable / not run                               |
 | `readiness_failure` | which part of driver readiness failed, and what the cluster said    |

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance import suite_root
-from conformance.faults.spec import FaultsConfig
 from conformance.model.cdi_paths import CdiPaths
 from conformance.model.consumable_capacity import ConsumableCapacity
+from conformance.model.fault_config import FaultsConfig
 from conformance.model.frozen import FrozenMap
 from conformance.model.node_commands import NodeCommands
 from conformance.model.opaque_config import OpaqueConfig
@@ -189,7 +189,7 @@ class Profile:
     verification: Verification
     capabilities: frozenset[str]
     extended_resource: ExtendedResource | None
-    faults: FaultsConfig  # how each fault kind is injected (conformance.faults.spec)
+    faults: FaultsConfig  # how each fault kind is injected (conformance.model.fault_config)
     timeouts: Timeouts
     opaque_config: OpaqueConfig | None = None  # DRA-ALLOC-014 (conformance.model.opaque_config)
     # How to restart a node's kubelet on an existing cluster (conformance.model.node_commands)

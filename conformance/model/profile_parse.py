@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.faults.spec import FaultsConfig, parse_faults
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.model.cdi_paths import SECTION as CDI_SECTION
 from conformance.model.cdi_paths import parse_cdi_paths
 from conformance.model.cel import attribute_name_problem, resolve_name
 from conformance.model.consumable_capacity import parse_consumable_capacity
+from conformance.model.fault_config import FaultsConfig, parse_faults
 from conformance.model.frozen import FrozenMap
 from conformance.model.node_commands import parse_node_commands
 from conformance.model.opaque_config import parse_opaque_config

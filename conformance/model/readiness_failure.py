@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from conformance.model.frozen import FrozenMap
-from conformance.report.redact import redact_text
+from conformance.observe.redact import redact_text
 
 READINESS_PARTS = ("plugin", "slices")
 

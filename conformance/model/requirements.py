@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from conformance.faults.interface import FAULT_KINDS
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.fault_config import FAULT_KINDS
 from conformance.model.feature_gates import implied_on
 from conformance.model.frozen import FrozenMap
 from conformance.model.readiness_failure import READINESS_PARTS

@@ -20,9 +20,7 @@ What tests and the harness call:
 | `junit`       | `junit.xml`: where pytest writes it, its counts, the verdict properties   |
 | `allure`      | Allure results: labels, environment, categories                           |
 | `allure_html` | the Allure HTML report, generated offline (Allure Report 3)               |
-| `steps`       | Allure steps and attachments for the scenario library                     |
 | `evidence`    | `evidence.tar.gz`, what a vendor publishes                                |
-| `redact`      | credentials removed from everything a report carries                      |
 | `facts`       | the run's driver, cluster and identity                                    |
 | `metrics`     | performance figures and inventory tests add                               |
 | `catalog`     | the requirement facts the report needs                                    |

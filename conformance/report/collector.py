@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from conformance.model.outcome import typed_skip_properties
+from conformance.observe.redact import redact_tree
 from conformance.report import allure as allure_files
 from conformance.report.allure_html import (
     ALLURE_REPORT,
@@ -67,7 +68,6 @@ from conformance.report.outcomes import (
 from conformance.report.platform_issues import annotate_failure, issue_for_item
 from conformance.report.provenance import junit_properties as junit_provenance
 from conformance.report.provenance import modified_text, provenance_for, sha256_of
-from conformance.report.redact import redact_tree
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
 PLUGIN_NAME = "dra-report-collector"

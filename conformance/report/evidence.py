@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from conformance.report.redact import redact_text
+from conformance.observe.redact import redact_text
 
 EVIDENCE = "evidence.tar.gz"
 DEFAULT_MEMBERS = ("summary.json", "summary.md", "junit.xml", "allure-results", "diagnostics")

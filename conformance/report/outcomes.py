@@ -22,7 +22,7 @@ import pytest
 
 from conformance.model.outcome import ERROR as HARNESS_ERROR
 from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, PROP_REMEDY, SkipKind
-from conformance.report.redact import redact_text
+from conformance.observe.redact import redact_text
 
 MAX_REASON_CHARS = 500
 

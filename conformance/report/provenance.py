@@ -34,9 +34,9 @@ from typing import Any
 import pytest
 
 from conformance.model.requirements import SUITES
+from conformance.observe.redact import redact_text
 from conformance.report.catalog import CATALOG_ENV, KNOWN_ISSUES_ENV, KNOWN_ISSUES_FILE
 from conformance.report.facts import RunFacts
-from conformance.report.redact import redact_text
 from conformance.suite_root import SUITE_ROOT
 
 PACKAGE = "dra-conformance"

@@ -86,12 +86,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance.model.known_issues import KnownIssue, affecting
+from conformance.observe.redact import redact_text
 from conformance.report.catalog import RequirementInfo
 from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
 from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
 from conformance.report.partial import partial_selection
-from conformance.report.redact import redact_text
 from conformance.report.verdict import (
     RequirementStatus,
     decide_verdict,

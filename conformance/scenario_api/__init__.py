@@ -17,9 +17,8 @@
 | `device_reuse`    | proving a released device can be allocated again                      |
 | `republish`       | proving a driver publishes its node's devices again, in new slices    |
 | `cdi_specs`       | a node's CDI specs and kubelet DRA checkpoint, read by a pod (CORE-008) |
-| `slice_checks`    | what DRA-CORE-002 demands of ResourceSlices (pure checks)             |
 | `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |
 
 Every action is an Allure step named after its object, with the claim, pod and slices read
-attached as YAML (conformance.report.steps; a no-op when Allure is not collecting).
+attached as YAML (conformance.observe.steps; a no-op when Allure is not collecting).
 """

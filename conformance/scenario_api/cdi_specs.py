@@ -29,7 +29,7 @@ from conformance.model.cdi_lookup import (
 )
 from conformance.model.cdi_paths import DEFAULT_KUBELET_ROOT_DIR, DEFAULT_SPEC_DIRS
 from conformance.model.outcome import not_run
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api.scope import WorkloadScope
 
 HOST = "/host"

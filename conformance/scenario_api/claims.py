@@ -1,6 +1,6 @@
 """ResourceClaims (and templates) of a test: create, wait for allocation and release, read the
 results, check them against the published devices. A mixin of `workloads.Workloads`; every
-action is an Allure step (conformance.report.steps)."""
+action is an Allure step (conformance.observe.steps)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from conformance.kube import objects, state, waits
 from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice, published_devices
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api.device_requests import kind_request
 from conformance.scenario_api.kind_check import kind_problem
 from conformance.scenario_api.scope import WorkloadScope

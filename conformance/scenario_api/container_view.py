@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from conformance.kube import state, waits
 from conformance.kube.state import AllocationResult
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api import verification
 from conformance.scenario_api.pods import MAIN
 from conformance.scenario_api.scope import WorkloadScope

@@ -10,7 +10,7 @@ from conformance.kube import objects, state
 from conformance.kube.builders import PodClaim
 from conformance.kube.harness_causes import raise_if_pull_failure
 from conformance.kube.waits import wait_until
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api.workloads import HOSTNAME_LABEL, Workloads
 
 APP_LABEL = "app.kubernetes.io/name"  # what Builders.deployment selects on

@@ -27,7 +27,7 @@ from conformance.kube.client import K8sClients
 from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice
 from conformance.model.outcome import HarnessError
-from conformance.report.steps import step
+from conformance.observe.steps import step
 from conformance.scenario_api.workloads import Workloads, describing_selector, look_alikes
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import ensure_for
-from conformance.report.steps import step
+from conformance.observe.steps import step
 
 DISRUPTION_TARGET = "DisruptionTarget"
 

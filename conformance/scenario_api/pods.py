@@ -1,6 +1,6 @@
 """Workload pods of a test: create, run until ready, restart a container, delete, read their
 events. A mixin of `workloads.Workloads`; every action is an Allure step, and a pod that runs
-(or fails to) is attached to the report as YAML (conformance.report.steps)."""
+(or fails to) is attached to the report as YAML (conformance.observe.steps)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conformance.kube import harness_causes, objects, state, waits
 from conformance.kube.builders import PodClaim
 from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.model.outcome import HarnessError
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api.placement import PlacementError
 from conformance.scenario_api.prepare_retry import RETRY_ANNOTATION, PrepareRetry
 from conformance.scenario_api.running_wait import (

@@ -18,7 +18,7 @@ from kubernetes import client as k8s_client
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import slices, waits
-from conformance.report.steps import step
+from conformance.observe.steps import step
 
 
 def driver_slices(k8s: Any, driver: str, node: str) -> list[dict[str, Any]]:

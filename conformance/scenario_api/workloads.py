@@ -6,7 +6,7 @@ container sees. Scenario suites get a `Workloads` through the `workload` fixture
 templates), `pods` (workload pods and their events), `container_view` (what a container sees
 against what it was allocated). Every action is an Allure step with the object's name, and the
 claim after allocation, the pod when it runs (or fails to) and the ResourceSlices a check reads
-are attached (conformance.report.steps). The pure parts (requests for a device kind, a selector
+are attached (conformance.observe.steps). The pure parts (requests for a device kind, a selector
 that pins one published device, the comparison of what a container sees with what was
 allocated) are module functions, unit tested without a cluster; this module re-exports them.
 """

@@ -23,7 +23,7 @@ from conformance.kube.slices import list_slices
 from conformance.kube.state import AllocationResult
 from conformance.model.outcome import not_applicable, not_run
 from conformance.model.profile import CONSUMABLE_KIND
-from conformance.report.steps import attach_yaml
+from conformance.observe.steps import attach_yaml
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.shared_capacity import SharedDevice, shared_devices
 from conformance.scenario_api.workloads import Workloads

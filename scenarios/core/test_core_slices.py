@@ -9,8 +9,8 @@ import pytest
 from conformance.kube import waits
 from conformance.kube.client import K8sClients
 from conformance.kube.slices import list_slices
+from conformance.model.slice_checks import decided_slice_problems, slice_problems
 from conformance.run.context import RunContext
-from conformance.scenario_api.slice_checks import decided_slice_problems, slice_problems
 
 
 @pytest.mark.dra_requirement("DRA-CORE-002")

@@ -18,7 +18,7 @@ import pytest
 from conformance.faults import DeviceRef, FaultKind
 from conformance.kube import state, waits
 from conformance.kube.slices import list_slices
-from conformance.scenario_api.slice_checks import newest_generation
+from conformance.model.slice_checks import newest_generation
 
 # v1.37 kubelet (pkg/kubelet/cm/dra/manager.go): resourceID is the device's first CDI device
 # ID when the driver returned one, else <driver>/<pool>/<device>.

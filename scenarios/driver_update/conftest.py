@@ -21,7 +21,7 @@ from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.kube.waits import wait_until
 from conformance.model.outcome import not_run
-from conformance.report.steps import step
+from conformance.observe.steps import step
 from conformance.run.context import RunContext
 
 UPDATE_ANNOTATION = "dra-conformance.io/update"

@@ -24,8 +24,8 @@ from update_checks import (
 
 from conformance.kube.rollout import RolloutWatch
 from conformance.kube.waits import wait_until
+from conformance.observe.steps import step
 from conformance.report import record_metric
-from conformance.report.steps import step
 
 
 def _node_for_newcomer(watch: RolloutWatch, candidates: list[str], timeout: float) -> str:

@@ -18,7 +18,7 @@ from conformance.kube import kubelet, nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.model.outcome import not_run
-from conformance.report.steps import step
+from conformance.observe.steps import step
 from conformance.run.context import RunContext
 from conformance.run.node_marks import wait_until_kubelet_restart_allowed
 

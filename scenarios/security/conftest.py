@@ -12,7 +12,7 @@ from conformance.kube.client import K8sClients
 from conformance.model.driver_workloads import WORKLOAD_KINDS, DriverMarks
 from conformance.model.outcome import HarnessError, not_run
 from conformance.model.privileges import ServiceAccountRef
-from conformance.report.steps import step
+from conformance.observe.steps import step
 from conformance.run.context import RunContext
 
 

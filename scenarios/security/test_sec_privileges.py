@@ -18,7 +18,7 @@ from conformance.kube.client import K8sClients
 from conformance.model import privileges
 from conformance.model.outcome import not_run
 from conformance.model.privileges import AccessCheck, ServiceAccountRef, Violation
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 from conformance.run.context import RunContext
 
 

@@ -26,7 +26,7 @@ from conformance.errors import ClusterError
 from conformance.kube.drain import DrainError
 from conformance.kube.waits import WaitTimeout, wait_until
 from conformance.model.outcome import HarnessError
-from conformance.report.steps import step
+from conformance.observe.steps import step
 from conformance.scenario_api import deployments
 from conformance.scenario_api.placement import devices_on
 from conformance.scenario_api.workloads import Workloads

@@ -148,10 +148,10 @@ def test_exec_method_runs_in_the_driver_pod_of_the_node(k8s, fake_driver: Profil
     fault's node, its undo too, and a failing or missing command is a FaultCommandError."""
     from conformance.faults import DeviceRef, FaultCommandError, FaultContext, FaultKind
     from conformance.faults.exec import ExecInjector
-    from conformance.faults.spec import FaultSpec
     from conformance.kube.daemonsets import daemonset_pods_on_node
     from conformance.kube.podexec import exec_in_container
     from conformance.kube.readiness import selected_nodes
+    from conformance.model.fault_config import FaultSpec
 
     node = selected_nodes(k8s, fake_driver)[0]
     readiness = fake_driver.readiness

@@ -23,7 +23,7 @@ from conformance.faults import (
     injector_for,
 )
 from conformance.faults.command import CommandInjector
-from conformance.faults.spec import FaultsConfig, FaultSpec
+from conformance.model.fault_config import FaultsConfig, FaultSpec
 from conformance.model.frozen import FrozenMap
 
 DEVICE = DeviceRef("gpu.example.com", "node-a", "gpu-3", "node-a")

@@ -1,5 +1,5 @@
 """The profile's `faults` section, the catalog's `gates.faults`, and which fault kinds a profile
-cannot inject (conformance.faults.spec, conformance.faults.registry)."""
+cannot inject (conformance.model.fault_config, conformance.faults.registry)."""
 
 from __future__ import annotations
 

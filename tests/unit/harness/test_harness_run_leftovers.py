@@ -16,13 +16,13 @@ from kube_apiserver.server import ClusterScoped, unique_name
 from conformance.faults import DeviceRef, FaultContext, InjectorBase
 from conformance.faults.interface import FaultKind
 from conformance.faults.registry import sweep_faults
-from conformance.faults.spec import FaultsConfig, FaultSpec
 from conformance.kube.builders import Builders
 from conformance.kube.cleanup import SweepResult, uncordon_run_nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
 from conformance.kube.leftovers import RunLeftovers, dead_runs_note, find_leftovers
 from conformance.kube.objects import ClusterObjects
+from conformance.model.fault_config import FaultsConfig, FaultSpec
 from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
 from conformance.run.live_runs import (
     forget_dead_runs,

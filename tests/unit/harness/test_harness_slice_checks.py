@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.scenario_api.slice_checks import (
+from conformance.model.slice_checks import (
     decided_slice_problems,
     duplicate_device_problems,
     name_problems,

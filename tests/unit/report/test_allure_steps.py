@@ -1,4 +1,4 @@
-"""Allure steps and attachments of the scenario library (conformance/report/steps.py,
+"""Allure steps and attachments of the scenario library (conformance/observe/steps.py,
 conformance/faults/steps.py): what a run with `--alluredir` records, and that without it
 nothing is recorded or built.
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.report import steps
+from conformance.observe import steps
 
 pytest_plugins = ["pytester"]
 
@@ -25,7 +25,7 @@ import pytest
 from conformance.faults import DeviceRef, FaultKind, InjectorBase
 from conformance.faults.steps import StepInjector
 from conformance.kube.waits import wait_until
-from conformance.report.steps import attach_yaml, step
+from conformance.observe.steps import attach_yaml, step
 
 CLAIM = {
     "apiVersion": "resource.k8s.io/v1",

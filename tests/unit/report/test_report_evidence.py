@@ -6,8 +6,8 @@ import tarfile
 
 import pytest
 
+from conformance.observe.redact import REDACTED, find_secrets, redact_text
 from conformance.report.evidence import build_evidence
-from conformance.report.redact import REDACTED, find_secrets, redact_text
 
 pytest_plugins = ["pytester"]
 

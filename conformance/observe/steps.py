@@ -10,7 +10,7 @@
   attachment is only built (objects listed, serialised) when somebody will read it.
 - `attach_yaml(name, obj)`: a Kubernetes object (or a callable making one) as a YAML
   attachment: managedFields and last-applied annotations dropped, Secret data never included,
-  credentials redacted (conformance.report.redact), cut to `ATTACHMENT_LIMIT` characters.
+  credentials redacted (conformance.observe.redact), cut to `ATTACHMENT_LIMIT` characters.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import allure
 import yaml
 from allure_commons import plugin_manager
 
-from conformance.report.redact import redact_text
+from conformance.observe.redact import redact_text
 
 ATTACHMENT_LIMIT = 20000  # characters of YAML per attachment: enough for a claim, pod or slice
 TITLE_LIMIT = 200

@@ -1,4 +1,5 @@
-"""The profile's `faults` section: how each fault kind is injected (docs/profile.md, "Faults").
+"""The fault kinds, and the profile's `faults` section: how each kind is injected
+(docs/profile.md, "Faults").
 
     faults:
       taint:     {method: device-taint-rule}          # the default; any driver
@@ -11,13 +12,34 @@ Pure parsing: nothing is imported or run here; `conformance.faults.registry` doe
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from conformance.faults.interface import FAULT_KINDS, FaultKind
 from conformance.model.frozen import FrozenMap
 from conformance.model.schema import Problems, describe, join, parse_argv_template, parse_duration
+
+TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
+
+
+class FaultKind(enum.Enum):
+    WITHDRAW = "withdraw"  # the device disappears from the driver's ResourceSlices
+    UNHEALTHY = "unhealthy"  # the driver's health service reports the device unhealthy
+    RECOVER = "recover"  # healthy again (the undo of unhealthy, unless configured apart)
+    FAIL_PREPARE = "fail-prepare"  # NodePrepareResources answers an error
+    DELAY_PREPARE = "delay-prepare"  # NodePrepareResources is slow
+    TAINT = "taint"  # the device carries a taint
+    # The driver itself publishes the taint in its ResourceSlice (spec.devices[].taints):
+    # the same taint()/untaint() operations, through the driver's own channel.
+    DRIVER_TAINT = "driver-taint"
+
+    @classmethod
+    def parse(cls, name: str) -> FaultKind:
+        return cls(name)
+
+
+FAULT_KINDS: tuple[str, ...] = tuple(k.value for k in FaultKind)
 
 METHODS = ("device-taint-rule", "command", "exec", "python")
 FaultMethod = Literal["device-taint-rule", "command", "exec", "python"]

@@ -1,0 +1,9 @@
+"""What every layer may record about what it does, without knowing any report format: Allure
+steps and YAML attachments (a no-op when Allure is not collecting), and the redaction every
+recorded text goes through. It imports nothing else of the harness.
+
+| module   | owns                                                                         |
+|----------|------------------------------------------------------------------------------|
+| `steps`  | steps (`step`, `wait_step`) and attachments (`attach_yaml`), cut and redacted |
+| `redact` | credentials removed from everything a report carries                         |
+"""
