@@ -16,8 +16,7 @@ from typing import Any, Literal
 from conformance.model.devices import (
     PublishedDevice,
     class_expressions,
-    erring_devices,
-    matching_devices,
+    selection,
 )
 from conformance.model.profile import ManifestsInstall, Profile
 
@@ -118,8 +117,7 @@ def _match_problems(
         cls = classes.get(class_name)
         if cls is None or field in rejected:
             continue
-        expressions = class_expressions(cls) + [expression]
-        erring = erring_devices(expressions, devices, profile.driver)
+        ids, erring = selection(class_expressions(cls) + [expression], devices, profile.driver)
         if erring:
             first = sorted(erring)[0]
             more = f" and {len(erring) - 1} more" if len(erring) > 1 else ""
@@ -131,7 +129,6 @@ def _match_problems(
                     f"{erring[first]}",
                 )
             )
-        ids = matching_devices(expressions, devices, profile.driver)
         if not ids:
             problems.append(
                 Problem(

@@ -167,33 +167,33 @@ def matching_devices(
 ) -> frozenset[str]:
     """Ids of the devices every one of `expressions` selects, as the scheduler decides (an
     expression that errs on a device does not select it)."""
-    devices = list(devices)
-    rows = selector_results(expressions, devices, driver, evaluator=evaluator)
-    return frozenset(d.id for i, d in enumerate(devices) if all(row[i].matches for row in rows))
+    return selection(expressions, devices, driver, evaluator=evaluator)[0]
 
 
-def erring_devices(
+def selection(
     expressions: Sequence[str],
     devices: Iterable[PublishedDevice],
     driver: str,
     *,
     evaluator: CelEvaluator | None = None,
-) -> dict[str, str]:
-    """Device id -> evaluation error, for the devices on which the allocator would fail the
-    whole allocation: it evaluates the selectors in order (the class's, then the request's),
-    stops at the first that does not select the device, and fails on the first that errs
-    before that - it does not skip such a device."""
+) -> tuple[frozenset[str], dict[str, str]]:
+    """From one evaluation: the ids of the devices every one of `expressions` selects, and
+    device id -> evaluation error for the devices on which the allocator would fail the whole
+    allocation. It evaluates the selectors in order (the class's, then the request's), stops at
+    the first that does not select the device, and fails on the first that errs before that -
+    it does not skip such a device."""
     devices = list(devices)
     rows = selector_results(expressions, devices, driver, evaluator=evaluator)
-    out: dict[str, str] = {}
+    selected = frozenset(d.id for i, d in enumerate(devices) if all(row[i].matches for row in rows))
+    erring: dict[str, str] = {}
     for i, device in enumerate(devices):
         for row in rows:
             if row[i].error is not None:
-                out[device.id] = row[i].error
+                erring[device.id] = row[i].error
                 break
             if not row[i].matches:
                 break
-    return out
+    return selected, erring
 
 
 def kind_device_sets(

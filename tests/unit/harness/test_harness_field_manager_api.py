@@ -6,33 +6,13 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Any
+
+from kube_apiserver.workloads import plugin_daemonset
 
 from conformance.kube import apply, objects, rollout
 from conformance.kube.client import K8sClients
 from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.suite_root import SUITE_ROOT
-
-LABELS = {"app": "plugin"}
-
-
-def _daemonset(namespace: str, image: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "plugin", "namespace": namespace},
-        "spec": {
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "containers": [
-                        {"name": "plugin", "image": image, "imagePullPolicy": "IfNotPresent"}
-                    ]
-                },
-            },
-        },
-    }
 
 
 def test_every_harness_write_is_owned_by_dra_conformance(
@@ -51,7 +31,7 @@ def test_every_harness_write_is_owned_by_dra_conformance(
     k8s.core.create_namespaced_config_map(
         api_namespace, {"metadata": {"name": "typed"}, "data": {"c": "3"}}
     )
-    apply.apply_all(k8s.api_client, [_daemonset(api_namespace, "example.com/plugin:v1")])
+    apply.apply_all(k8s.api_client, [plugin_daemonset(api_namespace, "example.com/plugin:v1")])
     template = rollout.read_daemonset(k8s, api_namespace, "plugin")["spec"]["template"]
     rollout.set_template(
         k8s, api_namespace, "plugin", rollout.changed_template(template, image="x:2")

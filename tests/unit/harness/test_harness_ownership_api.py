@@ -9,6 +9,7 @@ import copy
 from typing import Any
 
 import pytest
+from kube_apiserver.workloads import plugin_daemonset
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube import apply, ownership, rollout
@@ -16,26 +17,6 @@ from conformance.kube.client import K8sClients
 from conformance.kube.field_manager import FIELD_MANAGER
 
 VENDOR = "helm"  # the manager Helm 4's server-side apply writes as
-LABELS = {"app": "plugin"}
-
-
-def _daemonset(namespace: str, image: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {"name": "plugin", "namespace": namespace},
-        "spec": {
-            "selector": {"matchLabels": LABELS},
-            "template": {
-                "metadata": {"labels": LABELS},
-                "spec": {
-                    "containers": [
-                        {"name": "plugin", "image": image, "imagePullPolicy": "IfNotPresent"}
-                    ]
-                },
-            },
-        },
-    }
 
 
 def _vendor_apply(k8s: K8sClients, body: dict[str, Any], manager: str = VENDOR) -> None:
@@ -76,7 +57,7 @@ def test_vendor_applies_a_new_image_after_a_driver_update(
     apiserver_k8s: K8sClients, api_namespace: str
 ) -> None:
     k8s = apiserver_k8s
-    _vendor_apply(k8s, _daemonset(api_namespace, "example.com/plugin:v1"))
+    _vendor_apply(k8s, plugin_daemonset(api_namespace, "example.com/plugin:v1"))
     owners = _driver_update(k8s, api_namespace, "example.com/plugin:broken")
     # The restore put the image back but left it (and the pull policy) owned by the harness.
     taken = [e for e in _entries(k8s, api_namespace) if ownership.is_ours(e)]
@@ -89,7 +70,7 @@ def test_vendor_applies_a_new_image_after_a_driver_update(
     [vendor] = [e for e in entries if e["manager"] == VENDOR]
     assert {"f:image", "f:imagePullPolicy"} <= set(_container_fields(vendor))
     # The vendor's next release: a new image, applied without force, and no conflict.
-    _vendor_apply(k8s, _daemonset(api_namespace, "example.com/plugin:v2"))
+    _vendor_apply(k8s, plugin_daemonset(api_namespace, "example.com/plugin:v2"))
     daemonset = rollout.read_daemonset(k8s, api_namespace, "plugin")
     assert daemonset["spec"]["template"]["spec"]["containers"][0]["image"] == (
         "example.com/plugin:v2"
@@ -101,7 +82,7 @@ def test_a_driver_the_harness_installed_keeps_its_apply_owner(
     apiserver_k8s: K8sClients, api_namespace: str
 ) -> None:
     k8s = apiserver_k8s
-    apply.apply_all(k8s.api_client, [_daemonset(api_namespace, "example.com/plugin:v1")])
+    apply.apply_all(k8s.api_client, [plugin_daemonset(api_namespace, "example.com/plugin:v1")])
     owners = _driver_update(k8s, api_namespace, "example.com/plugin:broken")
     assert rollout.give_back_ownership(k8s, api_namespace, "plugin", owners)
     entries = _entries(k8s, api_namespace)
@@ -109,7 +90,7 @@ def test_a_driver_the_harness_installed_keeps_its_apply_owner(
     assert "f:image" in _container_fields(entries[0])
     # And a third party's apply of another image conflicts with the install, as before.
     with pytest.raises(ApiException) as info:
-        _vendor_apply(k8s, _daemonset(api_namespace, "example.com/plugin:v2"), "kubectl")
+        _vendor_apply(k8s, plugin_daemonset(api_namespace, "example.com/plugin:v2"), "kubectl")
     assert info.value.status == 409 and FIELD_MANAGER in (info.value.body or "")
 
 
