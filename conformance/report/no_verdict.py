@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from conformance.errors import ConformanceError
 from conformance.report.allure_html import ALLURE_REPORT
 from conformance.report.evidence import EVIDENCE
 from conformance.report.junit import JUNIT_XML
@@ -103,8 +104,6 @@ def no_verdict_on_error(report_dir: Path, run_id: str) -> Iterator[None]:
     """Around the checks a run makes before pytest starts: when one refuses the run, a report
     directory that already exists (a CI job's fixed --report-dir) is fenced and says why; a
     new one is not created, so a refused run leaves nothing behind."""
-    from conformance.errors import ConformanceError
-
     try:
         yield
     except ConformanceError as error:
