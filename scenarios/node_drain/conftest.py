@@ -14,10 +14,13 @@ from typing import Any
 import pytest
 
 from conformance.kube import drain, nodes
+from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
+from conformance.kube.cordon_seen import await_cordon_seen
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.model.outcome import not_run
 from conformance.run.context import RunContext
+from conformance.scenario_api.pods import node_selector_for
 
 
 class NodeOps:
@@ -30,8 +33,25 @@ class NodeOps:
         self.cordoned: list[str] = []
 
     def cordon(self, node: str) -> None:
+        """Cordon, and return once the scheduler has seen it: a pod created right after the
+        cordon must not be placed from the scheduler's stale cache."""
         if drain.cordon(self.k8s, node, self.context.run_id):
             self.cordoned.append(node)
+        selector = node_selector_for(self.k8s.to_dict(self.k8s.core.read_node(node)))
+        build = Builders(self.context.run_id)
+        await_cordon_seen(
+            self.k8s,
+            node,
+            namespace=self.namespace,
+            probe=lambda name: build.pod(
+                name,
+                self.namespace,
+                image=self.context.workload_image,
+                node_selector=selector,
+                termination_grace_period_seconds=0,
+            ),
+            timeout=self.context.timeout("default"),
+        )
 
     def uncordon(self, node: str) -> None:
         if node in self.cordoned:
