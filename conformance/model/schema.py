@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -231,45 +230,6 @@ def parse_duration(value: Any) -> float | None:
     return None
 
 
-def parse_argv_template(
-    p: Problems, path: str, value: Any, placeholders: Sequence[str]
-) -> tuple[str, ...]:
-    """A profile's argv (a list, never a shell line) whose items may use `{placeholder}`s of
-    `placeholders`; () when absent or wrong, with every problem added to `p`."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not value:
-        p.wrong(path, "a non-empty list of strings (an argv, not a shell line)", value)
-        return ()
-    out: list[str] = []
-    for i, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, str | int | float):
-            p.wrong(join(path, i), "a string", item)
-            continue
-        text = str(item)
-        bad = _bad_placeholder(text, placeholders)
-        if bad is not None:
-            p.add(
-                join(path, i),
-                f"{bad}; placeholders are {', '.join('{' + n + '}' for n in placeholders)} "
-                "(write {{ and }} for literal braces)",
-            )
-            continue
-        out.append(text)
-    return tuple(out)
-
-
-def _bad_placeholder(text: str, placeholders: Sequence[str]) -> str | None:
-    try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
-    except ValueError as exc:
-        return f"not a valid template ({exc})"
-    for name in fields:
-        if name not in placeholders:
-            return f"unknown placeholder {{{name}}}"
-    return None
-
-
 def expand_argv(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """An argv template (validated by parse_argv_template) with its {placeholders} filled in."""
+    """An argv template (validated by `typed.argv`) with its {placeholders} filled in."""
     return [item.format_map(values) for item in argv]
