@@ -193,6 +193,8 @@ LegacyMethod = SkipJsonSchema[checked(Any, _legacy_method)]
 class FaultsSection(Strict):
     """`faults`: fault kind -> how to inject it."""
 
+    mapping_form: ClassVar[str] = "a mapping of fault kind to {method: ...}"
+
     withdraw: Spec | None = Field(None, description=_SPEC_FORM)
     unhealthy: Spec | None = Field(None, description=_SPEC_FORM)
     recover: Spec | None = Field(None, description=_SPEC_FORM)

@@ -167,7 +167,7 @@ class FileExpect(_Expect):
 
 class CommandExpect(_Expect):
     method: Literal["command"]
-    command: ContainerArgv = Field(description="an argv run in the container")
+    command: ContainerArgv = Field(description="a non-empty list of strings (argv)")
 
 
 Expect = Annotated[EnvExpect | FileExpect | CommandExpect, Field(discriminator="method")]

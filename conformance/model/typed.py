@@ -30,6 +30,8 @@ class Strict(BaseModel):
 
     # A variant of a union tagged by `method`: how a key of another variant is reported.
     unused_suffix: ClassVar[str] = "; remove it"
+    # What a value that is not a mapping is told it should be.
+    mapping_form: ClassVar[str] = "a mapping"
 
 
 class Snake(Strict):

@@ -62,11 +62,12 @@ def aliases(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items() if not f.exclude]
 
 
-def _field(model: type[BaseModel], key: Any) -> FieldInfo | None:
+def _field(model: type[BaseModel], key: Any) -> tuple[str, FieldInfo | None]:
+    """The key as the user writes it, and its field (a default's error names the field)."""
     for name, field in model.model_fields.items():
-        if (field.alias or name) == key:
-            return field
-    return None
+        if key in (field.alias or name, name):
+            return field.alias or name, field
+    return key, None
 
 
 def _walk(root: type[BaseModel], loc: Sequence[Any]) -> _Place:
@@ -82,8 +83,8 @@ def _walk(root: type[BaseModel], loc: Sequence[Any]) -> _Place:
                 place = _Place(place.path, chosen[0], place.field, variants, part)
                 continue
         if isinstance(kind, type) and issubclass(kind, BaseModel):
-            field = _field(kind, part)
-            place = _Place(join(place.path, part), field.annotation if field else None, field)
+            key, field = _field(kind, part)
+            place = _Place(join(place.path, key), field.annotation if field else None, field)
             continue
         origin, args = typing.get_origin(kind), typing.get_args(kind)
         inner = None
@@ -128,8 +129,8 @@ def _problem(root: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str]
     if kind == ERROR_TYPE:
         ctx = error["ctx"]
         return _walk(root, loc + tuple(ctx.get("at", ()))).path, ctx["message"]
-    if kind == "extra_forbidden":
-        return _walk(root, loc).path, _unknown_key(root, loc)
+    if kind == "extra_forbidden":  # the key as written, even when it is a field's own name
+        return join(_walk(root, loc[:-1]).path, loc[-1]), _unknown_key(root, loc)
     if kind in ("union_tag_not_found", "union_tag_invalid"):
         return _tag_problem(root, error)
     place = _walk(root, loc)
@@ -137,7 +138,8 @@ def _problem(root: type[BaseModel], error: Mapping[str, Any]) -> tuple[str, str]
         form = place.field.description if place.field else None
         return place.path, "required field is missing" + (f" (expected {form})" if form else "")
     if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return place.path, f"expected a mapping, got {describe(error['input'])}"
+        form = getattr(_unwrap(place.kind), "mapping_form", "a mapping")
+        return place.path, f"expected {form}, got {describe(error['input'])}"
     return place.path, f"{error['msg']}, got {describe(error['input'])}"
 
 
