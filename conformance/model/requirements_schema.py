@@ -12,7 +12,17 @@ from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.model.fault_config import FAULT_KINDS
 from conformance.model.readiness_failure import READINESS_PARTS
 from conformance.model.schema import suggest
-from conformance.model.typed import Boolean, Snake, checked, choice, fail, listed, text, wrong
+from conformance.model.typed import (
+    Boolean,
+    Snake,
+    checked,
+    choice,
+    fail,
+    listed,
+    schema_version,
+    text,
+    wrong,
+)
 
 SCHEMA = 1
 SUITES = (
@@ -110,19 +120,16 @@ def _unique_ids(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
     return entries
 
 
-def _schema_version(value: Any) -> int:
-    if value != SCHEMA or isinstance(value, bool):
-        wrong(str(SCHEMA), value)
-    return value
-
-
 Entries = Annotated[listed(Entry, "requirements"), AfterValidator(_unique_ids)]
+
+
+SchemaVersion = schema_version(SCHEMA)
 
 
 class CatalogDocument(Snake):
     """The requirements catalog: what a conformant DRA driver must, should or may do."""
 
-    schema_: checked(int, _schema_version, {"const": SCHEMA}) = Field(
+    schema_: SchemaVersion = Field(
         None, alias="schema", validate_default=True, description=str(SCHEMA)
     )
     requirements: Entries = Field(None, validate_default=True, description="the requirements")

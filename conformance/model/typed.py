@@ -141,6 +141,17 @@ def mapping_of(key: Any, value: Any) -> Any:
     return Annotated[dict[key, value], BeforeValidator(check)]
 
 
+def schema_version(version: int) -> Any:
+    """A file's `schema:` number, which must be `version` (missing: `got nothing`)."""
+
+    def check(value: Any) -> int:
+        if value != version or isinstance(value, bool):
+            wrong(str(version), value)
+        return value
+
+    return checked(int, check, {"const": version})
+
+
 DURATION_SCHEMA = {
     "anyOf": [
         {"type": "number", "exclusiveMinimum": 0},
