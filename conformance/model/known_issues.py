@@ -208,6 +208,8 @@ class Issue(Snake):
     disrupts: OneLine | None = Field(None, description="why the test is not run when affected")
 
 
+Issues = listed(Issue, "known issues")
+
 SchemaVersion = schema_version(SCHEMA)
 
 
@@ -215,7 +217,7 @@ class KnownIssuesDocument(Snake):
     schema_: SchemaVersion = Field(
         None, alias="schema", validate_default=True, description=str(SCHEMA)
     )
-    issues: listed(Issue, "known issues") = Field((), description="the known issues")
+    issues: Issues = Field((), description="the known issues")
 
 
 def affecting(

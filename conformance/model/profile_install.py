@@ -71,12 +71,14 @@ def _build_arg(value: Any) -> str:
 
 
 BuildArg = checked(str, _build_arg, {"type": ["string", "number"]})
+DockerfileName = text("a Dockerfile path")
+BuildArgs = mapping_of(str, BuildArg)
 
 
 class BuildSection(Strict):
     context: LocalDir = Field(description="the build context directory")
-    dockerfile: text("a Dockerfile path") = Field("Dockerfile", description="within the context")
-    args: mapping_of(str, BuildArg) = Field(default_factory=dict, description="build arguments")
+    dockerfile: DockerfileName = Field("Dockerfile", description="within the context")
+    args: BuildArgs = Field(default_factory=dict, description="build arguments")
 
     @model_validator(mode="after")
     def _dockerfile_exists(self) -> BuildSection:
@@ -89,15 +91,15 @@ class BuildSection(Strict):
         return (self.context / self.dockerfile).resolve()
 
 
+ImageRef = text("an image reference")
+
 ImageBuilder = choice(IMAGE_BUILDERS)
 
 
 class ImageSection(Strict):
     """`install.image`: the image substituted for the manifests' placeholder."""
 
-    ref: text("an image reference") | None = Field(
-        None, description="an image reference such as 'localhost/x:dev'"
-    )
+    ref: ImageRef | None = Field(None, description="an image reference such as 'localhost/x:dev'")
     builder: ImageBuilder | None = Field(None, description="a builder the suite ships")
     build: BuildSection | None = Field(None, description="{context, dockerfile, args}")
     load: Boolean = Field(True, description="load the image into the kind nodes")
@@ -118,11 +120,18 @@ class ImageSection(Strict):
         return ImageSpec(self.ref, self.builder, context, dockerfile, args, self.load)
 
 
+Manifests = listed(LocalPath, "paths", nonempty=True)
+Chart = text("a chart directory or reference")
+Release = text("a release name (DNS label)", DNS_LABEL_RE)
+Namespace = text("a namespace name (DNS label)", DNS_LABEL_RE)
+Values = mapping_of(str, Any)
+ValuesFiles = listed(LocalPath, "paths")
+ChartVersion = text("a chart version")
+
+
 class ManifestsSection(Strict):
     method: Literal["manifests"]
-    manifests: listed(LocalPath, "paths", nonempty=True) = Field(
-        description="a list of manifest files or directories"
-    )
+    manifests: Manifests = Field(description="a list of manifest files or directories")
     image: ImageSection | None = Field(None, description="the driver image")
 
     def domain(self, base_dir: Path) -> Install:
@@ -131,14 +140,12 @@ class ManifestsSection(Strict):
 
 class HelmSection(Strict):
     method: Literal["helm"]
-    chart: text("a chart directory or reference") = Field(
-        description="a chart directory or reference"
-    )
-    release: text("a release name (DNS label)", DNS_LABEL_RE) = Field(description="a release name")
-    namespace: text("a namespace name (DNS label)", DNS_LABEL_RE) = Field(description="a namespace")
-    values: mapping_of(str, Any) = Field(default_factory=dict, description="chart values")
-    values_files: listed(LocalPath, "paths") = Field((), description="values files")
-    version: text("a chart version") | None = Field(None, description="a chart version")
+    chart: Chart = Field(description="a chart directory or reference")
+    release: Release = Field(description="a release name")
+    namespace: Namespace = Field(description="a namespace")
+    values: Values = Field(default_factory=dict, description="chart values")
+    values_files: ValuesFiles = Field((), description="values files")
+    version: ChartVersion | None = Field(None, description="a chart version")
     image: ImageSection | None = Field(None, description="built/loaded before the chart")
 
     def domain(self, base_dir: Path) -> Install:

@@ -38,9 +38,11 @@ from conformance.model.typed import (
 
 _SELECTOR_FORM = "a label selector such as 'pool=gpu'"
 
+LabelSelector = text(_SELECTOR_FORM)
+
 
 class NodesSection(Strict):
-    selector: text(_SELECTOR_FORM) = Field(description=_SELECTOR_FORM)
+    selector: LabelSelector = Field(description=_SELECTOR_FORM)
 
 
 def _class_key(key: Any) -> str:
@@ -70,9 +72,11 @@ def _selector_name(name: Any) -> str:
 SelectorName = checked(str, _selector_name, {"type": "string", "pattern": DNS_LABEL_RE.pattern})
 _CEL_FORM = "a non-empty CEL string"
 
+CelExpression = text(_CEL_FORM)
+
 
 class SelectorSection(Strict):
-    expression: text(_CEL_FORM) = Field(description=_CEL_FORM)
+    expression: CelExpression = Field(description=_CEL_FORM)
     class_: DeviceClassName | None = Field(
         None, alias="class", description="the DeviceClass (default: deviceClasses.default)"
     )
@@ -81,24 +85,31 @@ class SelectorSection(Strict):
 Selectors = mapping_of(SelectorName, SelectorSection)
 
 
+ImageRef = text("an image reference", IMAGE_REF_RE)
+ContainerName = text("a container name", DNS_LABEL_RE)
+DaemonSetName = text("a DaemonSet name", DNS_SUBDOMAIN_RE)
+NamespaceName = text("a namespace name", DNS_LABEL_RE)
+Count = integer(0)
+
+
 class UpdateSection(Strict):
     """The second image DRA-UPD-001 rolls out, and the container to set it on."""
 
-    image: text("an image reference", IMAGE_REF_RE) = Field(description="an image reference")
-    container: text("a container name", DNS_LABEL_RE) | None = Field(
+    image: ImageRef = Field(description="an image reference")
+    container: ContainerName | None = Field(
         None, description="the container to update (default: the first)"
     )
 
 
 class DaemonSetSection(Strict):
-    name: text("a DaemonSet name", DNS_SUBDOMAIN_RE) = Field(description="a DNS label")
-    namespace: text("a namespace name", DNS_LABEL_RE) = Field(description="a DNS label")
+    name: DaemonSetName = Field(description="a DNS label")
+    namespace: NamespaceName = Field(description="a DNS label")
     update: UpdateSection | None = Field(None, description="{image, container}")
 
 
 class ReadinessSection(Strict):
     daemon_set: DaemonSetSection | None = Field(None, description="{namespace, name}")
-    slices_per_node: integer(0) = Field(1, description="minimum ResourceSlices per node")
+    slices_per_node: Count = Field(1, description="minimum ResourceSlices per node")
 
     def domain(self) -> Readiness:
         ds = self.daemon_set
@@ -145,9 +156,11 @@ _EXTENDED_RESOURCE_RE = re.compile(
     r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
 
+ExtendedResourceName = text(_EXTENDED_FORM, _EXTENDED_RESOURCE_RE)
+
 
 class ExtendedResourceSection(Strict):
-    name: text(_EXTENDED_FORM, _EXTENDED_RESOURCE_RE) = Field(description=_EXTENDED_FORM)
+    name: ExtendedResourceName = Field(description=_EXTENDED_FORM)
     class_: DeviceClassName = Field(alias="class", description=CLASS_FORM)
 
     def domain(self) -> ExtendedResource:

@@ -83,30 +83,33 @@ MinVersion = checked(tuple[int, int], _min_version, {"type": "string", "pattern"
 FeatureGate = checked(str, _feature_gate, {"type": "string", "pattern": _GATE_RE.pattern})
 FaultKindName = checked(str, _fault_kind, {"enum": list(FAULT_KINDS)})
 
+Capabilities = listed(Capability, "capability names")
+FeatureGates = listed(FeatureGate, "feature gate names")
+FaultKinds = listed(FaultKindName, "fault kinds")
+RequirementId = text(_ID_FORM, ID_RE)
+Suite = choice(SUITES)
+LevelName = choice(LEVELS)
+Sentence = text("one sentence")
+ReadinessPart = choice(READINESS_PARTS)
+
 
 class Gates(Snake):
     """Where a requirement applies: driver features, Kubernetes version and gates, faults."""
 
-    capabilities: listed(Capability, "capability names") = Field(
-        (), description="driver features the requirement needs"
-    )
+    capabilities: Capabilities = Field((), description="driver features the requirement needs")
     min_version: MinVersion | None = Field(None, description="the first Kubernetes minor")
-    feature_gates: listed(FeatureGate, "feature gate names") = Field(
-        (), description="feature gates the behaviour needs"
-    )
-    faults: listed(FaultKindName, "fault kinds") = Field(
-        (), description="fault kinds the test injects"
-    )
+    feature_gates: FeatureGates = Field((), description="feature gates the behaviour needs")
+    faults: FaultKinds = Field((), description="fault kinds the test injects")
 
 
 class Entry(Snake):
-    id: text(_ID_FORM, ID_RE) = Field(description=_ID_FORM)
-    suite: choice(SUITES) = Field(description="a suite name")
-    level: choice(LEVELS) = Field(description="MUST, SHOULD or MAY")
-    statement: text("one sentence") = Field(description="one sentence")
+    id: RequirementId = Field(description=_ID_FORM)
+    suite: Suite = Field(description="a suite name")
+    level: LevelName = Field(description="MUST, SHOULD or MAY")
+    statement: Sentence = Field(description="one sentence")
     disruptive: Boolean = Field(False, description="the test disturbs other tests")
     gates: Gates | None = Field(None, description="where the requirement applies")
-    readiness: choice(READINESS_PARTS) | None = Field(
+    readiness: ReadinessPart | None = Field(
         None, description="the part of the driver readiness check that proves it"
     )
 
