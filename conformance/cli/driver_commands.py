@@ -136,6 +136,21 @@ def add_profile_commands(sub: argparse._SubParsersAction) -> None:
         "file (kubectl get resourceslices -o yaml), without a cluster",
     )
     check.set_defaults(func=_profile_check)
+    schema = psub.add_parser(
+        "schema",
+        help="print the profile's JSON Schema (docs/profile.schema.json) for editors",
+        description="Print the JSON Schema of a driver profile, generated from the suite's "
+        "own validation; an editor with the YAML language server validates a profile against "
+        "it (docs/profile.md).",
+    )
+    schema.set_defaults(func=_profile_schema)
+
+
+def _profile_schema(args: argparse.Namespace) -> int:
+    from conformance.model.profile_jsonschema import render
+
+    print(render(), end="")
+    return 0
 
 
 def _profile_check(args: argparse.Namespace) -> int:

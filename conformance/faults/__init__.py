@@ -39,7 +39,6 @@ from conformance.model.fault_config import (
     TAINT_EFFECTS,
     FaultsConfig,
     FaultSpec,
-    parse_faults,
 )
 
 __all__ = [
@@ -63,5 +62,4 @@ __all__ = [
     "missing_faults",
     "missing_faults_reason",
     "missing_faults_remedy",
-    "parse_faults",
 ]

@@ -45,7 +45,7 @@ def load_entry_point(kind: str, entry_point: str) -> Any:
 
 
 def python_injector(spec: FaultSpec, context: FaultContext) -> FaultInjector:
-    assert spec.entry_point is not None  # parse_faults guarantees it
+    assert spec.entry_point is not None  # the profile schema requires it
     factory = load_entry_point(spec.kind.value, spec.entry_point)
     if not callable(factory):
         raise FaultError(f"faults.{spec.kind.value}.entryPoint {spec.entry_point!r} is not a class")

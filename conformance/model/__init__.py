@@ -4,15 +4,21 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | module           | owns                                                                   |
 |------------------|------------------------------------------------------------------------|
 | `profile`        | the driver profile's data classes and `load_profile`                   |
-| `profile_parse`  | reading and validating a profile document (every error names a field)  |
+| `profile_parse`  | the profile's typed schema (`ProfileDocument`), reading and validating   |
+| `profile_sections` | the profile's smaller sections (nodes, selectors, readiness, ...)    |
+| `profile_types`  | field types several profile sections share (class names, images)      |
 | `profile_install` | the profile's `install` section (manifests, helm, preinstalled, image) |
 | `profile_verification` | the profile's `verification` section                           |
+| `profile_jsonschema` | docs/profile.schema.json, generated from the typed schema          |
 | `fault_config`   | the fault kinds and the profile's `faults` section (how each is injected) |
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
+| `requirements_schema` | the catalog's typed schema                                        |
 | `known_issues`   | known upstream platform bugs per Kubernetes version (`known_issues.yaml`) |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `feature_gates`  | when the DRA feature gates went GA (a gate gone from the metrics is on) |
-| `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |
+| `schema`         | reading user-written YAML (strict loader, error class, did-you-mean)   |
+| `typed`          | pydantic building blocks: strict sections, field types with our messages |
+| `typed_errors`   | pydantic's errors as `field.path: message` lines                        |
 | `opaque_config`  | the profile's `opaqueConfig` (DRA-ALLOC-014)                            |
 | `cdi_paths`      | the profile's `cdi` section (spec directories, kubelet root)           |
 | `cdi_lookup`     | which CDI spec files are a claim's: by the kubelet's CDI ids or its UID |

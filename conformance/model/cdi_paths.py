@@ -13,12 +13,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.model.schema import Problems, join
+from pydantic import Field
+
+from conformance.model.typed import Strict, checked, listed, wrong
 
 DEFAULT_SPEC_DIRS = ("/etc/cdi", "/var/run/cdi")
 DEFAULT_KUBELET_ROOT_DIR = "/var/lib/kubelet"
 SECTION = "cdi"
-_KEYS = ("specDirs", "kubeletRootDir")
 _ABSOLUTE = re.compile(r"^/[^\0]*$")
 _FORM = "an absolute directory path on the nodes (e.g. /opt/cdi)"
 
@@ -34,30 +35,28 @@ class CdiPaths:
         return tuple(dict.fromkeys(DEFAULT_SPEC_DIRS + self.extra_spec_dirs))
 
 
-def _directory(p: Problems, path: str, value: Any) -> str | None:
-    text = p.string(path, value, _FORM, _ABSOLUTE)
-    if text is None:
-        return None
-    normal = posixpath.normpath(text)
+def _directory(value: Any) -> str:
+    if not isinstance(value, str) or not _ABSOLUTE.match(value):
+        wrong(_FORM, value)
+    normal = posixpath.normpath(value)
     if normal == "/":
-        p.wrong(path, _FORM + ", not /", value)
-        return None
+        wrong(_FORM + ", not /", value)
     return normal
 
 
-def parse_cdi_paths(p: Problems, value: Any) -> CdiPaths:
-    if value is None:
-        return CdiPaths()
-    section = p.mapping(SECTION, value, _KEYS)
-    if section is None:
-        return CdiPaths()
-    dirs: list[str] = []
-    path = join(SECTION, "specDirs")
-    for i, item in enumerate(p.list_of(path, section.get("specDirs", []), _FORM) or ()):
-        directory = _directory(p, join(path, i), item)
-        if directory:
-            dirs.append(directory)
-    root = DEFAULT_KUBELET_ROOT_DIR
-    if "kubeletRootDir" in section:
-        root = _directory(p, join(SECTION, "kubeletRootDir"), section["kubeletRootDir"]) or root
-    return CdiPaths(tuple(dirs), root)
+Directory = checked(str, _directory, {"type": "string", "pattern": "^/"})
+Directories = listed(Directory, _FORM)
+
+
+class CdiSection(Strict):
+    """`cdi`: the spec directories the runtime reads besides its defaults, the kubelet root."""
+
+    spec_dirs: Directories = Field(
+        (),
+        description="absolute directories the runtime reads CDI specs from, besides "
+        + " and ".join(DEFAULT_SPEC_DIRS),
+    )
+    kubelet_root_dir: Directory = Field(DEFAULT_KUBELET_ROOT_DIR, description=_FORM)
+
+    def domain(self) -> CdiPaths:
+        return CdiPaths(tuple(self.spec_dirs), self.kubelet_root_dir)

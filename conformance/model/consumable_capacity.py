@@ -9,14 +9,16 @@ the capacity the test divides among claims (default: the profile's `capacity`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from conformance.model.cel import attribute_name_problem, resolve_name
-from conformance.model.schema import DNS_SUBDOMAIN_RE, Problems, join
+from pydantic import Field
+
+from conformance.model.cel import resolve_name
+from conformance.model.profile_types import CLASS_FORM, DeviceClassName, qualified_name
+from conformance.model.typed import Strict
 
 SECTION = "consumableCapacity"
-_CLASS_FORM = "a DeviceClass name (a DNS subdomain)"
 _CAPACITY_FORM = "a capacity name <domain>/<identifier> or <identifier>, e.g. gpu.example.com/mem"
+CapacityName = qualified_name(_CAPACITY_FORM)
 
 
 @dataclass(frozen=True)
@@ -25,20 +27,14 @@ class ConsumableCapacity:
     capacity: str | None  # fully qualified; None: the profile's top-level `capacity`
 
 
-def parse_consumable_capacity(
-    p: Problems, value: Any, driver: str | None
-) -> ConsumableCapacity | None:
-    section = p.mapping(SECTION, value, ("class", "capacity"))
-    if section is None:
-        return None
-    if "class" not in section:
-        p.missing(join(SECTION, "class"), _CLASS_FORM)
-        return None
-    device_class = p.string(join(SECTION, "class"), section["class"], _CLASS_FORM, DNS_SUBDOMAIN_RE)
-    capacity = section.get("capacity")
-    if capacity is not None:
-        if not isinstance(capacity, str) or attribute_name_problem(capacity):
-            p.wrong(join(SECTION, "capacity"), _CAPACITY_FORM, capacity)
-            return None
-        capacity = resolve_name(capacity, driver) if driver else capacity
-    return ConsumableCapacity(device_class, capacity) if device_class else None
+class ConsumableSection(Strict):
+    """`consumableCapacity`: the class of shareable devices and the capacity to divide."""
+
+    class_: DeviceClassName = Field(alias="class", description=CLASS_FORM)
+    capacity: CapacityName | None = Field(
+        None, description="the capacity the test divides (default: the profile's capacity)"
+    )
+
+    def domain(self, driver: str) -> ConsumableCapacity:
+        capacity = resolve_name(self.capacity, driver) if self.capacity else None
+        return ConsumableCapacity(self.class_, capacity)

@@ -7,7 +7,7 @@
       unhealthy: {method: exec, command: [...], undo: [...], container: plugin}
       fail-prepare: {method: python, entryPoint: "pkg.module:Class", options: {...}}
 
-Pure parsing: nothing is imported or run here; `conformance.faults.registry` does that.
+Pure data: nothing is imported or run here; `conformance.faults.registry` does that.
 """
 
 from __future__ import annotations
@@ -15,10 +15,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from conformance.model.frozen import FrozenMap
-from conformance.model.schema import Problems, describe, join, parse_argv_template, parse_duration
+from conformance.model.schema import describe
+from conformance.model.typed import Strict, argv, checked, duration, fail, mapping_of, text
 
 TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 
@@ -62,13 +66,6 @@ PLACEHOLDERS = (
     "kubeconfig",
 )
 
-_METHOD_KEYS: Mapping[str, tuple[str, ...]] = {
-    "device-taint-rule": ("method",),
-    "command": ("method", "command", "undo", "timeout"),
-    "exec": ("method", "command", "undo", "timeout", "container"),
-    "python": ("method", "entryPoint", "options", "timeout"),
-}
-_ALL_KEYS = tuple(dict.fromkeys(k for keys in _METHOD_KEYS.values() for k in keys))
 _NEW_FORM = (
     "choose a method per fault kind, e.g. faults: {withdraw: {method: command, "
     "command: [...], undo: [...]}} (docs/profile.md, Faults)"
@@ -119,100 +116,114 @@ class FaultsConfig:
         return tuple(k.value for k in FaultKind if self.can_inject(k))
 
 
-def parse_faults(p: Problems, value: Any, path: str = "faults") -> FaultsConfig:
-    """Validate the `faults` section; problems name the field (`faults.withdraw.command`)."""
-    if value is None:
-        return FaultsConfig()
-    if not isinstance(value, Mapping):
-        p.wrong(path, "a mapping of fault kind to {method: ...}", value)
-        return FaultsConfig()
-    if "method" in value:
-        p.add(
-            join(path, "method"),
-            f"a single faults.method ({describe(value['method'])}) is no longer read; {_NEW_FORM}"
-            + (
-                "; the fake driver's control channel is now the python method with entryPoint "
-                "fakedriver.faultplugin:FakeDriverFaults"
-                if value["method"] == "fake-driver-control"
-                else ""
-            ),
+# --- the section's schema (the profile loader validates with it) ------------------------------
+
+Argv = argv(PLACEHOLDERS)
+Timeout = duration("a positive duration such as 30s or 2m")
+ContainerName = text("a container name")
+EntryPoint = text('"module:Class" or an entry point name')
+Options = mapping_of(str, Any)
+_ENTRY_FORM = f'"module:Class", or the name of an entry point in group {ENTRY_POINT_GROUP}'
+
+
+class _Spec(Strict):
+    unused_suffix: ClassVar[str] = ""
+
+    def domain(self, kind: FaultKind) -> FaultSpec:
+        return FaultSpec(kind, self.method)  # type: ignore[attr-defined]
+
+
+class TaintRuleSpec(_Spec):
+    method: Literal["device-taint-rule"]
+
+
+class CommandSpec(_Spec):
+    method: Literal["command"]
+    command: Argv = Field(description="an argv list such as [my-tool, withdraw, '{device}']")
+    undo: Argv = Field((), description="an argv taking the fault back")
+    timeout: Timeout = Field(DEFAULT_TIMEOUT, description="how long a command may take")
+
+    def domain(self, kind: FaultKind) -> FaultSpec:
+        return FaultSpec(kind, self.method, self.command, self.undo, self.timeout)
+
+
+class ExecSpec(CommandSpec):
+    method: Literal["exec"]  # type: ignore[assignment]
+    container: ContainerName | None = Field(
+        None, description="the kubelet-plugin pod's container (default: the first)"
+    )
+
+    def domain(self, kind: FaultKind) -> FaultSpec:
+        command, undo = self.command, self.undo
+        return FaultSpec(kind, self.method, command, undo, self.timeout, self.container)
+
+
+class PythonSpec(_Spec):
+    method: Literal["python"]
+    entry_point: EntryPoint = Field(description=_ENTRY_FORM)
+    options: Options = Field(default_factory=dict, description="the injector's")
+    timeout: Timeout = Field(DEFAULT_TIMEOUT, description="how long an injection may take")
+
+    def domain(self, kind: FaultKind) -> FaultSpec:
+        return FaultSpec(
+            kind, self.method, timeout=self.timeout, entry_point=self.entry_point,
+            options=FrozenMap(self.options),
+        )  # fmt: skip
+
+
+Spec = Annotated[TaintRuleSpec | CommandSpec | ExecSpec | PythonSpec, Field(discriminator="method")]
+_SPEC_FORM = "{method: " + "|".join(METHODS) + ", ...}"
+
+
+def _legacy_method(value: Any) -> Any:
+    fail(
+        f"a single faults.method ({describe(value)}) is no longer read; {_NEW_FORM}"
+        + (
+            "; the fake driver's control channel is now the python method with entryPoint "
+            "fakedriver.faultplugin:FakeDriverFaults"
+            if value == "fake-driver-control"
+            else ""
         )
-    specs = dict(FaultsConfig().specs)
-    section = p.mapping(path, {k: v for k, v in value.items() if k != "method"}, FAULT_KINDS)
-    for name, raw in (section or {}).items():
-        if name in FAULT_KINDS:
-            spec = _spec(p, join(path, name), FaultKind(name), raw)
-            if spec is not None:
-                specs[spec.kind] = spec
-    return FaultsConfig(FrozenMap(specs))
+    )
 
 
-def _spec(p: Problems, path: str, kind: FaultKind, raw: Any) -> FaultSpec | None:
-    before = len(p.items)
-    section = p.mapping(path, raw, _ALL_KEYS)
-    if section is None:
-        return None
-    if "method" not in section:
-        p.missing(join(path, "method"), "one of " + ", ".join(METHODS))
-        return None
-    method = p.choice(join(path, "method"), section["method"], METHODS)
-    if method is None:
-        return None
-    for key in section:
-        if key in _ALL_KEYS and key not in _METHOD_KEYS[method]:
-            p.add(join(path, key), f"not used by method {method}")
-    if method == "device-taint-rule":
-        if kind is not FaultKind.TAINT:
-            p.add(
-                join(path, "method"),
+LegacyMethod = SkipJsonSchema[checked(Any, _legacy_method)]
+
+
+class FaultsSection(Strict):
+    """`faults`: fault kind -> how to inject it."""
+
+    mapping_form: ClassVar[str] = "a mapping of fault kind to {method: ...}"
+
+    withdraw: Spec | None = Field(None, description=_SPEC_FORM)
+    unhealthy: Spec | None = Field(None, description=_SPEC_FORM)
+    recover: Spec | None = Field(None, description=_SPEC_FORM)
+    fail_prepare: Spec | None = Field(None, alias="fail-prepare", description=_SPEC_FORM)
+    delay_prepare: Spec | None = Field(None, alias="delay-prepare", description=_SPEC_FORM)
+    taint: Spec | None = Field(None, description=_SPEC_FORM)
+    driver_taint: Spec | None = Field(None, alias="driver-taint", description=_SPEC_FORM)
+    # The single method of an older format: named as such, never read.
+    method: LegacyMethod = Field(None, exclude=True)
+
+    @field_validator(*(k.value.replace("-", "_") for k in FaultKind))
+    @classmethod
+    def _fits_kind(cls, spec: Any, info: ValidationInfo) -> Any:
+        kind = FaultKind(info.field_name.replace("_", "-"))
+        if spec is not None and spec.method == "device-taint-rule" and kind is not FaultKind.TAINT:
+            fail(
                 f"device-taint-rule can only inject taint faults, not {kind.value} "
                 "(use command, exec or python)",
+                spec.method,
+                "method",
             )
-            return None
-        return FaultSpec(kind, method)
-    timeout = DEFAULT_TIMEOUT
-    if "timeout" in section:
-        # Imported here: conformance.model.profile imports this module.
-        seconds = parse_duration(section["timeout"])
-        if seconds is None or seconds <= 0:
-            p.wrong(
-                join(path, "timeout"), "a positive duration such as 30s or 2m", section["timeout"]
-            )
-        else:
-            timeout = seconds
-    if method == "python":
-        entry = section.get("entryPoint")
-        if entry is None:
-            p.missing(
-                join(path, "entryPoint"),
-                f'"module:Class", or the name of an entry point in group {ENTRY_POINT_GROUP}',
-            )
-        else:
-            entry = p.string(
-                join(path, "entryPoint"), entry, '"module:Class" or an entry point name'
-            )
-        options = section.get("options", {})
-        if not isinstance(options, Mapping):
-            p.wrong(join(path, "options"), "a mapping", options)
-            options = {}
-        if len(p.items) > before or not entry:
-            return None
-        return FaultSpec(
-            kind, method, timeout=timeout, entry_point=entry, options=FrozenMap(options)
-        )
-    if "command" not in section:
-        p.missing(join(path, "command"), "an argv list such as [my-tool, withdraw, '{device}']")
-    command = _argv(p, join(path, "command"), section.get("command"))
-    undo = _argv(p, join(path, "undo"), section["undo"]) if "undo" in section else ()
-    if undo and kind is FaultKind.RECOVER:
-        p.add(join(path, "undo"), "recover is itself an undo; remove undo")
-    container = None
-    if "container" in section:
-        container = p.string(join(path, "container"), section["container"], "a container name")
-    if len(p.items) > before or not command:
-        return None
-    return FaultSpec(kind, method, command, undo, timeout, container)  # type: ignore[arg-type]
+        if kind is FaultKind.RECOVER and getattr(spec, "undo", ()):
+            fail("recover is itself an undo; remove undo", spec.method, "undo")
+        return spec
 
-
-def _argv(p: Problems, path: str, value: Any) -> tuple[str, ...]:
-    return parse_argv_template(p, path, value, PLACEHOLDERS)
+    def domain(self) -> FaultsConfig:
+        specs = dict(FaultsConfig().specs)
+        for kind in FaultKind:
+            spec = getattr(self, kind.value.replace("-", "_"))
+            if spec is not None:
+                specs[kind] = spec.domain(kind)
+        return FaultsConfig(FrozenMap(specs))

@@ -30,10 +30,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, ValidationError, ValidationInfo, model_validator
 
 from conformance.errors import ConformanceError
-from conformance.model.schema import DocumentError, Problems, join, read_document, suggest
+from conformance.model.schema import DocumentError, read_document, suggest
+from conformance.model.typed import Snake, checked, fail, listed, schema_version, text, wrong
+from conformance.model.typed_errors import problems_of
 
 SCHEMA = 1
 NOTE_PREFIX = "known platform issue"
@@ -43,8 +47,6 @@ _LINK_RE = re.compile(r"^https://\S+$")
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+\S*)?$")
 # Only these mark a pre-release; another suffix is a vendor build of the release (v1.36.2-eks-1)
 _PRE_RELEASE_RE = re.compile(r"^(alpha|beta|rc)(\.|$)")
-_KEYS = ("requirement", "affected", "link", "summary", "disrupts")
-_AFFECTED_KEYS = ("from", "fixed_in")
 
 # (major, minor, patch, 0 for a pre-release / 1 for the release, pre-release parts)
 Version = tuple[int, int, int, int, tuple[Any, ...]]
@@ -126,90 +128,96 @@ def parse_known_issues(
     document: Any, *, shown: str, requirement_ids: Iterable[str] | None = None
 ) -> tuple[KnownIssue, ...]:
     known = None if requirement_ids is None else list(requirement_ids)
-    p = Problems()
-    top = p.mapping("", document, ("schema", "issues"))
-    if top is None:
-        raise KnownIssuesError(shown, p.items)
-    if top.get("schema") != SCHEMA:
-        p.wrong("schema", str(SCHEMA), top.get("schema"))
-    entries = p.list_of("issues", top.get("issues", []), "known issues") or []
-    out = [_issue(p, join("issues", i), entry, known) for i, entry in enumerate(entries)]
-    if p.items:
-        raise KnownIssuesError(shown, p.items)
-    return tuple(i for i in out if i is not None)
-
-
-def _issue(p: Problems, path: str, entry: Any, known: list[str] | None) -> KnownIssue | None:
-    before = len(p.items)
-    section = p.mapping(path, entry, _KEYS)
-    if section is None:
-        return None
-    for key, expected in (
-        ("requirement", "a requirement ID such as DRA-LOSS-002"),
-        ("affected", 'a mapping with from: "1.N.P" and optional fixed_in: "1.N.P"'),
-        ("link", "an https:// link to the upstream issue or fixing pull request"),
-        ("summary", "one line"),
-    ):
-        if key not in section:
-            p.missing(join(path, key), expected)
-    rid = section.get("requirement")
-    if "requirement" in section:
-        rid = p.string(
-            join(path, "requirement"), rid, "a requirement ID such as DRA-LOSS-002", _ID_RE
+    try:
+        model = KnownIssuesDocument.model_validate(document, context={"known": known})
+    except ValidationError as exc:
+        raise KnownIssuesError(shown, problems_of(exc, KnownIssuesDocument)) from None
+    return tuple(
+        KnownIssue(
+            e.requirement,
+            e.affected.from_,
+            e.affected.fixed_in,
+            e.link,
+            _one_line(e.summary),
+            _one_line(e.disrupts) if e.disrupts else None,
         )
-        if rid and known is not None and rid not in known:
-            best = suggest(rid, known)
-            hint = f"; did you mean '{best}'?" if best else ""
-            p.add(join(path, "requirement"), f"{rid} is not in the requirements catalog{hint}")
-    link = (
-        p.string(join(path, "link"), section["link"], "an https:// link", _LINK_RE)
-        if ("link" in section)
-        else None
+        for e in model.issues
     )
-    summary = (
-        p.string(join(path, "summary"), section["summary"], "one line")
-        if ("summary" in section)
-        else None
-    )
-    if summary and "\n" in summary.strip():
-        p.add(join(path, "summary"), "must be one line")
-    disrupts = (
-        p.string(join(path, "disrupts"), section["disrupts"], "one line")
-        if "disrupts" in section
-        else None
-    )
-    start, fixed = _affected(p, join(path, "affected"), section.get("affected"))
-    if len(p.items) > before or not (rid and link and summary and start):
-        return None
-    return KnownIssue(rid, start, fixed, link, " ".join(summary.split()), _one_line(disrupts))
 
 
-def _one_line(text: str | None) -> str | None:
+def _one_line(text: str) -> str:
     """Folded YAML (`>-`) may still carry line breaks and runs of spaces: one line."""
-    return " ".join(text.split()) if text else None
+    return " ".join(text.split())
 
 
-def _affected(p: Problems, path: str, value: Any) -> tuple[Version | None, Version | None]:
-    if value is None:
-        return None, None
-    section = p.mapping(path, value, _AFFECTED_KEYS)
-    if section is None:
-        return None, None
-    versions: dict[str, Version | None] = {}
-    for key in _AFFECTED_KEYS:
-        if key not in section:
-            versions[key] = None
-            if key == "from":
-                p.missing(join(path, key), 'the first affected release, e.g. "1.36.0"')
-            continue
-        raw = section[key]
-        versions[key] = parse_version(raw) if isinstance(raw, str) else None
-        if versions[key] is None:
-            p.wrong(join(path, key), 'a quoted Kubernetes version such as "1.36.3"', raw)
-    start, fixed = versions["from"], versions["fixed_in"]
-    if start and fixed and not start < fixed:
-        p.add(path, f"fixed_in {show_version(fixed)} is not after from {show_version(start)}")
-    return start, fixed
+# --- the list's typed schema ----------------------------------------------------------------
+
+
+def _version(raw: Any) -> Version:
+    version = parse_version(raw) if isinstance(raw, str) else None
+    if version is None:
+        wrong('a quoted Kubernetes version such as "1.36.3"', raw)
+    return version
+
+
+ReleaseVersion = checked(Any, _version, {"type": "string", "pattern": _VERSION_RE.pattern})
+
+
+class Affected(Snake):
+    from_: ReleaseVersion = Field(
+        alias="from", description='the first affected release, e.g. "1.36.0"'
+    )
+    fixed_in: ReleaseVersion | None = Field(None, description="the first release with the fix")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Affected:
+        start, fixed = self.from_, self.fixed_in
+        if fixed is not None and not start < fixed:
+            fail(f"fixed_in {show_version(fixed)} is not after from {show_version(start)}")
+        return self
+
+
+def _in_catalog(rid: str, info: ValidationInfo) -> str:
+    known = (info.context or {}).get("known")
+    if known is not None and rid not in known:
+        best = suggest(rid, known)
+        hint = f"; did you mean '{best}'?" if best else ""
+        fail(f"{rid} is not in the requirements catalog{hint}")
+    return rid
+
+
+def _single_line(text: str) -> str:
+    if "\n" in text.strip():
+        fail("must be one line")
+    return text
+
+
+_ID_FORM = "a requirement ID such as DRA-LOSS-002"
+RequirementId = Annotated[text(_ID_FORM, _ID_RE), AfterValidator(_in_catalog)]
+Link = text("an https:// link", _LINK_RE)
+OneLine = text("one line")
+
+
+class Issue(Snake):
+    requirement: RequirementId = Field(description=_ID_FORM)
+    affected: Affected = Field(
+        description='a mapping with from: "1.N.P" and optional fixed_in: "1.N.P"'
+    )
+    link: Link = Field(description="an https:// link to the upstream issue or fixing pull request")
+    summary: Annotated[OneLine, AfterValidator(_single_line)] = Field(description="one line")
+    disrupts: OneLine | None = Field(None, description="why the test is not run when affected")
+
+
+Issues = listed(Issue, "known issues")
+
+SchemaVersion = schema_version(SCHEMA)
+
+
+class KnownIssuesDocument(Snake):
+    schema_: SchemaVersion = Field(
+        None, alias="schema", validate_default=True, description=str(SCHEMA)
+    )
+    issues: Issues = Field((), description="the known issues")
 
 
 def affecting(

@@ -7,19 +7,14 @@ it must return once the restart is done."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from conformance.model.schema import (
-    Problems,
-    expand_argv,
-    join,
-    parse_argv_template,
-    parse_duration,
-)
+from pydantic import Field
+
+from conformance.model.schema import expand_argv
+from conformance.model.typed import Strict, argv, duration
 
 PLACEHOLDERS = ("node", "kubeconfig")
 ENV_NAMES = {"node": "DRA_NODE", "kubeconfig": "DRA_KUBECONFIG"}
-_KEYS = ("restartKubelet", "restartNode", "timeout")
 DEFAULT_TIMEOUT = 120.0
 
 
@@ -33,27 +28,16 @@ class NodeCommands:
         return expand_argv(argv, {"node": node, "kubeconfig": kubeconfig})
 
 
-def parse_node_commands(p: Problems, value: Any) -> NodeCommands:
-    if value is None:
-        return NodeCommands()
-    section = p.mapping("nodeCommands", value, _KEYS)
-    if section is None:
-        return NodeCommands()
-    argv = _argv(p, join("nodeCommands", "restartKubelet"), section.get("restartKubelet"))
-    reboot = _argv(p, join("nodeCommands", "restartNode"), section.get("restartNode"))
-    timeout = DEFAULT_TIMEOUT
-    if "timeout" in section:
-        seconds = parse_duration(section["timeout"])
-        if seconds is None or seconds <= 0:
-            p.wrong(
-                "nodeCommands.timeout",
-                "a positive duration in seconds (120) or with units (120s, 2m)",
-                section["timeout"],
-            )
-        else:
-            timeout = seconds
-    return NodeCommands(argv, reboot, timeout)
+Argv = argv(PLACEHOLDERS)
+Timeout = duration("a positive duration in seconds (120) or with units (120s, 2m)")
 
 
-def _argv(p: Problems, path: str, value: Any) -> tuple[str, ...]:
-    return parse_argv_template(p, path, value, PLACEHOLDERS)
+class NodeCommandsSection(Strict):
+    """`nodeCommands`: argv templates run on the harness host, {node} and {kubeconfig} filled."""
+
+    restart_kubelet: Argv = Field((), description="an argv restarting the node's kubelet")
+    restart_node: Argv = Field((), description="an argv rebooting the node")
+    timeout: Timeout = Field(DEFAULT_TIMEOUT, description="how long a command may take")
+
+    def domain(self) -> NodeCommands:
+        return NodeCommands(self.restart_kubelet, self.restart_node, self.timeout)

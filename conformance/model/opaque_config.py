@@ -13,15 +13,23 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from conformance.model.schema import Problems, join
+from pydantic import BeforeValidator, Field
+
+from conformance.model.typed import (
+    Strict,
+    absolute_path,
+    checked,
+    fail,
+    regex,
+    string_argv,
+    wrong,
+)
 
 TOKEN = "${token}"
 OPAQUE_BEGIN, OPAQUE_END = "=== OPAQUE BEGIN", "=== OPAQUE END"
 ExpectMethod = Literal["env", "file", "command"]
-_METHODS: tuple[ExpectMethod, ...] = ("env", "file", "command")
-_EXPECT_KEYS = ("method", "path", "command", "shows", "hides")
 
 
 @dataclass(frozen=True)
@@ -102,99 +110,75 @@ def last_opaque_block(log: str) -> str | None:
     return None if block is None else "\n".join(block)
 
 
-# --- validation (the profile loader calls this) --------------------------------------------
+# --- the section's schema (the profile loader validates with it) ------------------------------
+
+_OBJECT_FORM = (
+    "the driver's opaque parameters as a non-empty object, e.g. {apiVersion: ..., kind: ...}"
+)
 
 
-def parse_opaque_config(p: Problems, value: Any) -> OpaqueConfig | None:
-    section = p.mapping("opaqueConfig", value, ("class", "claim", "expect"))
-    if section is None:
-        return None
-    objects = {key: _json_object(p, section, key) for key in ("class", "claim")}
-    expect = _expect(p, section.get("expect")) if "expect" in section else None
-    if "expect" not in section:
-        p.missing("opaqueConfig.expect", "{method: env|file|command, shows: [regex, ...]}")
-    if expect is None or objects["class"] is None or objects["claim"] is None:
-        return None
-    return OpaqueConfig(objects["class"], objects["claim"], expect)
-
-
-def _json_object(p: Problems, section: Mapping[str, Any], key: str) -> str | None:
-    path = join("opaqueConfig", key)
-    form = "the driver's opaque parameters as a non-empty object, e.g. {apiVersion: ..., kind: ...}"
-    if key not in section:
-        p.missing(path, form)
-        return None
-    value = section[key]
+def _json_object(value: Any) -> str:
     if not isinstance(value, Mapping) or not value:
-        p.wrong(path, form, value)
-        return None
+        wrong(_OBJECT_FORM, value)
     try:
         return json.dumps(value, sort_keys=True)
     except (TypeError, ValueError) as exc:
-        p.add(path, f"not representable as JSON ({exc}); quote dates and other YAML-only values")
-        return None
+        fail(f"not representable as JSON ({exc}); quote dates and other YAML-only values")
 
 
-def _expect(p: Problems, value: Any) -> OpaqueExpect | None:
-    section = p.mapping("opaqueConfig.expect", value, _EXPECT_KEYS)
-    if section is None:
-        return None
-    if "method" not in section:
-        p.missing("opaqueConfig.expect.method", "one of env, file, command")
-        return None
-    method = p.choice("opaqueConfig.expect.method", section["method"], _METHODS)
-    if method is None:
-        return None
-    own = {"file": "path", "command": "command"}
-    for other, key in own.items():
-        if key in section and other != method:
-            p.add(join("opaqueConfig.expect", key), f"not used by method {method}; remove it")
-    path = None
-    command: tuple[str, ...] = ()
-    if method == "file":
-        if "path" not in section:
-            p.missing("opaqueConfig.expect.path", "an absolute path inside the container")
-            return None
-        path = p.string(
-            "opaqueConfig.expect.path",
-            section["path"],
-            "an absolute path inside the container",
-            re.compile(r"^/"),
-        )
-        if path is None:
-            return None
-    if method == "command":
-        raw = section.get("command")
-        if not isinstance(raw, list) or not raw or not all(isinstance(a, str) and a for a in raw):
-            p.wrong("opaqueConfig.expect.command", "a non-empty list of strings (argv)", raw)
-            return None
-        command = tuple(raw)
-    if "shows" not in section:
-        p.missing("opaqueConfig.expect.shows", "a list of regular expressions")
-        return None
-    shows = _regexes(p, "opaqueConfig.expect.shows", section["shows"], required=True)
-    hides = _regexes(p, "opaqueConfig.expect.hides", section.get("hides", []), required=False)
-    if shows is None or hides is None:
-        return None
-    return OpaqueExpect(method, shows, hides, path, command)
+JsonObject = checked(str, _json_object, {"type": "object", "minProperties": 1})
+Regex = regex(prepare=lambda r: r.replace(TOKEN, "0"))
 
 
-def _regexes(p: Problems, path: str, value: Any, *, required: bool) -> tuple[str, ...] | None:
-    if not isinstance(value, list):
-        p.wrong(path, "a list of regular expressions", value)
-        return None
-    if required and not value:
-        p.add(path, "give at least one regular expression the container's output must match")
-        return None
-    ok = True
-    for i, item in enumerate(value):
-        if not isinstance(item, str) or not item:
-            p.wrong(join(path, i), "a regular expression", item)
-            ok = False
-            continue
-        try:
-            re.compile(item.replace(TOKEN, "0"))
-        except re.error as exc:
-            p.add(join(path, i), f"not a valid regular expression: {exc}")
-            ok = False
-    return tuple(value) if ok else None
+def _regexes(*, required: bool) -> Any:
+    def check(value: Any) -> Any:
+        if not isinstance(value, list):
+            wrong("a list of regular expressions", value)
+        if required and not value:
+            fail("give at least one regular expression the container's output must match")
+        return value
+
+    return Annotated[tuple[Regex, ...], BeforeValidator(check)]
+
+
+Shows = _regexes(required=True)
+Hides = _regexes(required=False)
+ContainerPath = absolute_path()
+ContainerArgv = string_argv("a non-empty list of strings (argv)")
+
+
+class _Expect(Strict):
+    shows: Shows = Field(description="a list of regular expressions")
+    hides: Hides = Field((), description="regular expressions the container must not show")
+
+    def domain(self) -> OpaqueExpect:
+        path, command = getattr(self, "path", None), getattr(self, "command", ())
+        return OpaqueExpect(self.method, self.shows, self.hides, path, command)  # type: ignore[attr-defined]
+
+
+class EnvExpect(_Expect):
+    method: Literal["env"]
+
+
+class FileExpect(_Expect):
+    method: Literal["file"]
+    path: ContainerPath = Field(description="an absolute path inside the container")
+
+
+class CommandExpect(_Expect):
+    method: Literal["command"]
+    command: ContainerArgv = Field(description="a non-empty list of strings (argv)")
+
+
+Expect = Annotated[EnvExpect | FileExpect | CommandExpect, Field(discriminator="method")]
+
+
+class OpaqueSection(Strict):
+    """`opaqueConfig`: the class's and the claim's opaque parameters, and what shows them."""
+
+    class_: JsonObject = Field(alias="class", description=_OBJECT_FORM)
+    claim: JsonObject = Field(description=_OBJECT_FORM)
+    expect: Expect = Field(description="{method: env|file|command, shows: [regex, ...]}")
+
+    def domain(self) -> OpaqueConfig:
+        return OpaqueConfig(self.class_, self.claim, self.expect.domain())

@@ -8,11 +8,13 @@ counters they share in the driver's ResourceSlices.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from conformance.model.schema import DNS_SUBDOMAIN_RE, Problems, join
+from pydantic import Field
+
+from conformance.model.profile_types import CLASS_FORM
+from conformance.model.schema import DNS_SUBDOMAIN_RE
+from conformance.model.typed import Strict, text
 
 SECTION = "partitionableDevices"
 CAPABILITY = "partitionable-devices"
@@ -20,8 +22,9 @@ WHOLE_KIND = "partitionable:whole"
 PARTITION_KIND = "partitionable:partition"
 # Device kinds a test may lease; always defined, empty when the profile has no section.
 PARTITIONABLE_KINDS = (WHOLE_KIND, PARTITION_KIND)
-_ROLES = {"whole": WHOLE_KIND, "partition": PARTITION_KIND}
 _FORM = "{class: <DeviceClass name>, expression: <optional CEL>}"
+CelText = text("a CEL string")
+ClassName = text("a DeviceClass name", DNS_SUBDOMAIN_RE)
 
 
 @dataclass(frozen=True)
@@ -39,40 +42,27 @@ class PartitionableDevices:
         return self.whole if kind == WHOLE_KIND else self.partition
 
 
-def parse_partitionable(
-    p: Problems, document: Mapping[str, Any], capabilities: Iterable[str]
-) -> PartitionableDevices | None:
-    """The section of a profile `document`; required when it lists partitionable-devices."""
-    if SECTION not in document:
-        if CAPABILITY in capabilities:
-            p.add(SECTION, f"required when capabilities lists {CAPABILITY} (expected "
-                  f"{{whole: {_FORM}, partition: {_FORM}}})")  # fmt: skip
-        return None
-    section = p.mapping(SECTION, document[SECTION], tuple(_ROLES))
-    if section is None:
-        return None
-    choices: dict[str, DeviceChoice] = {}
-    for role in _ROLES:
-        path = join(SECTION, role)
-        if role not in section:
-            p.missing(path, _FORM)
-            continue
-        entry = p.mapping(path, section[role], ("class", "expression"))
-        if entry is None:
-            continue
-        if "class" not in entry:
-            p.missing(join(path, "class"), "a DeviceClass name (a DNS subdomain)")
-            continue
-        device_class = p.string(
-            join(path, "class"), entry["class"], "a DeviceClass name", DNS_SUBDOMAIN_RE
-        )
-        expression = None
-        if "expression" in entry:
-            expression = p.string(join(path, "expression"), entry["expression"], "a CEL string")
-            if expression is None:
-                continue
-        if device_class:
-            choices[role] = DeviceChoice(device_class, expression)
-    if set(choices) != set(_ROLES):
-        return None
-    return PartitionableDevices(choices["whole"], choices["partition"])
+def missing_section() -> str:
+    """The problem of a profile listing the capability without the section."""
+    return (
+        f"required when capabilities lists {CAPABILITY} (expected "
+        f"{{whole: {_FORM}, partition: {_FORM}}})"
+    )
+
+
+class DeviceChoiceSection(Strict):
+    class_: ClassName = Field(alias="class", description=CLASS_FORM)
+    expression: CelText | None = Field(None, description="a CEL selector within the class")
+
+    def domain(self) -> DeviceChoice:
+        return DeviceChoice(self.class_, self.expression)
+
+
+class PartitionableSection(Strict):
+    """`partitionableDevices`: how to ask for a whole device and for one of its partitions."""
+
+    whole: DeviceChoiceSection = Field(description=_FORM)
+    partition: DeviceChoiceSection = Field(description=_FORM)
+
+    def domain(self) -> PartitionableDevices:
+        return PartitionableDevices(self.whole.domain(), self.partition.domain())

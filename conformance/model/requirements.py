@@ -9,43 +9,33 @@ allowed, facts that could not be read) ends *not run* with what would make it ru
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
-from conformance.model.fault_config import FAULT_KINDS
+from pydantic import ValidationError
+
 from conformance.model.feature_gates import implied_on
 from conformance.model.frozen import FrozenMap
-from conformance.model.readiness_failure import READINESS_PARTS
-from conformance.model.schema import DocumentError, Problems, join, read_document, suggest
 
-SCHEMA = 1
-SUITES = (
-    "core",
-    "allocation",
-    "device_loss",
-    "claim_deletion",
-    "node_drain",
-    "no_preemption",
-    "extended_resource",
-    "node_restart",
-    "driver_update",
-    "security",
-    "upgrade",
+# The catalog's names, read from here by the report and the plugin.
+from conformance.model.requirements_schema import (  # noqa: F401
+    LEVELS,
+    SCHEMA,
+    SUITES,
+    CatalogDocument,
+    Entry,
+    Gates,
 )
+from conformance.model.schema import DocumentError, read_document, suggest
+from conformance.model.typed_errors import problems_of
+
 # Suites that only a rehearsal runs (`--dra-upgrade-to`): an ordinary run neither collects
 # their tests nor has their requirements in its catalog.
 REHEARSAL_SUITES = ("upgrade",)
-LEVELS = ("MUST", "SHOULD", "MAY")
 
 Level = Literal["MUST", "SHOULD", "MAY"]
-
-_ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)$")
-_GATE_RE = re.compile(r"^[A-Z][A-Za-z0-9]+$")
 
 
 class CatalogError(DocumentError):
@@ -100,143 +90,27 @@ def load_catalog(path: str | Path) -> Catalog:
 
 def parse_catalog(document: Any, *, source: Path, shown: str | None = None) -> Catalog:
     shown = shown or str(source)
-    p = Problems()
-    top = p.mapping("", document, ("schema", "requirements"))
-    if top is None:
-        raise CatalogError(shown, p.items)
-    if top.get("schema") != SCHEMA:
-        p.wrong("schema", str(SCHEMA), top.get("schema"))
-    entries = p.list_of("requirements", top.get("requirements"), "requirements") or []
-    out: list[Requirement] = []
-    seen: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        req = _requirement(p, join("requirements", i), entry)
-        if req is None:
-            continue
-        if req.id in seen:
-            p.add(
-                join(join("requirements", i), "id"),
-                f"{req.id} is already defined at requirements[{seen[req.id]}]",
-            )
-            continue
-        seen[req.id] = i
-        out.append(req)
-    if p.items:
-        raise CatalogError(shown, p.items)
-    return Catalog(source.resolve(), tuple(out))
+    try:
+        model = CatalogDocument.model_validate(document)
+    except ValidationError as exc:
+        raise CatalogError(shown, problems_of(exc, CatalogDocument)) from None
+    return Catalog(source.resolve(), tuple(_requirement(e) for e in model.requirements))
 
 
-_KEYS = ("id", "suite", "level", "statement", "disruptive", "gates", "readiness")
-_GATE_KEYS = ("capabilities", "min_version", "feature_gates", "faults")
-
-
-def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
-    before = len(p.items)
-    section = p.mapping(path, entry, _KEYS)
-    if section is None:
-        return None
-    for key in ("id", "suite", "level", "statement"):
-        if key not in section:
-            p.missing(
-                join(path, key),
-                {
-                    "id": "an ID such as DRA-CORE-001",
-                    "suite": "a suite name",
-                    "level": "MUST, SHOULD or MAY",
-                    "statement": "one sentence",
-                }[key],
-            )
-    rid = (
-        p.string(join(path, "id"), section.get("id"), "an ID such as DRA-CORE-001", _ID_RE)
-        if ("id" in section)
-        else None
-    )
-    suite = p.choice(join(path, "suite"), section["suite"], SUITES) if "suite" in section else None
-    level = p.choice(join(path, "level"), section["level"], LEVELS) if "level" in section else None
-    statement = (
-        p.string(join(path, "statement"), section["statement"], "one sentence")
-        if ("statement" in section)
-        else None
-    )
-    disruptive = False
-    if "disruptive" in section:
-        disruptive = bool(p.boolean(join(path, "disruptive"), section["disruptive"]))
-    capabilities: list[str] = []
-    faults: tuple[str, ...] = ()
-    min_version = None
-    gates: list[str] = []
-    if "gates" in section:
-        gpath = join(path, "gates")
-        g = p.mapping(gpath, section["gates"], _GATE_KEYS) or {}
-        for i, cap in enumerate(
-            p.list_of(join(gpath, "capabilities"), g.get("capabilities", []), "capability names")
-            or []
-        ):
-            if cap in CAPABILITIES:
-                capabilities.append(cap)
-            elif cap in FAULT_ABILITIES:
-                p.add(
-                    join(join(gpath, "capabilities"), i),
-                    f"{cap!r} is a fault ability now: list {FAULT_ABILITIES[cap]!r} in "
-                    "gates.faults instead",
-                )
-            else:
-                best = suggest(str(cap), sorted(CAPABILITIES))
-                hint = f"; did you mean '{best}'?" if best else ""
-                p.add(join(join(gpath, "capabilities"), i), f"unknown capability {cap!r}{hint}")
-        if "min_version" in g:
-            raw = g["min_version"]
-            m = _VERSION_RE.match(raw) if isinstance(raw, str) else None
-            if m is None:
-                p.wrong(
-                    join(gpath, "min_version"), 'a quoted "<major>.<minor>" such as "1.35"', raw
-                )
-            else:
-                min_version = (int(m[1]), int(m[2]))
-        for i, gate in enumerate(
-            p.list_of(
-                join(gpath, "feature_gates"), g.get("feature_gates", []), "feature gate names"
-            )
-            or []
-        ):
-            if isinstance(gate, str) and _GATE_RE.match(gate):
-                gates.append(gate)
-            else:
-                p.wrong(
-                    join(join(gpath, "feature_gates"), i),
-                    "a feature gate name such as DRADeviceTaintRules",
-                    gate,
-                )
-        faults = _fault_kinds(p, join(gpath, "faults"), g.get("faults", []))
-    readiness = None
-    if "readiness" in section:
-        readiness = p.choice(join(path, "readiness"), section["readiness"], READINESS_PARTS)
-    if len(p.items) > before or not (rid and suite and level and statement):
-        return None
+def _requirement(entry: Entry) -> Requirement:
+    gates = entry.gates or Gates()
     return Requirement(
-        rid,
-        suite,
-        level,
-        " ".join(statement.split()),
-        disruptive,  # type: ignore[arg-type]
-        tuple(capabilities),
-        min_version,
-        tuple(gates),
-        faults,
-        readiness,
+        entry.id,
+        entry.suite,
+        entry.level,
+        " ".join(entry.statement.split()),
+        entry.disruptive,
+        gates.capabilities,
+        gates.min_version,
+        gates.feature_gates,
+        gates.faults,
+        entry.readiness,
     )
-
-
-def _fault_kinds(p: Problems, path: str, value: Any) -> tuple[str, ...]:
-    out: list[str] = []
-    for i, kind in enumerate(p.list_of(path, value, "fault kinds") or []):
-        if kind in FAULT_KINDS:
-            out.append(kind)
-        else:
-            best = suggest(str(kind), FAULT_KINDS)
-            hint = f"; did you mean '{best}'?" if best else f" (known: {', '.join(FAULT_KINDS)})"
-            p.add(join(path, i), f"unknown fault kind {kind!r}{hint}")
-    return tuple(out)
 
 
 # --- applicability -------------------------------------------------------------------------

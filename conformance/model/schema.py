@@ -1,14 +1,15 @@
-"""Validation helpers for the YAML files users write (profile, requirements catalog).
+"""Reading the YAML files users write (profile, requirements catalog, known issues).
 
 Every problem names the field path and the expected form, and unknown keys get a did-you-mean,
-because these files are written by hand by people who are not reading our source.
+because these files are written by hand by people who are not reading our source. The typed
+schemas are built from `conformance.model.typed`; this module reads the file strictly and
+holds the helpers their messages share.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -130,91 +131,6 @@ DNS_SUBDOMAIN_RE = re.compile(
 )
 
 
-class Problems:
-    """Collects `path: message` problems while walking a parsed document."""
-
-    def __init__(self) -> None:
-        self.items: list[str] = []
-
-    def add(self, path: str, message: str) -> None:
-        self.items.append(f"{path}: {message}" if path else message)
-
-    def wrong(self, path: str, expected: str, value: Any) -> None:
-        self.add(path, f"expected {expected}, got {describe(value)}")
-
-    def missing(self, path: str, expected: str) -> None:
-        self.add(path, f"required field is missing (expected {expected})")
-
-    # --- structural checks; each returns the value when usable, else None ----------------
-
-    def mapping(self, path: str, value: Any, allowed: Sequence[str]) -> Mapping[str, Any] | None:
-        """A mapping whose keys are all in `allowed` (unknown keys reported, not fatal)."""
-        if not isinstance(value, Mapping):
-            self.wrong(path, "a mapping", value)
-            return None
-        for key in value:
-            if not isinstance(key, str):
-                self.wrong(join(path, str(key)), "a string key", key)
-            elif key not in allowed:
-                best = suggest(key, allowed)
-                hint = (
-                    f"did you mean '{best}'?" if best else "expected one of: " + ", ".join(allowed)
-                )
-                self.add(join(path, key), f"unknown field; {hint}")
-        return value
-
-    def string_map(self, path: str, value: Any) -> Mapping[str, Any] | None:
-        if not isinstance(value, Mapping):
-            self.wrong(path, "a mapping", value)
-            return None
-        return value
-
-    def string(
-        self,
-        path: str,
-        value: Any,
-        expected: str = "a non-empty string",
-        pattern: re.Pattern[str] | None = None,
-    ) -> str | None:
-        if (
-            not isinstance(value, str)
-            or not value.strip()
-            or (pattern is not None and not pattern.match(value))
-        ):
-            self.wrong(path, expected, value)
-            return None
-        return value
-
-    def integer(self, path: str, value: Any, minimum: int = 0) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.wrong(path, f"an integer >= {minimum}", value)
-            return None
-        return value
-
-    def boolean(self, path: str, value: Any) -> bool | None:
-        if not isinstance(value, bool):
-            self.wrong(path, "true or false", value)
-            return None
-        return value
-
-    def list_of(self, path: str, value: Any, expected_item: str) -> list[Any] | None:
-        if not isinstance(value, list):
-            self.wrong(path, f"a list of {expected_item}", value)
-            return None
-        return value
-
-    def choice(self, path: str, value: Any, choices: Sequence[str]) -> str | None:
-        if isinstance(value, str) and value in choices:
-            return value
-        expected = "one of " + ", ".join(choices)
-        best = suggest(value, choices) if isinstance(value, str) else None
-        if best:
-            self.add(path, f"expected {expected}, got {describe(value)} (did you mean '{best}'?)")
-        else:
-            self.wrong(path, expected, value)
-        return None
-
-
 _DURATION_RE = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$")
 
 
@@ -231,45 +147,6 @@ def parse_duration(value: Any) -> float | None:
     return None
 
 
-def parse_argv_template(
-    p: Problems, path: str, value: Any, placeholders: Sequence[str]
-) -> tuple[str, ...]:
-    """A profile's argv (a list, never a shell line) whose items may use `{placeholder}`s of
-    `placeholders`; () when absent or wrong, with every problem added to `p`."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not value:
-        p.wrong(path, "a non-empty list of strings (an argv, not a shell line)", value)
-        return ()
-    out: list[str] = []
-    for i, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, str | int | float):
-            p.wrong(join(path, i), "a string", item)
-            continue
-        text = str(item)
-        bad = _bad_placeholder(text, placeholders)
-        if bad is not None:
-            p.add(
-                join(path, i),
-                f"{bad}; placeholders are {', '.join('{' + n + '}' for n in placeholders)} "
-                "(write {{ and }} for literal braces)",
-            )
-            continue
-        out.append(text)
-    return tuple(out)
-
-
-def _bad_placeholder(text: str, placeholders: Sequence[str]) -> str | None:
-    try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
-    except ValueError as exc:
-        return f"not a valid template ({exc})"
-    for name in fields:
-        if name not in placeholders:
-            return f"unknown placeholder {{{name}}}"
-    return None
-
-
 def expand_argv(argv: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """An argv template (validated by parse_argv_template) with its {placeholders} filled in."""
+    """An argv template (validated by `typed.argv`) with its {placeholders} filled in."""
     return [item.format_map(values) for item in argv]

@@ -1,0 +1,138 @@
+"""The typed schema of the requirements catalog (`scenarios/requirements.yaml`, keys in
+snake_case): one entry per requirement, and the gates that decide where it applies."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.fault_config import FAULT_KINDS
+from conformance.model.readiness_failure import READINESS_PARTS
+from conformance.model.schema import suggest
+from conformance.model.typed import (
+    Boolean,
+    Snake,
+    checked,
+    choice,
+    fail,
+    listed,
+    schema_version,
+    text,
+    wrong,
+)
+
+SCHEMA = 1
+SUITES = (
+    "core",
+    "allocation",
+    "device_loss",
+    "claim_deletion",
+    "node_drain",
+    "no_preemption",
+    "extended_resource",
+    "node_restart",
+    "driver_update",
+    "security",
+    "upgrade",
+)
+LEVELS = ("MUST", "SHOULD", "MAY")
+
+ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)$")
+_GATE_RE = re.compile(r"^[A-Z][A-Za-z0-9]+$")
+_ID_FORM = "an ID such as DRA-CORE-001"
+
+
+def _capability(cap: Any) -> str:
+    if cap in CAPABILITIES:
+        return cap
+    if cap in FAULT_ABILITIES:
+        fail(
+            f"{cap!r} is a fault ability now: list {FAULT_ABILITIES[cap]!r} in gates.faults instead"
+        )
+    best = suggest(str(cap), sorted(CAPABILITIES))
+    fail(f"unknown capability {cap!r}" + (f"; did you mean '{best}'?" if best else ""))
+
+
+def _min_version(raw: Any) -> tuple[int, int]:
+    m = _VERSION_RE.match(raw) if isinstance(raw, str) else None
+    if m is None:
+        wrong('a quoted "<major>.<minor>" such as "1.35"', raw)
+    return int(m[1]), int(m[2])
+
+
+def _feature_gate(gate: Any) -> str:
+    if not (isinstance(gate, str) and _GATE_RE.match(gate)):
+        wrong("a feature gate name such as DRADeviceTaintRules", gate)
+    return gate
+
+
+def _fault_kind(kind: Any) -> str:
+    if kind in FAULT_KINDS:
+        return kind
+    best = suggest(str(kind), FAULT_KINDS)
+    hint = f"; did you mean '{best}'?" if best else f" (known: {', '.join(FAULT_KINDS)})"
+    fail(f"unknown fault kind {kind!r}{hint}")
+
+
+Capability = checked(str, _capability, {"enum": sorted(CAPABILITIES)})
+MinVersion = checked(tuple[int, int], _min_version, {"type": "string", "pattern": r"^v?\d+\.\d+$"})
+FeatureGate = checked(str, _feature_gate, {"type": "string", "pattern": _GATE_RE.pattern})
+FaultKindName = checked(str, _fault_kind, {"enum": list(FAULT_KINDS)})
+
+Capabilities = listed(Capability, "capability names")
+FeatureGates = listed(FeatureGate, "feature gate names")
+FaultKinds = listed(FaultKindName, "fault kinds")
+RequirementId = text(_ID_FORM, ID_RE)
+Suite = choice(SUITES)
+LevelName = choice(LEVELS)
+Sentence = text("one sentence")
+ReadinessPart = choice(READINESS_PARTS)
+
+
+class Gates(Snake):
+    """Where a requirement applies: driver features, Kubernetes version and gates, faults."""
+
+    capabilities: Capabilities = Field((), description="driver features the requirement needs")
+    min_version: MinVersion | None = Field(None, description="the first Kubernetes minor")
+    feature_gates: FeatureGates = Field((), description="feature gates the behaviour needs")
+    faults: FaultKinds = Field((), description="fault kinds the test injects")
+
+
+class Entry(Snake):
+    id: RequirementId = Field(description=_ID_FORM)
+    suite: Suite = Field(description="a suite name")
+    level: LevelName = Field(description="MUST, SHOULD or MAY")
+    statement: Sentence = Field(description="one sentence")
+    disruptive: Boolean = Field(False, description="the test disturbs other tests")
+    gates: Gates | None = Field(None, description="where the requirement applies")
+    readiness: ReadinessPart | None = Field(
+        None, description="the part of the driver readiness check that proves it"
+    )
+
+
+def _unique_ids(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        if entry.id in seen:
+            fail(f"{entry.id} is already defined at requirements[{seen[entry.id]}]", i, "id")
+        seen[entry.id] = i
+    return entries
+
+
+Entries = Annotated[listed(Entry, "requirements"), AfterValidator(_unique_ids)]
+
+
+SchemaVersion = schema_version(SCHEMA)
+
+
+class CatalogDocument(Snake):
+    """The requirements catalog: what a conformant DRA driver must, should or may do."""
+
+    schema_: SchemaVersion = Field(
+        None, alias="schema", validate_default=True, description=str(SCHEMA)
+    )
+    requirements: Entries = Field(None, validate_default=True, description="the requirements")
