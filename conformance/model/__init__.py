@@ -10,6 +10,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `fault_config`   | the fault kinds and the profile's `faults` section (how each is injected) |
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
 | `known_issues`   | known upstream platform bugs per Kubernetes version (`known_issues.yaml`) |
+| `kube_version`   | Kubernetes versions (pre-releases, vendor builds) ordered as releases  |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `feature_gates`  | when the DRA feature gates went GA (a gate gone from the metrics is on) |
 | `schema`         | validation helpers for user-written YAML (field paths, did-you-mean)   |

@@ -21,7 +21,7 @@ beside it need), the test fails on an affected version without running its body,
 line as its reason: `known-platform-issue`, and the other tests are spared.
 
 Versions are `1.N` (= 1.N.0) or `1.N.P`, with an optional pre-release (`1.38.0-beta.0` sorts
-before `1.38.0`); a leading `v` is accepted.
+before `1.38.0`); a leading `v` is accepted (conformance/model/kube_version.py).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
+from conformance.model.kube_version import Version, parse, show
 from conformance.model.schema import DocumentError, Problems, join, read_document, suggest
 
 SCHEMA = 1
@@ -40,14 +41,8 @@ NOTE_PREFIX = "known platform issue"
 
 _ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
 _LINK_RE = re.compile(r"^https://\S+$")
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+\S*)?$")
-# Only these mark a pre-release; another suffix is a vendor build of the release (v1.36.2-eks-1)
-_PRE_RELEASE_RE = re.compile(r"^(alpha|beta|rc)(\.|$)")
 _KEYS = ("requirement", "affected", "link", "summary", "disrupts")
 _AFFECTED_KEYS = ("from", "fixed_in")
-
-# (major, minor, patch, 0 for a pre-release / 1 for the release, pre-release parts)
-Version = tuple[int, int, int, int, tuple[Any, ...]]
 
 
 class KnownIssuesError(DocumentError):
@@ -61,24 +56,6 @@ class KnownIssuesError(DocumentError):
         ConformanceError.__init__(self, f"{self.kind} {source}: " + "; ".join(problems))
 
 
-def parse_version(text: str) -> Version | None:
-    """'v1.37.2' / '1.36' / '1.38.0-beta.0' -> a comparable tuple; None if not a version."""
-    m = _VERSION_RE.match(text.strip()) if isinstance(text, str) else None
-    if m is None:
-        return None
-    pre = m[4] if m[4] and _PRE_RELEASE_RE.match(m[4]) else None
-    parts = tuple(int(p) if p.isdigit() else p for p in pre.split(".")) if pre else ()
-    # a pre-release sorts before its release; its parts compare as (is-number, value) pairs
-    keyed = tuple((0, p) if isinstance(p, int) else (1, p) for p in parts)
-    return (int(m[1]), int(m[2]), int(m[3] or 0), 0 if pre else 1, keyed)
-
-
-def show_version(version: Version) -> str:
-    major, minor, patch, release, pre = version
-    text = f"{major}.{minor}.{patch}"
-    return text if release else text + "-" + ".".join(str(v) for _, v in pre)
-
-
 @dataclass(frozen=True)
 class KnownIssue:
     requirement: str
@@ -90,7 +67,7 @@ class KnownIssue:
 
     def affects(self, kubernetes_version: str) -> bool:
         """Does the cluster's version (server gitVersion, e.g. v1.36.2) have the issue?"""
-        version = parse_version(kubernetes_version)
+        version = parse(kubernetes_version)
         if version is None:
             return False
         if version < self.affected_from:
@@ -100,10 +77,10 @@ class KnownIssue:
     @property
     def versions(self) -> str:
         """'1.36.0 to before 1.36.3' / '1.34.0 and later (not fixed yet)'."""
-        start = show_version(self.affected_from)
+        start = show(self.affected_from)
         if self.fixed_in is None:
             return f"{start} and later (not fixed yet)"
-        return f"{start} to before {show_version(self.fixed_in)}"
+        return f"{start} to before {show(self.fixed_in)}"
 
     @property
     def note(self) -> str:
@@ -203,12 +180,12 @@ def _affected(p: Problems, path: str, value: Any) -> tuple[Version | None, Versi
                 p.missing(join(path, key), 'the first affected release, e.g. "1.36.0"')
             continue
         raw = section[key]
-        versions[key] = parse_version(raw) if isinstance(raw, str) else None
+        versions[key] = parse(raw)
         if versions[key] is None:
             p.wrong(join(path, key), 'a quoted Kubernetes version such as "1.36.3"', raw)
     start, fixed = versions["from"], versions["fixed_in"]
     if start and fixed and not start < fixed:
-        p.add(path, f"fixed_in {show_version(fixed)} is not after from {show_version(start)}")
+        p.add(path, f"fixed_in {show(fixed)} is not after from {show(start)}")
     return start, fixed
 
 

@@ -19,6 +19,7 @@ from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.model.fault_config import FAULT_KINDS
 from conformance.model.feature_gates import implied_on
 from conformance.model.frozen import FrozenMap
+from conformance.model.kube_version import parse_minor
 from conformance.model.readiness_failure import READINESS_PARTS
 from conformance.model.schema import DocumentError, Problems, join, read_document, suggest
 
@@ -44,7 +45,6 @@ LEVELS = ("MUST", "SHOULD", "MAY")
 Level = Literal["MUST", "SHOULD", "MAY"]
 
 _ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)$")
 _GATE_RE = re.compile(r"^[A-Z][A-Za-z0-9]+$")
 
 
@@ -186,13 +186,11 @@ def _requirement(p: Problems, path: str, entry: Any) -> Requirement | None:
                 p.add(join(join(gpath, "capabilities"), i), f"unknown capability {cap!r}{hint}")
         if "min_version" in g:
             raw = g["min_version"]
-            m = _VERSION_RE.match(raw) if isinstance(raw, str) else None
-            if m is None:
+            min_version = parse_minor(raw)
+            if min_version is None:
                 p.wrong(
                     join(gpath, "min_version"), 'a quoted "<major>.<minor>" such as "1.35"', raw
                 )
-            else:
-                min_version = (int(m[1]), int(m[2]))
         for i, gate in enumerate(
             p.list_of(
                 join(gpath, "feature_gates"), g.get("feature_gates", []), "feature gate names"
