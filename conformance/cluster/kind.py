@@ -7,10 +7,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
+import tenacity
 import urllib3
 import yaml
 from kubernetes import config as k8s_config
@@ -308,14 +310,21 @@ def up(
     else:
         image = f"kindest/node:{kubernetes}"
     cluster = replace(cluster, options=replace(cluster.options, offline=offline))
-    for attempt in range(1, CREATE_ATTEMPTS + 1):
-        try:
-            cluster.create(image, retain, logs_dir)
-            return cluster
-        except ClusterError as exc:
-            # kept nodes (--retain) are there to be inspected, not replaced
-            if retain or attempt == CREATE_ATTEMPTS:
-                raise
-            first_line = str(exc).splitlines()[0]
-            progress.note(f"{first_line}; creating it once more")
-    raise AssertionError("unreachable")
+    create_with_retry(lambda: cluster.create(image, retain, logs_dir), retain, progress)
+    return cluster
+
+
+def create_with_retry(create: Callable[[], None], retain: bool, progress: Progress) -> None:
+    """`create()`, once more after a ClusterError (CREATE_ATTEMPTS), unless the failed nodes
+    are kept (--retain): those are there to be inspected, not replaced."""
+
+    def once_more(retry_state: tenacity.RetryCallState) -> None:
+        first_line = str(retry_state.outcome.exception()).splitlines()[0]
+        progress.note(f"{first_line}; creating it once more")
+
+    tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(1 if retain else CREATE_ATTEMPTS),
+        retry=tenacity.retry_if_exception_type(ClusterError),
+        before_sleep=once_more,
+        reraise=True,
+    )(create)

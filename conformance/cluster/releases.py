@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.model import kube_version
+
 GROUP = "resource.k8s.io"
 
 # Stage of a gate at a release, as its versioned spec has it there.
@@ -171,10 +173,10 @@ RELEASES: dict[str, Release] = {
 
 def minor_of(version: str) -> str:
     """'v1.37.2' -> '1.37'."""
-    parts = version.removeprefix("v").split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+    parsed = kube_version.minor(version)
+    if parsed is None:
         raise ValueError(f"not a Kubernetes version: {version!r} (expected like v1.37.2)")
-    return f"{parts[0]}.{parts[1]}"
+    return "{}.{}".format(*parsed)
 
 
 def release_for(version: str) -> Release:

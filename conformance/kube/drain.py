@@ -27,8 +27,9 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
+import tenacity
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
@@ -262,8 +263,9 @@ def _drain(
         elif not _finished(pod) and (wanted is None or pod["metadata"]["namespace"] in wanted):
             pending.append(_ref(pod))
     waiting: list[PodRef] = []  # evicted, not yet gone
-    deadline = time.monotonic() + timeout
-    while pending or waiting:
+
+    def one_round() -> bool:
+        """Evict what is pending, note what is gone; True while pods are left."""
         for pod in list(pending):
             attempt = _evict_step(k8s, pod, first=not any(a.pod == pod for a in result.attempts))
             result.attempts.append(attempt)
@@ -278,11 +280,19 @@ def _drain(
                 waiting.remove(pod)
         if on_progress is not None:
             on_progress(result)
-        if not (pending or waiting):
-            break
-        if time.monotonic() > deadline:
-            raise DrainError(_stuck(k8s, node, pending, waiting, result, timeout))
-        time.sleep(retry_interval)
+        return bool(pending or waiting)
+
+    def stuck(_: tenacity.RetryCallState) -> NoReturn:
+        raise DrainError(_stuck(k8s, node, pending, waiting, result, timeout))
+
+    if pending:
+        # Rounds until no pod is left; an error (or on_progress raising) ends it at once.
+        tenacity.Retrying(
+            stop=tenacity.stop_after_delay(timeout),
+            wait=tenacity.wait_fixed(retry_interval),
+            retry=tenacity.retry_if_result(bool),
+            retry_error_callback=stuck,
+        )(one_round)
     return result
 
 

@@ -162,19 +162,24 @@ def _ensure_for(
     interval: float,
     show: Callable[[T], Any] | None,
 ) -> T:
+    # Keep reading while it holds; the stop is the success, a read where it does not hold ends
+    # the retries early (and a read that raises is not retried: it propagates).
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_delay(duration),
+        wait=tenacity.wait_fixed(interval),
+        retry=tenacity.retry_if_result(holds),
+        retry_error_callback=lambda retry_state: retry_state.outcome.result(),
+        reraise=True,
+    )
     start = time.monotonic()
-    value = read()
-    while True:
-        if not holds(value):
-            raise ConditionBroken(
-                f"expected {describe} for {_secs(duration)}, but after "
-                f"{_secs(time.monotonic() - start)} it no longer held; state seen:\n"
-                + render_state((show or (lambda v: v))(value))
-            )
-        if time.monotonic() - start >= duration:
-            return value
-        time.sleep(interval)
-        value = read()
+    value = retrying(read)
+    if not holds(value):
+        raise ConditionBroken(
+            f"expected {describe} for {_secs(duration)}, but after "
+            f"{_secs(time.monotonic() - start)} it no longer held; state seen:\n"
+            + render_state((show or (lambda v: v))(value))
+        )
+    return value
 
 
 # --- the waits scenarios use ----------------------------------------------------------------

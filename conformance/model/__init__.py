@@ -14,6 +14,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `requirements`   | the requirements catalog: loading, applicability to a driver/cluster   |
 | `requirements_schema` | the catalog's typed schema                                        |
 | `known_issues`   | known upstream platform bugs per Kubernetes version (`known_issues.yaml`) |
+| `kube_version`   | Kubernetes versions (pre-releases, vendor builds) ordered as releases  |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `feature_gates`  | when the DRA feature gates went GA (a gate gone from the metrics is on) |
 | `schema`         | reading user-written YAML (strict loader, error class, did-you-mean)   |

@@ -35,6 +35,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, ValidationError, ValidationInfo, model_validator
 
 from conformance.errors import ConformanceError
+from conformance.model.kube_version import Version, parse, show
 from conformance.model.schema import DocumentError, read_document, suggest
 from conformance.model.typed import Snake, checked, fail, listed, schema_version, text, wrong
 from conformance.model.typed_errors import problems_of
@@ -44,12 +45,8 @@ NOTE_PREFIX = "known platform issue"
 
 _ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
 _LINK_RE = re.compile(r"^https://\S+$")
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:-([0-9A-Za-z.-]+))?(?:\+\S*)?$")
-# Only these mark a pre-release; another suffix is a vendor build of the release (v1.36.2-eks-1)
-_PRE_RELEASE_RE = re.compile(r"^(alpha|beta|rc)(\.|$)")
-
-# (major, minor, patch, 0 for a pre-release / 1 for the release, pre-release parts)
-Version = tuple[int, int, int, int, tuple[Any, ...]]
+# For editors (JSON Schema); kube_version.parse is what decides.
+_VERSION_PATTERN = r"^v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+\S*)?$"
 
 
 class KnownIssuesError(DocumentError):
@@ -63,24 +60,6 @@ class KnownIssuesError(DocumentError):
         ConformanceError.__init__(self, f"{self.kind} {source}: " + "; ".join(problems))
 
 
-def parse_version(text: str) -> Version | None:
-    """'v1.37.2' / '1.36' / '1.38.0-beta.0' -> a comparable tuple; None if not a version."""
-    m = _VERSION_RE.match(text.strip()) if isinstance(text, str) else None
-    if m is None:
-        return None
-    pre = m[4] if m[4] and _PRE_RELEASE_RE.match(m[4]) else None
-    parts = tuple(int(p) if p.isdigit() else p for p in pre.split(".")) if pre else ()
-    # a pre-release sorts before its release; its parts compare as (is-number, value) pairs
-    keyed = tuple((0, p) if isinstance(p, int) else (1, p) for p in parts)
-    return (int(m[1]), int(m[2]), int(m[3] or 0), 0 if pre else 1, keyed)
-
-
-def show_version(version: Version) -> str:
-    major, minor, patch, release, pre = version
-    text = f"{major}.{minor}.{patch}"
-    return text if release else text + "-" + ".".join(str(v) for _, v in pre)
-
-
 @dataclass(frozen=True)
 class KnownIssue:
     requirement: str
@@ -92,7 +71,7 @@ class KnownIssue:
 
     def affects(self, kubernetes_version: str) -> bool:
         """Does the cluster's version (server gitVersion, e.g. v1.36.2) have the issue?"""
-        version = parse_version(kubernetes_version)
+        version = parse(kubernetes_version)
         if version is None:
             return False
         if version < self.affected_from:
@@ -102,10 +81,10 @@ class KnownIssue:
     @property
     def versions(self) -> str:
         """'1.36.0 to before 1.36.3' / '1.34.0 and later (not fixed yet)'."""
-        start = show_version(self.affected_from)
+        start = show(self.affected_from)
         if self.fixed_in is None:
             return f"{start} and later (not fixed yet)"
-        return f"{start} to before {show_version(self.fixed_in)}"
+        return f"{start} to before {show(self.fixed_in)}"
 
     @property
     def note(self) -> str:
@@ -154,13 +133,13 @@ def _one_line(text: str) -> str:
 
 
 def _version(raw: Any) -> Version:
-    version = parse_version(raw) if isinstance(raw, str) else None
+    version = parse(raw) if isinstance(raw, str) else None
     if version is None:
         wrong('a quoted Kubernetes version such as "1.36.3"', raw)
     return version
 
 
-ReleaseVersion = checked(Any, _version, {"type": "string", "pattern": _VERSION_RE.pattern})
+ReleaseVersion = checked(Any, _version, {"type": "string", "pattern": _VERSION_PATTERN})
 
 
 class Affected(Snake):
@@ -173,7 +152,7 @@ class Affected(Snake):
     def _ordered(self) -> Affected:
         start, fixed = self.from_, self.fixed_in
         if fixed is not None and not start < fixed:
-            fail(f"fixed_in {show_version(fixed)} is not after from {show_version(start)}")
+            fail(f"fixed_in {show(fixed)} is not after from {show(start)}")
         return self
 
 

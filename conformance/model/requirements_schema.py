@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field
 
 from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
 from conformance.model.fault_config import FAULT_KINDS
+from conformance.model.kube_version import parse_minor
 from conformance.model.readiness_failure import READINESS_PARTS
 from conformance.model.schema import suggest
 from conformance.model.typed import (
@@ -41,7 +42,6 @@ SUITES = (
 LEVELS = ("MUST", "SHOULD", "MAY")
 
 ID_RE = re.compile(r"^DRA-[A-Z]+-\d{3}$")
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)$")
 _GATE_RE = re.compile(r"^[A-Z][A-Za-z0-9]+$")
 _ID_FORM = "an ID such as DRA-CORE-001"
 
@@ -58,10 +58,10 @@ def _capability(cap: Any) -> str:
 
 
 def _min_version(raw: Any) -> tuple[int, int]:
-    m = _VERSION_RE.match(raw) if isinstance(raw, str) else None
-    if m is None:
+    version = parse_minor(raw)
+    if version is None:
         wrong('a quoted "<major>.<minor>" such as "1.35"', raw)
-    return int(m[1]), int(m[2])
+    return version
 
 
 def _feature_gate(gate: Any) -> str:

@@ -19,8 +19,8 @@ only run tests. Without xdist the single process does both.
 | `session`           | set-up: cluster, driver install, run context, xdist hand-over, header |
 | `setup_failure`     | a failed set-up: no test collected, NO-VERDICT, one error line        |
 | `preflight`         | set-up: the cluster runs the workload image, the harness reads logs   |
-| `selection`         | collection hooks: lease order, `--dra-requirement`, catalog checks    |
-| `collection`        | the collection rules themselves (pure: markers, IDs, MUST coverage)   |
+| `collection`        | collection hooks: lease order, `--dra-requirement`, catalog checks    |
+| `selection`         | the rules they apply (pure: markers, IDs, run order, MUST coverage)   |
 | `scheduling`        | which test an xdist worker gets next (lease-aware load scheduling)    |
 | `applicability`     | not applicable / not run before a test starts                         |
 | `not_ready`         | the test protocol of a run whose driver never became ready            |
@@ -35,6 +35,13 @@ pytest registers this module: the hooks and fixtures below are imported here for
 from conformance.plugin.applicability import (
     pytest_runtest_protocol,
     pytest_runtest_setup,
+)
+from conformance.plugin.collection import (
+    pytest_collection_finish,
+    pytest_collection_modifyitems,
+    pytest_deselected,
+    pytest_ignore_collect,
+    pytest_report_collectionfinish,
 )
 from conformance.plugin.diagnostics import pytest_runtest_makereport
 from conformance.plugin.finish import (
@@ -51,13 +58,6 @@ from conformance.plugin.fixtures import (
     test_namespace,
 )
 from conformance.plugin.options import pytest_addoption
-from conformance.plugin.selection import (
-    pytest_collection_finish,
-    pytest_collection_modifyitems,
-    pytest_deselected,
-    pytest_ignore_collect,
-    pytest_report_collectionfinish,
-)
 from conformance.plugin.session import (
     pytest_configure,
     pytest_report_header,

@@ -19,13 +19,13 @@ from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.objects import ClusterObjects
 from conformance.model.naming import namespace_name, sanitize_label_value
 from conformance.model.outcome import not_run
-from conformance.plugin.collection import (
+from conformance.plugin.collection import item_view
+from conformance.plugin.selection import (
     NodeExclusive,
     across_nodes_wanted,
     parse_devices,
     parse_node_exclusive,
 )
-from conformance.plugin.selection import item_view
 from conformance.plugin.state import (
     NAMESPACE_KEY,
     DRAHarnessWarning,

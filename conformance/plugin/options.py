@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.plugin.collection import (
+from conformance.plugin.selection import (
     CAPABILITY_MARK,
     DEVICES_MARK,
     NODE_EXCLUSIVE_MARK,

@@ -1,10 +1,10 @@
 """Which test an xdist worker gets next: lease-aware load scheduling.
 
-xdist's load scheduling hands out tests in the run's order (`collection.run_order`: the
+xdist's load scheduling hands out tests in the run's order (`selection.run_order`: the
 node-exclusive tests first) and keeps two queued on every worker. With more workers than nodes
 that can be leased whole, the surplus workers then sit in lease waits for a node, with ordinary
-tests queued behind them, while those tests could run beside the node-exclusive ones (session
-14 timeline: with -n 4 on two nodes, no ordinary test started before 290 s). This scheduler
+tests queued behind them, while those tests could run beside the node-exclusive ones (a
+measured timeline: with -n 4 on two nodes, no ordinary test started before 290 s). This scheduler
 keeps the run's order but:
 
 - sends a whole-node test only while every whole-node test sent and not finished, it

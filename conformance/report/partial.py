@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from conformance.model.known_issues import parse_version
+from conformance.model.kube_version import minor
 from conformance.report.catalog import RequirementInfo
 from conformance.report.verdict import Partial
 
 
 def applies_to(info: RequirementInfo, kubernetes_version: str) -> bool:
-    parsed = parse_version(kubernetes_version or "")
-    if info.min_version is None or parsed is None:
+    version = minor(kubernetes_version)
+    if info.min_version is None or version is None:
         return True
-    return parsed[:2] >= info.min_version
+    return version >= info.min_version
 
 
 def partial_selection(

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
+from conformance.model import kube_version
 from conformance.model.known_issues import KnownIssue
 from conformance.model.outcome import ERROR as HARNESS_ERROR
 from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY, SkipKind
@@ -53,7 +54,9 @@ from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary
 
 LEVELS = ("MUST", "SHOULD", "MAY")
 MAX_SHOWN = 4  # differences named on the one line
-_ANY_VERSION = (0, 0, 0, 1, ())  # a known issue the report says affected its cluster's version
+_ANY_VERSION = kube_version.Version(
+    "0"
+)  # a known issue the report says affected its cluster's version
 
 
 class ReportInputError(ConformanceError):
@@ -208,11 +211,7 @@ def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str
 
 def _minor(text: Any) -> tuple[int, int] | None:
     """ "1.36" -> (1, 36): a requirement's minimum version as summary.json writes it."""
-    try:
-        major, minor = str(text).split(".")[:2]
-        return int(major), int(minor)
-    except ValueError:
-        return None
+    return kube_version.minor(str(text))
 
 
 def differences(summary: Mapping[str, Any], derived: Mapping[str, Any]) -> list[str]:

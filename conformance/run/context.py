@@ -19,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.cel import cel_evaluator
 from conformance.kube.client import K8sClients
+from conformance.model import kube_version
 from conformance.model.devices import PublishedDevice, kind_device_sets, published_devices
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile import Profile
@@ -28,15 +29,8 @@ from conformance.progress import Progress
 
 RESOURCE_GROUP = "resource.k8s.io"
 
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)")
 _FEATURE_RE = re.compile(r"^kubernetes_feature_enabled\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)")
 _LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_version(git_version: str) -> tuple[int, int] | None:
-    """`v1.37.2`, `v1.37.0-beta.0+abc` -> (1, 37)."""
-    m = _VERSION_RE.match(git_version or "")
-    return (int(m[1]), int(m[2])) if m else None
 
 
 def parse_feature_gates(metrics_text: str) -> dict[str, bool]:
@@ -160,7 +154,7 @@ class RunContext:
 
     @property
     def version(self) -> tuple[int, int] | None:
-        return parse_version(self.git_version)
+        return kube_version.minor(self.git_version)
 
     @property
     def capabilities(self) -> frozenset[str]:

@@ -1,4 +1,5 @@
-"""Known platform issues (conformance/model/known_issues.py): versions, matching, validation."""
+"""Known platform issues (conformance/model/known_issues.py): matching, validation. How versions
+are read and ordered: test_harness_kube_version.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from conformance.model.known_issues import (
     affecting,
     load_known_issues,
     parse_known_issues,
-    parse_version,
 )
 from conformance.model.requirements import load_catalog
 from conformance.suite_root import SUITE_ROOT
@@ -39,28 +39,6 @@ def parse(*entries: dict[str, Any]) -> tuple[KnownIssue, ...]:
     return parse_known_issues(
         {"schema": 1, "issues": list(entries)}, shown="k.yaml", requirement_ids=IDS
     )
-
-
-@pytest.mark.parametrize(
-    ("lower", "higher"),
-    [
-        ("1.35.4", "1.36"),
-        ("1.36", "1.36.1"),
-        ("v1.38.0-alpha.1", "v1.38.0-beta.0"),
-        ("v1.38.0-beta.0", "v1.38.0-beta.1"),
-        ("v1.38.0-rc.1", "v1.38.0"),
-        ("1.36.9", "1.36.10"),
-    ],
-)
-def test_versions_order_like_releases(lower: str, higher: str) -> None:
-    low, high = parse_version(lower), parse_version(higher)
-    assert low is not None and high is not None and low < high
-
-
-def test_vendor_suffixes_are_the_release_and_garbage_is_no_version() -> None:
-    assert parse_version("v1.36.2-eks-3f1a") == parse_version("1.36.2")
-    assert parse_version("v1.36.2+k3s1") == parse_version("1.36.2")
-    assert parse_version("latest") is None
 
 
 @pytest.mark.parametrize(

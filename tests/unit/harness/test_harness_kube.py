@@ -75,6 +75,20 @@ def test_ensure_for_catches_a_change() -> None:
     assert ensure_for(lambda: 1, lambda v: v == 1, describe="x", duration=0.05, interval=0.01) == 1
 
 
+def test_ensure_for_does_not_retry_a_read_that_fails() -> None:
+    reads = []
+
+    def read() -> str:
+        reads.append(1)
+        if len(reads) == 2:
+            raise ConnectionError("connection refused")
+        return "Pending"
+
+    with pytest.raises(ConnectionError, match="connection refused"):
+        ensure_for(read, lambda v: v == "Pending", describe="x", duration=60, interval=0.01)
+    assert len(reads) == 2
+
+
 def test_wait_until_reports_the_last_error() -> None:
     def read() -> None:
         raise ConnectionError("connection refused")

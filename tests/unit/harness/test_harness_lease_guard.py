@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.kube.waits import wait_until
-from conformance.plugin.collection import ItemView, parse_devices
+from conformance.plugin.selection import ItemView, parse_devices
 from conformance.run.lease import DeviceLeaseBroker, DeviceNeed, LeaseTimeout
 
 # Two nodes of two devices each; "first" and "second" split each node's devices between them.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.model.known_issues import KnownIssue
+from conformance.model.kube_version import Version
 from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY
 from conformance.report.catalog import RequirementInfo
 from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
@@ -348,8 +349,8 @@ def test_a_driver_error_beside_a_harness_error_is_still_non_conformant() -> None
 
 ISSUE = KnownIssue(
     requirement="DRA-LOSS-002",
-    affected_from=(1, 36, 0, 1, ()),
-    fixed_in=(1, 36, 3, 1, ()),
+    affected_from=Version("1.36.0"),
+    fixed_in=Version("1.36.3"),
     link="https://github.com/kubernetes/kubernetes/pull/139681",
     summary="the scheduler ignores new DeviceTaintRules",
 )
