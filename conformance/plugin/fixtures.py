@@ -38,6 +38,7 @@ from conformance.run.durations import duration_key
 from conformance.run.lease import (
     DeviceLease,
     DeviceLeaseBroker,
+    LeaseRequest,
     LeaseTimeout,
     cluster_lease_dir,
 )
@@ -102,14 +103,16 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
     nodes = None if whole_node is None else node_candidates(dra_context, whole_node)
     try:
         lease: DeviceLease = broker.acquire(
-            request.node.nodeid,
-            needs,
-            exclusive=exclusive,
-            nodes=nodes,
-            pin=pin,
-            avoid_marked=whole_node is not None and whole_node.restarts_kubelet,
-            expected_s=plugin_state(request.config).durations.get(
-                duration_key(request.node.nodeid)
+            LeaseRequest(
+                request.node.nodeid,
+                needs,
+                exclusive=exclusive,
+                nodes=nodes,
+                pin=pin,
+                avoid_marked=whole_node is not None and whole_node.restarts_kubelet,
+                expected_s=plugin_state(request.config).durations.get(
+                    duration_key(request.node.nodeid)
+                ),
             ),
             timeout=dra_context.timeout("lease"),
         )
