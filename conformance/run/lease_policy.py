@@ -155,7 +155,9 @@ class AdmissionPolicy:
         pinned_nodes = {n for e in entries for n in self.pinned_nodes(e)}
         for kind in {n.kind for _, n, _ in placed}:
             ids = self.device_sets[kind]
-            used = sum(self.count(n) for _, n, r in placed if r & ids)
+            # A need counts against its own kind even when it may reach none of it (a node's
+            # replacements of a kind that only that node has): it can never be allocated.
+            used = sum(self.count(n) for _, n, r in placed if r & ids or n.kind == kind)
             # A node leased whole is taken whole: the needs must fit in what is left.
             if used + len(ids & whole) > len(ids):
                 return False
