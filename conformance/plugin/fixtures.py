@@ -42,6 +42,7 @@ from conformance.run.lease import (
     LeaseTimeout,
     cluster_lease_dir,
 )
+from conformance.run.lease_book import LeaseBook
 from conformance.scenario_api.placement import (
     PlacementError,
     node_local_devices,
@@ -156,8 +157,14 @@ def lease_dir(config: pytest.Config, context: RunContext) -> Path:
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
     state = plugin_state(config)
     if state.broker is None:
+        book: Path | LeaseBook = lease_dir(config, context)
+        if config.getoption("dra_lease_book", "file") == "cluster":
+            from conformance.run.cluster_lease_book import ClusterLeaseBook
+
+            core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
+            book = ClusterLeaseBook(core, location=book).start()
         state.broker = DeviceLeaseBroker(
-            lease_dir(config, context),
+            book,
             context.device_sets,
             device_nodes={d.id: d.node for d in context.devices},
         )

@@ -122,7 +122,10 @@ class DeviceLeaseBroker:
         can be, and LeaseTimeout naming the holders after `timeout` seconds."""
         start = time.monotonic()
         entry = replace(
-            self.policy.entry_for(request, since=time.time()), pid=os.getpid(), host=self.host
+            self.policy.entry_for(request, since=time.time()),
+            pid=os.getpid(),
+            host=self.host,
+            owner=self.book.owner,
         )
         ticket = self.book.update(lambda state: state.add(replace(entry)))
         try:

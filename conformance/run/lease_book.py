@@ -58,6 +58,10 @@ class LeaseBook(Protocol):
     def location(self) -> Path | None:
         """The directory node marks and live runs are kept in (None: not on this machine)."""
 
+    @property
+    def owner(self) -> str:
+        """Who this process's entries belong to, as the book checks liveness ("": by pid)."""
+
     def update(self, change: Callable[[BookState], T]) -> T:
         """Read the state (live holders only), apply `change`, write it back atomically if it
         changed, with the journal lines it added; returns what `change` returned."""
@@ -94,6 +98,8 @@ def entry_to_json(entry: BookEntry) -> dict[str, Any]:
     }
     if entry.reserved:
         out["reserved"] = entry.reserved
+    if entry.owner:
+        out["owner"] = entry.owner
     return out
 
 
@@ -115,6 +121,7 @@ def entry_from_json(data: dict[str, Any]) -> BookEntry:
         since=float(data["since"]),
         pid=int(data.get("pid", 0)),
         host=str(data.get("host", "")),
+        owner=str(data.get("owner", "")),
     )
 
 
@@ -154,6 +161,10 @@ class FileLeaseBook:
     @property
     def location(self) -> Path:
         return self.directory
+
+    @property
+    def owner(self) -> str:
+        return ""  # a holder is its pid on this host
 
     def update(self, change: Callable[[BookState], T]) -> T:
         with self.lock:

@@ -73,6 +73,7 @@ class BookEntry:
     since: float = 0.0  # when it asked, then when it was granted
     pid: int = 0  # the process that holds it, on `host`: for liveness and messages
     host: str = ""
+    owner: str = ""  # who renews it, for a book whose holders renew (empty: a pid on `host`)
 
     @property
     def exclusive(self) -> bool:
