@@ -4,8 +4,9 @@ one machine) never build into the same directory at once; the second waits, then
 from __future__ import annotations
 
 import contextlib
-import fcntl
 from collections.abc import Callable, Iterator
+
+from filelock import FileLock
 
 from conformance import docker_client
 from conformance.cluster.versions import cache_root
@@ -15,12 +16,8 @@ from conformance.cluster.versions import cache_root
 def build_lock(name: str) -> Iterator[None]:
     path = cache_root() / "locks" / f"{name}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with FileLock(path):
+        yield
 
 
 def build_once(ref: str, lock: str, build: Callable[[], str]) -> str:

@@ -38,9 +38,11 @@ from conformance.run.durations import duration_key
 from conformance.run.lease import (
     DeviceLease,
     DeviceLeaseBroker,
+    LeaseRequest,
     LeaseTimeout,
     cluster_lease_dir,
 )
+from conformance.run.lease_book import LeaseBook
 from conformance.scenario_api.placement import (
     PlacementError,
     node_local_devices,
@@ -102,14 +104,16 @@ def device_lease(request: pytest.FixtureRequest, dra_context: RunContext) -> Any
     nodes = None if whole_node is None else node_candidates(dra_context, whole_node)
     try:
         lease: DeviceLease = broker.acquire(
-            request.node.nodeid,
-            needs,
-            exclusive=exclusive,
-            nodes=nodes,
-            pin=pin,
-            avoid_marked=whole_node is not None and whole_node.restarts_kubelet,
-            expected_s=plugin_state(request.config).durations.get(
-                duration_key(request.node.nodeid)
+            LeaseRequest(
+                request.node.nodeid,
+                needs,
+                exclusive=exclusive,
+                nodes=nodes,
+                pin=pin,
+                avoid_marked=whole_node is not None and whole_node.restarts_kubelet,
+                expected_s=plugin_state(request.config).durations.get(
+                    duration_key(request.node.nodeid)
+                ),
             ),
             timeout=dra_context.timeout("lease"),
         )
@@ -153,8 +157,14 @@ def lease_dir(config: pytest.Config, context: RunContext) -> Path:
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
     state = plugin_state(config)
     if state.broker is None:
+        book: Path | LeaseBook = lease_dir(config, context)
+        if config.getoption("dra_lease_book", "file") == "cluster":
+            from conformance.run.cluster_lease_book import ClusterLeaseBook
+
+            core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
+            book = ClusterLeaseBook(core, location=book).start()
         state.broker = DeviceLeaseBroker(
-            lease_dir(config, context),
+            book,
             context.device_sets,
             device_nodes={d.id: d.node for d in context.devices},
         )

@@ -155,6 +155,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _add(
         group,
+        "--dra-lease-book",
+        dest="dra_lease_book",
+        choices=("file", "cluster"),
+        default="file",
+        help="where the device lease book is kept: 'file' (the lease dir, this machine's runs "
+        "only) or 'cluster' (a ConfigMap in namespace dra-conformance of the cluster under "
+        "test, shared by runs from any machine; holders renew, a killed one expires in 60 s)",
+    )
+    _add(
+        group,
         "--dra-skip-install",
         dest="dra_skip_install",
         action="store_true",

@@ -10,7 +10,6 @@ run), so the next run against the cluster respects them too.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import time
@@ -18,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 MARKS_FILE = "node_marks.json"
 LOCK_FILE = "leases.lock"  # the lease book's lock: one lock for the whole book
@@ -34,22 +35,18 @@ class NoKubeletRestart:
 def _locked_marks(book: Path) -> Iterator[dict[str, Any]]:
     book.mkdir(parents=True, exist_ok=True)
     path = book / MARKS_FILE
-    with open(book / LOCK_FILE, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(book / LOCK_FILE):
         try:
-            try:
-                marks = json.loads(path.read_text())
-            except (FileNotFoundError, ValueError):
-                marks = {}
-            before = json.dumps(marks, sort_keys=True)
-            marks = _live(marks)  # expired: gone
-            yield marks
-            if json.dumps(marks, sort_keys=True) != before:
-                tmp = path.with_suffix(f".tmp.{os.getpid()}")
-                tmp.write_text(json.dumps(marks, indent=1, sort_keys=True))
-                os.replace(tmp, path)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            marks = json.loads(path.read_text())
+        except (FileNotFoundError, ValueError):
+            marks = {}
+        before = json.dumps(marks, sort_keys=True)
+        marks = _live(marks)  # expired: gone
+        yield marks
+        if json.dumps(marks, sort_keys=True) != before:
+            tmp = path.with_suffix(f".tmp.{os.getpid()}")
+            tmp.write_text(json.dumps(marks, indent=1, sort_keys=True))
+            os.replace(tmp, path)
 
 
 def _live(marks: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
 from conformance.kube.client import K8sClients
 from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import Profile
-from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
+from conformance.run.lease import DeviceLeaseBroker, LeaseRequest, cluster_lease_dir
 
 
 @pytest.fixture
@@ -50,7 +50,8 @@ def run_scenario_against_broken_driver(
         if not leases:
             leases.append(
                 broker.acquire(
-                    f"broken-driver-check {requirement}", [], exclusive=True, timeout=1800
+                    LeaseRequest(f"broken-driver-check {requirement}", [], exclusive=True),
+                    timeout=1800,
                 )
             )
         for name in misbehaviours:

@@ -28,7 +28,7 @@ from conformance.install import installer
 from conformance.kube.client import K8sClients
 from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import SUITE_ROOT, Profile
-from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
+from conformance.run.lease import DeviceLeaseBroker, LeaseRequest, cluster_lease_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -100,7 +100,9 @@ def test_a_driver_whose_slices_are_rejected_still_gets_a_report(
     control = FakeDriverControl(k8s.core)
     node = selected_nodes(k8s, fake_driver)[0]
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
-    lease = broker.acquire("broken-driver-check readiness", [], exclusive=True, timeout=1800)
+    lease = broker.acquire(
+        LeaseRequest("broken-driver-check readiness", [], exclusive=True), timeout=1800
+    )
     started = time.monotonic()
     try:
         control.set_misbehaviour("invalid-slice", True, node)

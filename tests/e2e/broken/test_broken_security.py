@@ -29,7 +29,7 @@ from conformance.kube.access import driver_service_accounts
 from conformance.kube.client import K8sClients
 from conformance.model.driver_workloads import DriverMarks
 from conformance.model.profile import Profile
-from conformance.run.lease import DeviceLeaseBroker, cluster_lease_dir
+from conformance.run.lease import DeviceLeaseBroker, LeaseRequest, cluster_lease_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,9 @@ def widen_driver_rights(
     accounts = driver_service_accounts(k8s, marks)
     assert accounts, "the fake driver's pods run as no ServiceAccount the harness can find"
     broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
-    lease = broker.acquire("broken-driver-check security", [], exclusive=True, timeout=1800)
+    lease = broker.acquire(
+        LeaseRequest("broken-driver-check security", [], exclusive=True), timeout=1800
+    )
     created: list[tuple[str, str]] = []
 
     def widen(name: str, cluster_role: str | None = None, rules: list[Any] | None = None) -> None:

@@ -34,6 +34,7 @@ from conformance.run.lease import (
     DeviceLeaseBroker,
     DeviceNeed,
     LeaseError,
+    LeaseRequest,
     LeaseTimeout,
 )
 from conformance.run.node_marks import (
@@ -84,7 +85,7 @@ def _hold(
     else:
         time.sleep(start_after)
     needs = [DeviceNeed(kind, count)] if kind else []
-    with broker.lease(holder, needs, exclusive=exclusive, timeout=60):
+    with broker.lease(LeaseRequest(holder, needs, exclusive=exclusive), timeout=60):
         start = time.monotonic()
         if isinstance(hold, str):
             _await_entry(broker, hold)
@@ -162,7 +163,9 @@ def test_an_exclusive_waiter_is_not_overtaken(
 
 def test_a_dead_holder_does_not_wedge_the_run(tmp_path: Path) -> None:
     def die_holding() -> None:
-        DeviceLeaseBroker(tmp_path, SETS).acquire("doomed", [DeviceNeed("big")], timeout=5)
+        DeviceLeaseBroker(tmp_path, SETS).acquire(
+            LeaseRequest("doomed", [DeviceNeed("big")]), timeout=5
+        )
         os._exit(0)  # no release
 
     p = CTX.Process(target=die_holding)
@@ -173,32 +176,34 @@ def test_a_dead_holder_does_not_wedge_the_run(tmp_path: Path) -> None:
     # whatever time a loaded machine takes for that look.
     broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=60)
     assert [h["holder"] for h in broker.holders()] == []  # the dead entry is dropped
-    broker.acquire("next", [DeviceNeed("big")], timeout=1)
+    broker.acquire(LeaseRequest("next", [DeviceNeed("big")]), timeout=1)
 
 
 def test_default_lease_counts_against_the_kinds_it_overlaps(tmp_path: Path) -> None:
     broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
-    held = broker.acquire("holder-a", [DeviceNeed("big")], timeout=1)
+    held = broker.acquire(LeaseRequest("holder-a", [DeviceNeed("big")]), timeout=1)
     # A default claim might land on the only big device: it must wait.
     with pytest.raises(LeaseTimeout) as err:
-        broker.acquire("tests/x.py::test_b", [DeviceNeed("default")], timeout=0.2)
+        broker.acquire(LeaseRequest("tests/x.py::test_b", [DeviceNeed("default")]), timeout=0.2)
     assert re.match(
         r"tests/x.py::test_b: gave up after \d+s waiting for devices default×1; "
         rf"held by: holder-a \(pid {os.getpid()}, big×1, \d+s\)",
         str(err.value),
     )
     # The small devices are disjoint from big: no wait.
-    broker.release(broker.acquire("small-user", [DeviceNeed("small", ALL)], timeout=0.2))
+    broker.release(
+        broker.acquire(LeaseRequest("small-user", [DeviceNeed("small", ALL)]), timeout=0.2)
+    )
     broker.release(held)
-    broker.release(broker.acquire("b", [DeviceNeed("default", 3)], timeout=0.2))
+    broker.release(broker.acquire(LeaseRequest("b", [DeviceNeed("default", 3)]), timeout=0.2))
     assert broker.holders() == []
 
 
 def test_a_timed_out_waiter_leaves_no_trace(tmp_path: Path) -> None:
     broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
-    held = broker.acquire("a", [DeviceNeed("big")], timeout=1)
+    held = broker.acquire(LeaseRequest("a", [DeviceNeed("big")]), timeout=1)
     with pytest.raises(LeaseTimeout):
-        broker.acquire("b", [DeviceNeed("big")], exclusive=True, timeout=0.1)
+        broker.acquire(LeaseRequest("b", [DeviceNeed("big")], exclusive=True), timeout=0.1)
     assert [h["holder"] for h in broker.holders()] == ["a"]
     broker.release(held)
 
@@ -222,7 +227,7 @@ def test_a_timed_out_waiter_leaves_no_trace(tmp_path: Path) -> None:
 def test_impossible_requests_fail_at_once(tmp_path: Path, need: DeviceNeed, message: str) -> None:
     broker = DeviceLeaseBroker(tmp_path, SETS)
     with pytest.raises(LeaseError) as err:
-        broker.acquire("x", [need], timeout=100)
+        broker.acquire(LeaseRequest("x", [need]), timeout=100)
     assert str(err.value) == message
 
 
@@ -237,36 +242,38 @@ def _nodes_broker(tmp_path: Path) -> DeviceLeaseBroker:
 
 def test_node_leases_get_different_nodes_and_a_third_waits(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
-    first = broker.acquire("a", [], nodes=["w1", "w2"], timeout=1)
-    second = broker.acquire("b", [], nodes=["w1", "w2"], timeout=1)
+    first = broker.acquire(LeaseRequest("a", [], nodes=["w1", "w2"]), timeout=1)
+    second = broker.acquire(LeaseRequest("b", [], nodes=["w1", "w2"]), timeout=1)
     assert (first.node, second.node) == ("w1", "w2")
     assert first.book == tmp_path
     with pytest.raises(LeaseTimeout, match=r"held by: a \(.*node w1 whole"):
-        broker.acquire("c", [], nodes=["w1", "w2"], timeout=0.1)
+        broker.acquire(LeaseRequest("c", [], nodes=["w1", "w2"]), timeout=0.1)
 
 
 def test_a_node_lease_excludes_device_leases_that_could_land_on_its_node(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
-    node = broker.acquire("drain", [], nodes=["w2"], timeout=1)
+    node = broker.acquire(LeaseRequest("drain", [], nodes=["w2"]), timeout=1)
     # default and small have a device on w2: the scheduler could put their pods there.
     for kind in ("default", "small"):
         with pytest.raises(LeaseTimeout):
-            broker.acquire(kind, [DeviceNeed(kind)], timeout=0.1)
+            broker.acquire(LeaseRequest(kind, [DeviceNeed(kind)]), timeout=0.1)
     # big lives on w1 only: it runs beside the node lease.
-    broker.release(broker.acquire("big", [DeviceNeed("big")], timeout=0.1))
+    broker.release(broker.acquire(LeaseRequest("big", [DeviceNeed("big")]), timeout=0.1))
     broker.release(node)
-    broker.release(broker.acquire("default", [DeviceNeed("default")], timeout=0.1))
+    broker.release(broker.acquire(LeaseRequest("default", [DeviceNeed("default")]), timeout=0.1))
 
 
 def test_a_held_device_lease_keeps_node_leases_off_the_nodes_it_reaches(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
-    big = broker.acquire("big", [DeviceNeed("big")], timeout=1)
-    node = broker.acquire("drain", [], nodes=["w1", "w2"], timeout=1)
+    big = broker.acquire(LeaseRequest("big", [DeviceNeed("big")]), timeout=1)
+    node = broker.acquire(LeaseRequest("drain", [], nodes=["w1", "w2"]), timeout=1)
     assert node.node == "w2"  # w1 hosts the big device someone holds
     broker.release(node)
-    small = broker.acquire("small", [DeviceNeed("small")], timeout=1)  # reaches w1 and w2
+    small = broker.acquire(
+        LeaseRequest("small", [DeviceNeed("small")]), timeout=1
+    )  # reaches w1 and w2
     with pytest.raises(LeaseTimeout):
-        broker.acquire("drain", [], nodes=["w1", "w2"], timeout=0.1)
+        broker.acquire(LeaseRequest("drain", [], nodes=["w1", "w2"]), timeout=0.1)
     broker.release(small)
     broker.release(big)
 
@@ -274,38 +281,45 @@ def test_a_held_device_lease_keeps_node_leases_off_the_nodes_it_reaches(tmp_path
 def test_a_node_leases_own_needs_count_against_the_other_nodes(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
     # w1 whole plus one default device elsewhere (w2/c): fits.
-    lease = broker.acquire("evict", [DeviceNeed("default")], nodes=["w1"], timeout=1)
+    lease = broker.acquire(LeaseRequest("evict", [DeviceNeed("default")], nodes=["w1"]), timeout=1)
     assert lease.node == "w1"
     broker.release(lease)
     # Two more default devices off w1 do not exist: it can never be granted.
     with pytest.raises(LeaseError, match="no node of w1 can be leased whole"):
-        broker.acquire("evict", [DeviceNeed("default", 2)], nodes=["w1"], timeout=100)
+        broker.acquire(LeaseRequest("evict", [DeviceNeed("default", 2)], nodes=["w1"]), timeout=100)
     # Off w2, two are left (w1/a, w1/b).
-    assert broker.acquire("e", [DeviceNeed("default", 2)], nodes=["w2"], timeout=1).node == "w2"
+    assert (
+        broker.acquire(LeaseRequest("e", [DeviceNeed("default", 2)], nodes=["w2"]), timeout=1).node
+        == "w2"
+    )
 
 
 def test_node_leases_whose_needs_reach_each_others_node_do_not_overlap(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
     # a replacement pod of small may land on w2: no one may disrupt w2 meanwhile.
-    broker.acquire("cordon-w1", [DeviceNeed("small")], nodes=["w1"], timeout=1)
+    broker.acquire(LeaseRequest("cordon-w1", [DeviceNeed("small")], nodes=["w1"]), timeout=1)
     with pytest.raises(LeaseTimeout):
-        broker.acquire("restart-w2", [], nodes=["w2"], timeout=0.1)
+        broker.acquire(LeaseRequest("restart-w2", [], nodes=["w2"]), timeout=0.1)
 
 
 def test_a_waiting_node_lease_is_not_overtaken_by_a_device_lease(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
-    held = broker.acquire("default", [DeviceNeed("default")], timeout=1)
+    held = broker.acquire(LeaseRequest("default", [DeviceNeed("default")]), timeout=1)
     got: dict[str, str | None] = {}
 
     def wait_for_node() -> None:
-        got["node"] = _nodes_broker(tmp_path).acquire("drain", [], nodes=["w1"], timeout=30).node
+        got["node"] = (
+            _nodes_broker(tmp_path)
+            .acquire(LeaseRequest("drain", [], nodes=["w1"]), timeout=30)
+            .node
+        )
 
     waiter = threading.Thread(target=wait_for_node)
     waiter.start()
     _await_entry(broker, "drain", "reserved")
     # small x1 would fit beside default x1, but could land on w1, which "drain" waits for.
     with pytest.raises(LeaseTimeout):
-        broker.acquire("late", [DeviceNeed("small")], timeout=0.2)
+        broker.acquire(LeaseRequest("late", [DeviceNeed("small")]), timeout=0.2)
     broker.release(held)
     waiter.join(30)
     assert got == {"node": "w1"}
@@ -322,7 +336,9 @@ def test_impossible_node_leases_fail_at_once(
     tmp_path: Path, nodes: list[str], exclusive: bool, message: str
 ) -> None:
     with pytest.raises(LeaseError) as err:
-        _nodes_broker(tmp_path).acquire("x", [], nodes=nodes, exclusive=exclusive, timeout=100)
+        _nodes_broker(tmp_path).acquire(
+            LeaseRequest("x", [], nodes=nodes, exclusive=exclusive), timeout=100
+        )
     assert str(err.value).startswith(message)
 
 
@@ -366,17 +382,20 @@ def test_a_test_that_restarts_no_kubelet_takes_a_marked_node_first(tmp_path: Pat
     # w1 got a "no kubelet restart" mark: a node lease that restarts no kubelet takes it, so the
     # unmarked w2 stays free for the tests that restart one
     mark_no_kubelet_restart(tmp_path, "w1", time.time() + 60, "device plugin grace period")
-    lease = broker.acquire("drains a node", [], nodes=["w2", "w1"], timeout=1)
+    lease = broker.acquire(LeaseRequest("drains a node", [], nodes=["w2", "w1"]), timeout=1)
     assert lease.node == "w1"
     restart = broker.acquire(
-        "restarts a kubelet", [], nodes=["w1", "w2"], avoid_marked=True, timeout=1
+        LeaseRequest("restarts a kubelet", [], nodes=["w1", "w2"], avoid_marked=True), timeout=1
     )
     assert restart.node == "w2"
     broker.release(lease)
     broker.release(restart)
     # without marks, the candidates' order stands
     unmarked = _nodes_broker(tmp_path / "unmarked")
-    assert unmarked.acquire("drains a node", [], nodes=["w2", "w1"], timeout=1).node == "w2"
+    assert (
+        unmarked.acquire(LeaseRequest("drains a node", [], nodes=["w2", "w1"]), timeout=1).node
+        == "w2"
+    )
 
 
 # --- leases pinned to one node ------------------------------------------------------------------
@@ -395,14 +414,17 @@ def _pin_broker(tmp_path: Path) -> DeviceLeaseBroker:
 
 def test_pinned_leases_spread_over_the_nodes_and_fit_each_node(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
-    first = broker.acquire("t1", [DeviceNeed("default")], pin=True, timeout=1)
-    second = broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1)
+    first = broker.acquire(LeaseRequest("t1", [DeviceNeed("default")], pin=True), timeout=1)
+    second = broker.acquire(LeaseRequest("t2", [DeviceNeed("default")], pin=True), timeout=1)
     assert (first.node, second.node) == ("a", "b") and not first.whole
     # Two devices on one node: a and b each have one left, so it waits for a release.
     with pytest.raises(LeaseTimeout, match=r"on one node of a, b"):
-        broker.acquire("t3", [DeviceNeed("default", 2)], pin=True, timeout=0.1)
+        broker.acquire(LeaseRequest("t3", [DeviceNeed("default", 2)], pin=True), timeout=0.1)
     broker.release(first)
-    assert broker.acquire("t3", [DeviceNeed("default", 2)], pin=True, timeout=1).node == "a"
+    assert (
+        broker.acquire(LeaseRequest("t3", [DeviceNeed("default", 2)], pin=True), timeout=1).node
+        == "a"
+    )
 
 
 def test_needs_no_node_can_hold_are_leased_cluster_wide(tmp_path: Path) -> None:
@@ -410,35 +432,37 @@ def test_needs_no_node_can_hold_are_leased_cluster_wide(tmp_path: Path) -> None:
     assert broker.pin_candidates([DeviceNeed("default", 3)]) == []
     assert broker.pin_candidates([DeviceNeed("one", ALL)]) == []
     assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == ["a", "b"]
-    lease = broker.acquire("t", [DeviceNeed("default", 3)], pin=True, timeout=1)
+    lease = broker.acquire(LeaseRequest("t", [DeviceNeed("default", 3)], pin=True), timeout=1)
     assert lease.node is None
 
 
 def test_a_pinned_lease_runs_beside_a_whole_lease_of_another_node(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
-    drain = broker.acquire("drain", [], nodes=["a", "b"], timeout=1)
+    drain = broker.acquire(LeaseRequest("drain", [], nodes=["a", "b"]), timeout=1)
     assert drain.node == "a" and drain.whole
-    pinned = broker.acquire("t", [DeviceNeed("default")], pin=True, timeout=1)
+    pinned = broker.acquire(LeaseRequest("t", [DeviceNeed("default")], pin=True), timeout=1)
     assert pinned.node == "b"
     # unpinned, its pod could land on the drained node
     with pytest.raises(LeaseTimeout, match=r"held by: drain .*node a whole"):
-        broker.acquire("anywhere", [DeviceNeed("default")], timeout=0.1)
+        broker.acquire(LeaseRequest("anywhere", [DeviceNeed("default")]), timeout=0.1)
     # and no other node is free to be leased whole
     with pytest.raises(LeaseTimeout):
-        broker.acquire("restart", [], nodes=["a", "b"], timeout=0.1)
+        broker.acquire(LeaseRequest("restart", [], nodes=["a", "b"]), timeout=0.1)
 
 
 def test_a_waiting_whole_lease_reserves_a_node_and_pinned_tests_use_the_other(
     tmp_path: Path,
 ) -> None:
     broker = _pin_broker(tmp_path)
-    on_a = broker.acquire("t1", [DeviceNeed("default")], pin=True, timeout=1)
-    on_b = broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1)
+    on_a = broker.acquire(LeaseRequest("t1", [DeviceNeed("default")], pin=True), timeout=1)
+    on_b = broker.acquire(LeaseRequest("t2", [DeviceNeed("default")], pin=True), timeout=1)
     assert (on_a.node, on_b.node) == ("a", "b")
     got: dict[str, str | None] = {}
 
     def wait_for_node() -> None:
-        lease = _pin_broker(tmp_path).acquire("drain", [], nodes=["a", "b"], timeout=30)
+        lease = _pin_broker(tmp_path).acquire(
+            LeaseRequest("drain", [], nodes=["a", "b"]), timeout=30
+        )
         got["node"] = lease.node
 
     waiter = threading.Thread(target=wait_for_node)
@@ -447,10 +471,10 @@ def test_a_waiting_whole_lease_reserves_a_node_and_pinned_tests_use_the_other(
     reserved = {e["holder"]: e.get("reserved") for e in broker.holders()}["drain"]
     assert reserved == "a"
     # a later pinned test goes to b, not to the node the drain waits for
-    late = broker.acquire("late", [DeviceNeed("default")], pin=True, timeout=1)
+    late = broker.acquire(LeaseRequest("late", [DeviceNeed("default")], pin=True), timeout=1)
     assert late.node == "b"
     with pytest.raises(LeaseTimeout):  # b is full, a is reserved
-        broker.acquire("later", [DeviceNeed("default")], pin=True, timeout=0.2)
+        broker.acquire(LeaseRequest("later", [DeviceNeed("default")], pin=True), timeout=0.2)
     broker.release(on_a)
     waiter.join(30)
     assert got == {"node": "a"}
@@ -460,7 +484,8 @@ def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path)
     broker = _pin_broker(tmp_path)
     # b's devices are held by pinned tests; "evict" wants a whole and a replacement on b
     holders = [
-        broker.acquire(f"t{i}", [DeviceNeed("default")], pin=True, timeout=1) for i in (1, 2, 3, 4)
+        broker.acquire(LeaseRequest(f"t{i}", [DeviceNeed("default")], pin=True), timeout=1)
+        for i in (1, 2, 3, 4)
     ]
     assert sorted(h.node for h in holders) == ["a", "a", "b", "b"]
     for h in holders:
@@ -470,7 +495,7 @@ def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path)
 
     def wait_for_node() -> None:
         lease = _pin_broker(tmp_path).acquire(
-            "evict", [DeviceNeed("default")], nodes=["a"], timeout=30
+            LeaseRequest("evict", [DeviceNeed("default")], nodes=["a"]), timeout=30
         )
         got["node"] = lease.node
 
@@ -482,7 +507,7 @@ def test_a_whole_lease_waiting_only_for_devices_is_not_overtaken(tmp_path: Path)
     broker.release(b_holders[0])
     # the freed device on b is the evict lease's, not a later pinned test's
     with pytest.raises(LeaseTimeout):
-        broker.acquire("late", [DeviceNeed("default")], pin=True, timeout=0.2)
+        broker.acquire(LeaseRequest("late", [DeviceNeed("default")], pin=True), timeout=0.2)
     waiter.join(30)
     assert got == {"node": "a"}
 
@@ -549,12 +574,12 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
     devices.append(PublishedDevice("w2", "c", "w2"))
     context = _context(tmp_path, devices, {"default": frozenset(d.id for d in devices)})
     broker = DeviceLeaseBroker(tmp_path, context.device_sets, device_nodes=NODES)
-    on_w1 = broker.acquire("t", [], nodes=["w1"], timeout=1)
+    on_w1 = broker.acquire(LeaseRequest("t", [], nodes=["w1"]), timeout=1)
     assert pick_node(context, lease=on_w1) == "w1"  # not w2, which has fewer devices
     with pytest.raises(PlacementError, match="w1=2, w2=1"):
         pick_node(context, at_least=3, lease=on_w1)
     broker.release(on_w1)
-    plain = broker.acquire("t", [DeviceNeed("default")], timeout=1)
+    plain = broker.acquire(LeaseRequest("t", [DeviceNeed("default")]), timeout=1)
     with pytest.raises(PlacementError, match="needs a node lease"):
         pick_node(context, lease=plain)
 
@@ -636,11 +661,15 @@ def test_a_test_that_restarts_kubelets_is_never_granted_a_marked_node(
 ) -> None:
     broker = _nodes_broker(tmp_path)
     mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 60, "device plugin grace period")
-    other = broker.acquire("on w2", [], nodes=["w2"], timeout=1)
+    other = broker.acquire(LeaseRequest("on w2", [], nodes=["w2"]), timeout=1)
     with pytest.raises(LeaseTimeout):
-        broker.acquire("restart", [], nodes=["w1", "w2"], avoid_marked=True, timeout=0.2)
+        broker.acquire(
+            LeaseRequest("restart", [], nodes=["w1", "w2"], avoid_marked=True), timeout=0.2
+        )
     marks_clock.sleep(61)  # once the mark expires, w1 is granted
-    lease = broker.acquire("restart", [], nodes=["w1", "w2"], avoid_marked=True, timeout=5)
+    lease = broker.acquire(
+        LeaseRequest("restart", [], nodes=["w1", "w2"], avoid_marked=True), timeout=5
+    )
     assert lease.node == "w1" and no_kubelet_restart(tmp_path, "w1") is None
     broker.release(other)
 
@@ -656,13 +685,13 @@ def test_restarts_kubelet_is_parsed_and_checked() -> None:
 
 def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
-    reboot = broker.acquire("reboot", [], nodes=["a"], expected_s=120, timeout=1)
+    reboot = broker.acquire(LeaseRequest("reboot", [], nodes=["a"], expected_s=120), timeout=1)
     got: dict[str, str | None] = {}
 
     def wait_for_node() -> None:
         # wants a whole, with a replacement that may land on b: it keeps b free of node leases
         lease = _pin_broker(tmp_path).acquire(
-            "drain", [DeviceNeed("default")], nodes=["a"], expected_s=30, timeout=30
+            LeaseRequest("drain", [DeviceNeed("default")], nodes=["a"], expected_s=30), timeout=30
         )
         got["node"] = lease.node
 
@@ -670,13 +699,13 @@ def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path:
     waiter.start()
     _await_entry(broker, "drain", "reserved")
     # 10 s (x1.5 + 5 s) ends well before the reboot's 120 s: it may take b meanwhile
-    short = broker.acquire("short", [], nodes=["b"], expected_s=10, timeout=1)
+    short = broker.acquire(LeaseRequest("short", [], nodes=["b"], expected_s=10), timeout=1)
     assert short.node == "b"
     broker.release(short)
     # 100 s would not end before the reboot does, nor may a test of unknown duration go
     for expected in (100, None):
         with pytest.raises(LeaseTimeout):
-            broker.acquire("long", [], nodes=["b"], expected_s=expected, timeout=0.2)
+            broker.acquire(LeaseRequest("long", [], nodes=["b"], expected_s=expected), timeout=0.2)
     broker.release(reboot)
     waiter.join(30)
     assert got == {"node": "a"}
@@ -684,19 +713,21 @@ def test_a_short_test_backfills_while_a_waiter_waits_for_a_long_holder(tmp_path:
 
 def test_an_exclusive_waiter_lets_later_tests_pass_for_a_while(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
-    held = broker.acquire("t1", [DeviceNeed("default")], pin=True, timeout=1)
+    held = broker.acquire(LeaseRequest("t1", [DeviceNeed("default")], pin=True), timeout=1)
     got: dict[str, bool] = {}
 
     def wait_alone() -> None:
         got["exclusive"] = (
-            _pin_broker(tmp_path).acquire("upd", [], exclusive=True, timeout=30).exclusive
+            _pin_broker(tmp_path)
+            .acquire(LeaseRequest("upd", [], exclusive=True), timeout=30)
+            .exclusive
         )
 
     waiter = threading.Thread(target=wait_alone)
     waiter.start()
     _await_entry(broker, "upd")
     # still within its patience: a test queued on another worker goes first
-    broker.release(broker.acquire("t2", [DeviceNeed("default")], pin=True, timeout=1))
+    broker.release(broker.acquire(LeaseRequest("t2", [DeviceNeed("default")], pin=True), timeout=1))
     broker.release(held)
     waiter.join(30)
     assert got == {"exclusive": True}
@@ -706,12 +737,13 @@ def _grant_order_after_an_exclusive_holder(tmp_path: Path) -> list[str]:
     """An exclusive test `upd` asks, then an ordinary `alloc`; both wait for the exclusive
     holder t1. The order in which they get the devices once t1 lets go."""
     broker = _pin_broker(tmp_path)
-    held = broker.acquire("t1", [DeviceNeed("default")], exclusive=True, timeout=1)
+    held = broker.acquire(LeaseRequest("t1", [DeviceNeed("default")], exclusive=True), timeout=1)
     order: list[str] = []
 
     def wait(name: str, exclusive: bool) -> None:
         lease = _pin_broker(tmp_path).acquire(
-            name, [DeviceNeed("default")], exclusive=exclusive, pin=not exclusive, timeout=30
+            LeaseRequest(name, [DeviceNeed("default")], exclusive=exclusive, pin=not exclusive),
+            timeout=30,
         )
         order.append(name)
         time.sleep(0.3)
@@ -744,7 +776,7 @@ def test_an_exclusive_waiter_past_its_patience_goes_before_later_requests(
 
 def test_grants_and_releases_are_journaled_with_their_node(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
-    lease = broker.acquire("drains a node", [], nodes=["w2"], timeout=1)
+    lease = broker.acquire(LeaseRequest("drains a node", [], nodes=["w2"]), timeout=1)
     broker.release(lease)
     lines = [json.loads(x) for x in (tmp_path / JOURNAL_FILE).read_text().splitlines()]
     assert [(x["event"], x["holder"], x["node"], x["scope"]) for x in lines] == [
