@@ -8,6 +8,7 @@ restart test): the figure is then what it counted since, at least, and the reset
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -114,7 +115,16 @@ def _figures(total: HistogramSeries, errors: float) -> dict[str, Any]:
     for name, q in QUANTILES:
         found = bucket_quantile(total, q)
         figures[name] = None if found is None else found.to_dict()
+    figures["buckets"] = _bucket_counts(total)
     return figures
+
+
+def _bucket_counts(total: HistogramSeries) -> dict[str, list[float]]:
+    """{le: finite upper bounds, counts: calls per bucket, one more for beyond the last}."""
+    bounds = [le for le, _ in total.buckets if math.isfinite(le)]
+    cumulative = [n for _, n in total.buckets]
+    counts = [int(round(n - prev)) for prev, n in zip([0.0, *cumulative], cumulative, strict=False)]
+    return {"le": bounds, "counts": counts}
 
 
 def _row(names: tuple[str, ...], key: Key, figures: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from conformance.report.allure_html import (
     find_allure_cli,
     generate_html_report,
 )
-from conformance.report.allure_run import write_run_attachments
 from conformance.report.catalog import catalog_for, known_issues_for
 from conformance.report.driver_figures import driver_figures
 from conformance.report.evidence import EVIDENCE, build_evidence
@@ -71,6 +70,7 @@ from conformance.report.outcomes import (
 from conformance.report.platform_issues import annotate_failure, issue_for_item
 from conformance.report.provenance import junit_properties as junit_provenance
 from conformance.report.provenance import modified_text, provenance_for, sha256_of
+from conformance.report.run_figures import attach_run_figures, draw_charts
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
 PLUGIN_NAME = "dra-report-collector"
@@ -321,6 +321,7 @@ class ReportCollector:
             driver_operations=operations,
             cluster_inventory=cluster_inventory,
         )
+        charts = draw_charts(run_dir, summary, interrupted=run.interrupted, problems=self.problems)
         # The verdict in JUnit too (the run directory's copy and the user's --junitxml file),
         # before redaction, which may leave the XML unparseable.
         for path in {junit_path, junit_source(self.config)}:
@@ -336,7 +337,7 @@ class ReportCollector:
         if self.allure_results is not None:
             allure_files.write_environment(self.allure_results, summary)
             allure_files.write_categories(self.allure_results)
-            self._run_attachments(summary)
+            attach_run_figures(self.allure_results, summary, charts, self.problems)
             if no_verdict_of(self.config) is None:  # a run that never started has nothing to show
                 summary["artifacts"]["allure_report"] = self._html_report()
         summary_path = write_summary(run_dir, summary)
@@ -356,15 +357,6 @@ class ReportCollector:
         build_evidence(run_dir, extra_dirs=extra)
         self.summary = summary
         return summary
-
-    def _run_attachments(self, summary: dict[str, Any]) -> None:
-        """The run's figures in Allure; a report without them is still the run's report."""
-        if self.allure_results is None:
-            return
-        try:
-            write_run_attachments(self.allure_results, summary)
-        except (OSError, ValueError, TypeError) as exc:
-            self.problems.append(f"Allure run attachments not written: {exc}")
 
     def _html_report(self) -> str | None:
         if self.html_mode == "never" or self.allure_results is None:

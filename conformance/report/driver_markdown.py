@@ -63,6 +63,14 @@ def driver_operations_section(summary: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def charts_section(summary: Mapping[str, Any]) -> list[str]:
+    """The run's charts (summary.json's artifacts), shown where summary.md is read."""
+    charts = (summary.get("artifacts") or {}).get("charts") or []
+    if not charts:
+        return []
+    return ["## Charts", "", *[line for path in charts for line in (f"![{path}]({path})", "")]]
+
+
 def _table_rows(ops: Mapping[str, Any]) -> list[str]:
     lines = []
     for key, measured_by, driver_key, op_key in _SOURCES:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.report.driver_markdown import (
+    charts_section,
     cluster_inventory_section,
     driver_operations_section,
 )
@@ -66,6 +67,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         _performance_section,
         driver_operations_section,
         cluster_inventory_section,
+        charts_section,
         _run_section,
         provenance_section,
     ):

@@ -53,7 +53,8 @@ rendered from this document rather than from the inputs.
     tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
                       duration_s (set-up + body + teardown), body_s (the test body; null
                       if it never ran), lease_wait_s (waiting for the device lease; null
-                      without one), reason, remedy, worker, requirements[]}
+                      without one), reason, remedy, worker, start, stop (epoch seconds:
+                      set-up began, teardown ended; null when unknown), requirements[]}
     performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
                       requirement_duration_s {unit, count, p50, p95, min, max, mean} | null,
                       test_body_s, lease_wait_s: the same statistics over tests[] | null

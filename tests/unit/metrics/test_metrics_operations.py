@@ -63,6 +63,7 @@ def test_grpc_calls_per_driver_and_method_over_nodes_and_api_versions() -> None:
     assert prepare["p50"] == {"le": 0.05}
     assert prepare["p95"] == {"le": 1.0}
     assert prepare["p99"] == {"le": 1.0}
+    assert prepare["buckets"] == {"le": [0.01, 0.05, 0.1, 1.0], "counts": [3, 5, 1, 3, 0]}
     unprepare = grpc_rows[(DRIVER, "NodeUnprepareResources")]
     assert (unprepare["count"], unprepare["errors"], unprepare["p99"]) == (4, 0, {"le": 0.01})
 
