@@ -25,6 +25,7 @@ from conformance.plugin.state import get_run_context
 from conformance.report.driver_figures import set_driver_figures
 from conformance.run.context import RunContext
 
+ANY_DRIVER = "<any>"
 SETTLE_S = 6.0  # the longest wait for the kubelets to release the run's last claims
 SETTLE_POLL_S = 1.0
 COMPONENTS = (SCHEDULER, CONTROLLER_MANAGER)
@@ -61,29 +62,31 @@ class DriverMetricsRecorder:
         if self.start is None:
             return not_available(self.start_problem)
         try:
-            end = _settled_snapshot(_clients(context), context.profile.driver, self.start)
+            end = _settled_snapshot(_clients(context), self.start)
             return driver_operations(self.start, end)
         except Exception as exc:  # noqa: BLE001 - a figure never stops a report
             return not_available(f"the end read failed: {_one_line(exc)}")
 
 
-def _settled_snapshot(k8s: K8sClients, driver: str, start: Snapshot) -> Snapshot:
-    """The end read, once the kubelets hold no more of the driver's claims than at the start
+def _settled_snapshot(k8s: K8sClients, start: Snapshot) -> Snapshot:
+    """The end read, once the kubelets hold no more claims prepared than at the start
     (the last tests' pods may still be terminating), or after SETTLE_S."""
     deadline = time.monotonic() + SETTLE_S
     while True:
         end = take_snapshot(k8s, COMPONENTS)
-        if time.monotonic() >= deadline or _in_use(end, driver) <= _in_use(start, driver):
+        if time.monotonic() >= deadline or _in_use(end) <= _in_use(start):
             return end
         time.sleep(SETTLE_POLL_S)
 
 
-def _in_use(snapshot: Snapshot, driver: str) -> float:
+def _in_use(snapshot: Snapshot) -> float:
+    """Claims the kubelets hold prepared, any driver: a kubelet drops a driver's own series
+    once it holds none of its claims, the `<any>` one stays."""
     return sum(
         sample.value
         for metrics in snapshot.sources.values()
         for sample in metrics.gauges.get(CLAIMS_IN_USE, [])
-        if sample.label("driver_name") == driver
+        if sample.label("driver_name") == ANY_DRIVER
     )
 
 

@@ -54,7 +54,7 @@ def _latency_figure(rows: list[tuple[str, Mapping[str, Any]]]) -> Any:
     axes = figure.subplots(len(rows), 1, squeeze=False)[:, 0]
     for ax, (title, row) in zip(axes, rows, strict=True):
         bounds, counts = row["buckets"]["le"], row["buckets"]["counts"]
-        labels = [f"≤ {b:g}" for b in bounds] + [f"> {bounds[-1]:g}" if bounds else "all"]
+        labels = [f"≤ {b:.3g}" for b in bounds] + [f"> {bounds[-1]:.3g}" if bounds else "all"]
         ax.bar(range(len(counts)), counts, color="#4a78b5")
         ax.set_xticks(range(len(counts)), labels, rotation=45, ha="right", fontsize=7)
         ax.set_title(f"{title} — {row['count']} calls, {row['errors']} errors", fontsize=9)

@@ -24,8 +24,8 @@ def quantile_text(value: Mapping[str, float] | None) -> str:
     if not value:
         return ""
     if "gt" in value:
-        return f"> {value['gt']:g} s"
-    return f"≤ {value['le']:g} s"
+        return f"> {value['gt']:.3g} s"
+    return f"≤ {value['le']:.3g} s"
 
 
 def row_text(row: Mapping[str, Any]) -> str:
