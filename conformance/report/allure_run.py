@@ -25,7 +25,7 @@ def write_run_attachments(
     results_dir: Path, summary: Mapping[str, Any], charts: Iterable[Path] = ()
 ) -> Path:
     """Write the container and its attachments; every test result of the run is its child."""
-    children = sorted(p.name[: -len(RESULT_SUFFIX)] for p in results_dir.glob("*" + RESULT_SUFFIX))
+    children = sorted(_result_uuids(results_dir))
     text = "\n".join(driver_operations_section(summary) + cluster_inventory_section(summary))
     figures = {
         "driver_operations": summary.get("driver_operations"),
@@ -61,6 +61,17 @@ def write_run_attachments(
     path = results_dir / f"{container['uuid']}-container.json"
     path.write_text(json.dumps(container), encoding="utf-8")
     return path
+
+
+def _result_uuids(results_dir: Path) -> Iterable[str]:
+    """The `uuid` inside each result (its file's name carries another one)."""
+    for path in results_dir.glob("*" + RESULT_SUFFIX):
+        try:
+            found = json.loads(path.read_text(encoding="utf-8")).get("uuid")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if found:
+            yield str(found)
 
 
 def _attach(results_dir: Path, name: str, text: str, suffix: str) -> dict[str, str]:

@@ -103,8 +103,8 @@ def test_junit_properties_one_per_operation_and_unread_sources() -> None:
 
 
 def test_allure_container_attaches_the_figures_to_every_test_of_the_run(tmp_path: Path) -> None:
-    for uid in ("aaa", "bbb"):
-        (tmp_path / f"{uid}-result.json").write_text(json.dumps({"uuid": uid}))
+    for name, uid in (("f1", "aaa"), ("f2", "bbb")):  # allure-pytest's file names differ
+        (tmp_path / f"{name}-result.json").write_text(json.dumps({"uuid": uid}))
     chart = tmp_path.parent / "latency.svg"
     chart.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
     path = write_run_attachments(tmp_path, SUMMARY, [chart])
