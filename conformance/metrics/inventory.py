@@ -4,12 +4,14 @@ not show. Device health is not in the API's objects (only in pods' status), so i
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from conformance.kube.client import K8sClients
 
+LIST_TIMEOUT_S = 20.0  # a run's end never hangs on an API server that stopped answering
 CLAIM_STATES = ("in use", "allocated, not in use", "pending", "deleting")
 
 
@@ -61,9 +63,9 @@ def cluster_inventory(
 def read_cluster_inventory(k8s: K8sClients, api_version: str = "v1") -> dict[str, Any]:
     """The inventory of the cluster now (raw JSON: any served version of resource.k8s.io)."""
     base = f"/apis/resource.k8s.io/{api_version}"
-    claims = k8s.get_json(f"{base}/resourceclaims").get("items") or []
-    slices = k8s.get_json(f"{base}/resourceslices").get("items") or []
-    return cluster_inventory(claims, slices)
+    claims = json.loads(k8s.get_raw(f"{base}/resourceclaims", timeout=LIST_TIMEOUT_S))
+    slices = json.loads(k8s.get_raw(f"{base}/resourceslices", timeout=LIST_TIMEOUT_S))
+    return cluster_inventory(claims.get("items") or [], slices.get("items") or [])
 
 
 def _allocated_devices(claims: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:

@@ -27,6 +27,7 @@ CLAIM_CONTROLLER = "resourceclaim_controller"  # a prefix: every family of the c
 KUBELET_FAMILIES = (GRPC, OPERATIONS, CLAIMS_IN_USE)
 KUBELET_TIMEOUT_S = 10.0
 COMPONENT_TIMEOUT_S = 5.0
+LIST_TIMEOUT_S = 10.0  # a run's end never hangs on an API server that stopped answering
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,9 @@ def take_snapshot(k8s: K8sClients, components: tuple[Component, ...] = (SCHEDULE
     """Every node's kubelet and `components`; never raises for one source that fails."""
     snapshot = Snapshot(taken=time.time())
     try:
-        nodes = sorted(n.metadata.name for n in k8s.core.list_node().items)
+        nodes = sorted(
+            n.metadata.name for n in k8s.core.list_node(_request_timeout=LIST_TIMEOUT_S).items
+        )
     except (ApiException, urllib3.exceptions.HTTPError) as exc:
         snapshot.unavailable["kubelets"] = f"cannot list nodes: {why_unavailable(exc)}"
         nodes = []
@@ -72,7 +75,9 @@ def take_snapshot(k8s: K8sClients, components: tuple[Component, ...] = (SCHEDULE
 def _read_component(snapshot: Snapshot, k8s: K8sClients, component: Component) -> None:
     try:
         pods = k8s.core.list_namespaced_pod(
-            "kube-system", label_selector=f"component={component.name}"
+            "kube-system",
+            label_selector=f"component={component.name}",
+            _request_timeout=LIST_TIMEOUT_S,
         ).items
     except (ApiException, urllib3.exceptions.HTTPError) as exc:
         snapshot.unavailable[component.name] = f"cannot list its pods: {why_unavailable(exc)}"
