@@ -5,6 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+# numpy (under matplotlib) cannot be imported twice in one process: load it before any in-process
+# pytester run of the plugin draws charts and has its modules dropped again afterwards
+import matplotlib.figure  # noqa: F401
+
 from conformance.report.driver_markdown import charts_section
 from conformance.report.run_figures import draw_charts
 
