@@ -34,9 +34,9 @@ class K8sClients:
         """An API object (pydantic model) as the camelCase dict the server sent."""
         return self.api_client.sanitize_for_serialization(obj)
 
-    def get_raw(self, path: str, accept: str = "application/json") -> str:
+    def get_raw(self, path: str, accept: str = "application/json", timeout: float = 30) -> str:
         """GET a raw path such as /metrics or /apis/resource.k8s.io (no model)."""
-        return get_raw(self.api_client, path, accept)
+        return get_raw(self.api_client, path, accept, timeout)
 
     def get_json(self, path: str) -> Any:
         return json.loads(self.get_raw(path))
@@ -73,7 +73,9 @@ def load_clients(kubeconfig: str | None, context: str | None = None) -> K8sClien
     return clients_for(api_client)
 
 
-def get_raw(api_client: Any, path: str, accept: str = "application/json") -> str:
+def get_raw(
+    api_client: Any, path: str, accept: str = "application/json", timeout: float = 30
+) -> str:
     """The 37.x client's call_api takes (method, url) and returns the raw response."""
     method, url, headers, body, post = api_client.param_serialize(
         method="GET",
@@ -82,7 +84,7 @@ def get_raw(api_client: Any, path: str, accept: str = "application/json") -> str
         auth_settings=["BearerToken"],
     )
     response = api_client.call_api(
-        method, url, header_params=headers, body=body, post_params=post, _request_timeout=30
+        method, url, header_params=headers, body=body, post_params=post, _request_timeout=timeout
     )
     response.read()
     if response.status >= 400:

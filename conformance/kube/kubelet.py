@@ -4,35 +4,13 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 
 from conformance.kube.client import K8sClients
 
-_GRPC_COUNT = "dra_grpc_operations_duration_seconds_count"
-_LABELS_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def dra_grpc_calls(metrics_text: str, driver: str, method: str, status: str = "OK") -> int:
-    """The kubelet's count of DRA gRPC calls to `driver` of `method` (e.g.
-    `NodeUnprepareResources`, any API version) that ended with gRPC `status`, from its
-    `dra_grpc_operations_duration_seconds` histogram."""
-    total = 0.0
-    for line in metrics_text.splitlines():
-        if not line.startswith(_GRPC_COUNT + "{"):
-            continue
-        labels_text, _, value = line[len(_GRPC_COUNT) + 1 :].rpartition("} ")
-        labels = dict(_LABELS_RE.findall(labels_text))
-        if (
-            labels.get("driver_name") == driver
-            and labels.get("method_name", "").endswith("/" + method)
-            and labels.get("grpc_status_code") == status
-        ):
-            total += float(value)
-    return int(total)
-
 
 def kubelet_metrics(k8s: K8sClients, node: str) -> str:
+    """The kubelet's metrics page as Prometheus text (parsed by conformance.metrics)."""
     return k8s.get_raw(f"/api/v1/nodes/{node}/proxy/metrics", accept="text/plain")
 
 

@@ -21,6 +21,7 @@ from conformance.kube.readiness import readiness_state
 from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
+from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
 from conformance.plugin.preflight import check_workload_image
@@ -98,6 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         DurationRecorder(state.profile.driver), "dra_conformance_durations"
     )
+    config.pluginmanager.register(DriverMetricsRecorder(config), "dra_conformance_driver_metrics")
     if hasattr(config.hook, "pytest_configure_node"):  # xdist loaded, under whatever name
         config.pluginmanager.register(_XdistHooks(config), "dra_conformance_xdist")
     install_report_collector(config)

@@ -29,6 +29,7 @@ from conformance.report.allure_html import (
     generate_html_report,
 )
 from conformance.report.catalog import catalog_for, known_issues_for
+from conformance.report.driver_figures import driver_figures
 from conformance.report.evidence import EVIDENCE, build_evidence
 from conformance.report.facts import (
     WORKERINPUT_RUN_DIR,
@@ -40,6 +41,7 @@ from conformance.report.facts import (
 from conformance.report.junit import (
     JUNIT_XML,
     add_suite_properties,
+    driver_operation_properties,
     ensure_junit_path,
     ensure_junit_writer,
     finalize_junit,
@@ -68,6 +70,7 @@ from conformance.report.outcomes import (
 from conformance.report.platform_issues import annotate_failure, issue_for_item
 from conformance.report.provenance import junit_properties as junit_provenance
 from conformance.report.provenance import modified_text, provenance_for, sha256_of
+from conformance.report.run_figures import attach_run_figures, draw_charts
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
 PLUGIN_NAME = "dra-report-collector"
@@ -300,6 +303,7 @@ class ReportCollector:
         if issues_error:  # failures then stay failures: stricter, never a silent pass
             self.problems.append(f"known platform issues not applied: {issues_error}")
         facts = get_run_facts(self.config)
+        operations, cluster_inventory = driver_figures(self.config)
         summary = build_summary(
             run=run,
             facts=facts,
@@ -314,12 +318,17 @@ class ReportCollector:
             no_verdict_reason=no_verdict.reason if no_verdict else "",
             no_verdict_detail=no_verdict.detail if no_verdict else "",
             provenance=provenance_for(self.config, self.records.values(), facts),
+            driver_operations=operations,
+            cluster_inventory=cluster_inventory,
         )
+        charts = draw_charts(run_dir, summary, interrupted=run.interrupted, problems=self.problems)
         # The verdict in JUnit too (the run directory's copy and the user's --junitxml file),
         # before redaction, which may leave the XML unparseable.
         for path in {junit_path, junit_source(self.config)}:
             if path is not None and path.is_file():
-                add_suite_properties(path, verdict_properties(summary))
+                add_suite_properties(
+                    path, verdict_properties(summary) | driver_operation_properties(summary)
+                )
         # No secret in any report: junit.xml, Allure results (and so the HTML report built from
         # them) and diagnostics are redacted in place, before anything is derived from them.
         for path in (junit_path, self.allure_results, run_dir / DIAGNOSTICS):
@@ -328,6 +337,7 @@ class ReportCollector:
         if self.allure_results is not None:
             allure_files.write_environment(self.allure_results, summary)
             allure_files.write_categories(self.allure_results)
+            attach_run_figures(self.allure_results, summary, charts, self.problems)
             if no_verdict_of(self.config) is None:  # a run that never started has nothing to show
                 summary["artifacts"]["allure_report"] = self._html_report()
         summary_path = write_summary(run_dir, summary)

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from conformance.report.driver_markdown import row_text
+
 JUNIT_XML = "junit.xml"
 
 
@@ -83,6 +85,33 @@ def verdict_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         "dra_no_verdict_reason": summary.get("no_verdict_reason"),
     }
     return {k: str(v) for k, v in props.items() if v not in (None, "")}
+
+
+def driver_operation_properties(summary: Mapping[str, Any]) -> dict[str, str]:
+    """What Kubernetes measured of the driver, one <testsuite> property per operation:
+    `dra_op:<measured by>:<driver or ->:<operation>` = "count N, errors E, mean M, p50 ≤ B, ..."
+    (bucket estimates); `dra_driver_operations` = "not available (why)" when none was read."""
+    ops = summary.get("driver_operations")
+    if ops is None:
+        return {}
+    if ops.get("not_available"):
+        return {"dra_driver_operations": f"not available ({ops['not_available']})"}
+    props = {}
+    for key, measured_by, driver_key, op_key in (
+        ("grpc", "grpc", "driver", "method"),
+        ("kubelet_operations", "kubelet", None, "operation"),
+        ("scheduler", "scheduler", None, "extension_point"),
+    ):
+        for row in ops.get(key) or ():
+            driver = row.get(driver_key) if driver_key else "-"
+            props[f"dra_op:{measured_by}:{driver}:{row.get(op_key)}"] = row_text(row)
+    unread = {s: state for s, state in (ops.get("sources") or {}).items() if state != "read"}
+    for source, state in sorted(unread.items()):
+        props[f"dra_metrics_source:{source}"] = state
+    for reset in ops.get("counter_resets") or ():
+        props.setdefault("dra_counter_resets", "")
+        props["dra_counter_resets"] += ("; " if props["dra_counter_resets"] else "") + reset
+    return props
 
 
 def add_suite_properties(path: Path, properties: Mapping[str, str]) -> None:

@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.report.driver_markdown import (
+    charts_section,
+    cluster_inventory_section,
+    driver_operations_section,
+)
 from conformance.report.provenance import MODIFIED_MARK
 from conformance.report.provenance import markdown_section as provenance_section
 
@@ -51,25 +56,36 @@ def must_counts(must: Mapping[str, Any]) -> str:
 
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
-    run = summary.get("run", {})
-    driver = summary.get("driver", {})
-    cluster = summary.get("cluster", {})
-    counts = summary.get("counts", {})
-    requirements = summary.get("requirements", [])
     out: list[str] = []
+    for section in (
+        _headline,
+        _overview,
+        _requirements_table,
+        _not_run_section,
+        _not_applicable_section,
+        lambda s: _known_issues_section(s.get("known_platform_issues") or []),
+        _performance_section,
+        driver_operations_section,
+        cluster_inventory_section,
+        charts_section,
+        _run_section,
+        provenance_section,
+    ):
+        out.extend(section(summary))
+    return "\n".join(out)
 
+
+def _headline(summary: Mapping[str, Any]) -> list[str]:
+    """The verdict and what kind of run gave it (no verdict, not set up, scoped, partial)."""
     verdict = summary.get("verdict", "INCOMPLETE")
     mark = f" — {MODIFIED_MARK}" if summary.get("modified") else ""
-    out.append(f"# DRA conformance: **{summary.get('verdict_text') or verdict}**{mark}")
-    out.append("")
+    out = [f"# DRA conformance: **{summary.get('verdict_text') or verdict}**{mark}", ""]
     out.extend(_no_verdict_lines(summary))
     if summary.get("setup_problem"):
-        out.append(f"**No test ran: {_cell(summary['setup_problem'])}**")
-        out.append("")
+        out += [f"**No test ran: {_cell(summary['setup_problem'])}**", ""]
     scope = summary.get("verdict_scope")
     if scope:
-        out.append(f"Verdict scope: {', '.join(scope)} only (partial, not a certification).")
-        out.append("")
+        out += [f"Verdict scope: {', '.join(scope)} only (partial, not a certification).", ""]
     out.extend(_partial_lines(summary.get("partial")))
     if summary.get("verdict_basis") == "selected":
         out.append(
@@ -77,43 +93,40 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             "requirements of every level."
         )
         out.append("")
+    return out
+
+
+def _overview(summary: Mapping[str, Any]) -> list[str]:
+    """Driver, cluster and run in one line; the MUST counts and why; the test counts."""
+    run, driver = summary.get("run", {}), summary.get("driver", {})
+    cluster, counts = summary.get("cluster", {}), summary.get("counts", {})
     must = counts.get("requirements", {}).get("by_level", {}).get("MUST", {})
-    out.append(
+    out = [
         f"Driver `{driver.get('name') or 'unknown'}` on Kubernetes "
         f"`{cluster.get('kubernetes_version') or 'unknown'}` "
         f"({cluster.get('provider') or 'unknown'} cluster) — run `{run.get('id')}`, "
         f"{_seconds(run.get('duration_s'))}, "
         f"{run.get('xdist_workers') or 'no'} xdist workers."
-    )
+    ]
     for note in cluster.get("build_notes") or ():
-        out.append("")
-        out.append(f"Cluster built here with a stand-in: {_cell(note)}.")
-    out.append("")
-    out.append(f"MUST requirements: {must_counts(must)}.")
+        out += ["", f"Cluster built here with a stand-in: {_cell(note)}."]
+    out += ["", f"MUST requirements: {must_counts(must)}."]
     reasons = summary.get("verdict_reasons", [])
     if reasons and not summary.get("no_verdict_reason"):  # said at the top
-        out.append("")
-        out.append(_WHY.get(verdict, "Why:"))
-        out.append("")
+        out += ["", _WHY.get(summary.get("verdict", "INCOMPLETE"), "Why:"), ""]
         out.extend(f"- {_cell(r)}" for r in reasons)
-    out.append("")
-
     tests = counts.get("tests", {})
-    out.append(
-        "Tests: "
-        + ", ".join(
-            f"{tests.get(k, 0)} {k.replace('_', '-')}"
-            for k in ("passed", "failed", "error", "not_applicable", "not_run")
-        )
-        + f" (total {tests.get('total', 0)})."
+    shown = ", ".join(
+        f"{tests.get(k, 0)} {k.replace('_', '-')}"
+        for k in ("passed", "failed", "error", "not_applicable", "not_run")
     )
-    out.append("")
+    return [*out, "", f"Tests: {shown} (total {tests.get('total', 0)}).", ""]
 
-    out.append("## Requirements")
-    out.append("")
-    out.append("| ID | level | suite | status | duration | reason |")
+
+def _requirements_table(summary: Mapping[str, Any]) -> list[str]:
+    out = ["## Requirements", "", "| ID | level | suite | status | duration | reason |"]
     out.append("|---|---|---|---|---|---|")
-    for req in requirements:
+    for req in summary.get("requirements", []):
         reason = req.get("reason") or ""
         if req.get("remedy"):
             reason += f" — to run it: {req['remedy']}"
@@ -124,36 +137,39 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             f"| {_cell(reason)} |"
         )
     out.append("")
+    return out
 
-    not_run = [r for r in requirements if r.get("status") == "not-run"]
-    out.append("## Not run")
-    out.append("")
-    if not_run:
-        out.append("These apply to the driver but did not run; a MUST among them keeps the verdict")
-        out.append("INCOMPLETE until it runs.")
-        out.append("")
-        for r in not_run:
-            remedy = f" To run it: {_cell(r['remedy'])}." if r.get("remedy") else ""
-            out.append(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}.{remedy}")
-    else:
-        out.append("Every selected requirement ran.")
-    out.append("")
 
-    not_applicable = [r for r in requirements if r.get("status") == "not-applicable"]
-    out.append("## Not applicable")
+def _not_run_section(summary: Mapping[str, Any]) -> list[str]:
+    not_run = [r for r in summary.get("requirements", []) if r.get("status") == "not-run"]
+    out = ["## Not run", ""]
+    if not not_run:
+        return [*out, "Every selected requirement ran.", ""]
+    out.append("These apply to the driver but did not run; a MUST among them keeps the verdict")
+    out += ["INCOMPLETE until it runs.", ""]
+    for r in not_run:
+        remedy = f" To run it: {_cell(r['remedy'])}." if r.get("remedy") else ""
+        out.append(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}.{remedy}")
     out.append("")
-    if not_applicable:
-        out.extend(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}" for r in not_applicable)
-    else:
-        out.append("Every requirement applied to this driver and cluster.")
+    return out
+
+
+def _not_applicable_section(summary: Mapping[str, Any]) -> list[str]:
+    reqs = summary.get("requirements", [])
+    not_applicable = [r for r in reqs if r.get("status") == "not-applicable"]
+    out = ["## Not applicable", ""]
+    if not not_applicable:
+        return [*out, "Every requirement applied to this driver and cluster.", ""]
+    out.extend(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}" for r in not_applicable)
     out.append("")
+    return out
 
-    out.extend(_known_issues_section(summary.get("known_platform_issues") or []))
 
+def _performance_section(summary: Mapping[str, Any]) -> list[str]:
+    """The harness's own timings: per requirement, per test body, lease waits, figures."""
     performance = summary.get("performance", {})
     metrics = performance.get("metrics", {})
-    out.append("## Performance")
-    out.append("")
+    out = ["## Performance", ""]
     per_req = performance.get("requirement_duration_s")
     if per_req:
         out.append(
@@ -174,20 +190,25 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             f"Test body alone: p50 {_seconds(body['p50'])}, p95 {_seconds(body['p95'])}{waited}."
         )
         out.append("")
-    if metrics:
-        out.append("| figure | count | p50 | p95 | min | max |")
-        out.append("|---|---|---|---|---|---|")
-        for name, m in metrics.items():
-            out.append(
-                f"| {_cell(name)} | {m['count']} | {m['p50']:.3f} s | {m['p95']:.3f} s "
-                f"| {m['min']:.3f} s | {m['max']:.3f} s |"
-            )
-    else:
-        out.append("No performance figures were recorded.")
+    if not metrics:
+        return [*out, "No performance figures were recorded.", ""]
+    out += ["| figure | count | p50 | p95 | min | max |", "|---|---|---|---|---|---|"]
+    for name, m in metrics.items():
+        out.append(
+            f"| {_cell(name)} | {m['count']} | {m['p50']:.3f} s | {m['p95']:.3f} s "
+            f"| {m['min']:.3f} s | {m['max']:.3f} s |"
+        )
     out.append("")
+    return out
 
-    out.append("## Run")
-    out.append("")
+
+def _run_section(summary: Mapping[str, Any]) -> list[str]:
+    run, driver, cluster = (
+        summary.get("run", {}),
+        summary.get("driver", {}),
+        summary.get("cluster", {}),
+    )
+    out = ["## Run", ""]
     profile = driver.get("profile_path") or "unknown"
     out.append(f"- profile: `{profile}` ({driver.get('profile_digest') or 'no digest'})")
     out.append(f"- capabilities: {', '.join(driver.get('capabilities') or []) or 'none'}")
@@ -202,8 +223,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     out.append(f"- started {run.get('started')}, finished {run.get('finished')}")
     out.append(f"- pytest arguments: `{' '.join(run.get('pytest_args', []))}`")
     out.append("")
-    out.extend(provenance_section(summary))
-    return "\n".join(out)
+    return out
 
 
 def write_markdown(run_dir: Path, summary: Mapping[str, Any]) -> Path:

@@ -99,6 +99,8 @@ class TestRecord:
     wasxfail: bool = False
     duration_s: float = 0.0  # set-up + body + teardown
     body_s: float | None = None  # the call phase alone (None: it never ran)
+    start: float | None = None  # epoch seconds: its set-up began (the run's timeline)
+    stop: float | None = None  # epoch seconds: its teardown ended
     worker: str = ""
     collect_error: bool = False
     requirement_ids: list[str] = field(default_factory=list)  # from the harness's stamp only
@@ -107,6 +109,11 @@ class TestRecord:
 
     def add_report(self, report: pytest.TestReport) -> None:
         self.phases[report.when] = report.outcome
+        start, stop = getattr(report, "start", None), getattr(report, "stop", None)
+        if start is not None:
+            self.start = min(self.start or start, start)
+        if stop is not None:
+            self.stop = max(self.stop or stop, stop)
         self.duration_s += float(getattr(report, "duration", 0.0) or 0.0)
         if report.when == "call":
             self.body_s = float(getattr(report, "duration", 0.0) or 0.0)
@@ -249,6 +256,8 @@ class TestRecord:
             "reason": self.reason,
             "remedy": self.remedy,
             "worker": self.worker,
+            "start": None if self.start is None else round(self.start, 3),
+            "stop": None if self.stop is None else round(self.stop, 3),
         }
 
 

@@ -53,11 +53,21 @@ rendered from this document rather than from the inputs.
     tests[]           {nodeid, outcome (passed|failed|error|not-applicable|not-run),
                       duration_s (set-up + body + teardown), body_s (the test body; null
                       if it never ran), lease_wait_s (waiting for the device lease; null
-                      without one), reason, remedy, worker, requirements[]}
+                      without one), reason, remedy, worker, start, stop (epoch seconds:
+                      set-up began, teardown ended; null when unknown), requirements[]}
     performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
                       requirement_duration_s {unit, count, p50, p95, min, max, mean} | null,
                       test_body_s, lease_wait_s: the same statistics over tests[] | null
     inventory         {key: JSON value} added by tests and the plugin (not judged)
+    driver_operations what Kubernetes measured of the driver between the run's start and end
+                      (conformance/metrics/operations.py): window, sources {source: "read" |
+                      "not available (why)"}, grpc[] {driver, method, count, errors, mean_s,
+                      p50, p95, p99 ({le: s} | {gt: s}: bucket estimates)}, kubelet_operations[],
+                      scheduler[] (null: not read), claims_in_use, claim_controller[],
+                      counter_resets[]; or {not_available: why}; null: not measured (no harness)
+    cluster_inventory claims {state: n, total} and pools[] {driver, pool, devices, allocated,
+                      free, tainted} at the end of the run (conformance/metrics/inventory.py);
+                      or {not_available: why}; null: not measured
     artifacts         summary_json, summary_md, junit_xml, allure_results, allure_report,
                       evidence (paths relative to the run dir; null when not produced)
     collection_problems[]  tests outside the suite that claimed a requirement (each keeps the
@@ -134,6 +144,8 @@ def build_summary(
     no_verdict_reason: str = "",
     no_verdict_detail: str = "",
     provenance: Mapping[str, Any] | None = None,
+    driver_operations: Mapping[str, Any] | None = None,
+    cluster_inventory: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     records = list(records)
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
@@ -214,6 +226,8 @@ def build_summary(
             "lease_wait_s": _described(r.lease_wait_s for r in records),
         },
         "inventory": merged_inventory,
+        "driver_operations": None if driver_operations is None else dict(driver_operations),
+        "cluster_inventory": None if cluster_inventory is None else dict(cluster_inventory),
         "artifacts": dict(artifacts or {}),
         "collection_problems": problems,
         # provenance, modified, modified_reasons (conformance/report/provenance.py)

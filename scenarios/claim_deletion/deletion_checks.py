@@ -7,8 +7,9 @@ from typing import Any
 
 from conformance.kube import state
 from conformance.kube.client import K8sClients
-from conformance.kube.kubelet import dra_grpc_calls, kubelet_metrics
+from conformance.kube.kubelet import kubelet_metrics
 from conformance.kube.state import AllocationResult
+from conformance.metrics.calls import dra_grpc_calls
 from conformance.scenario_api.workloads import Workloads
 
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"

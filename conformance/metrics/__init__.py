@@ -1,0 +1,13 @@
+"""What Kubernetes itself measured about the driver: the kubelet's and the control plane's DRA
+metrics, read at the start and the end of a run, and the cluster's claims and devices at its end.
+
+| module       | owns                                                                       |
+|--------------|----------------------------------------------------------------------------|
+| `parse`      | Prometheus text -> histogram series and gauges (prometheus_client's parser) |
+| `histogram`  | one histogram series: the delta of two reads, sums, quantiles from buckets  |
+| `scrape`     | one snapshot: every node's kubelet and the scheduler, through the API server |
+| `operations` | two snapshots -> per driver and operation: count, errors, mean, p50/p95/p99 |
+| `inventory`  | claims per state, devices per pool allocated/free/tainted, from the API     |
+
+A source that cannot be read (forbidden, not reachable) is "not available (why)", never zero.
+"""

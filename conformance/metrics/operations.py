@@ -1,0 +1,223 @@
+"""Two snapshots -> what the run cost: per driver and gRPC method (the kubelet's calls to the
+driver), per kubelet DRA operation and per scheduler extension point of the DynamicResources
+plugin: count, errors, mean and p50/p95/p99 from the buckets (each "≤ bucket bound").
+
+A counter lower at the end than at the start was reset (its process restarted, e.g. a kubelet
+restart test): the figure is then what it counted since, at least, and the reset is named.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from conformance.metrics.histogram import HistogramSeries, bucket_quantile, merged
+from conformance.metrics.scrape import (
+    CLAIM_CONTROLLER,
+    CLAIMS_IN_USE,
+    GRPC,
+    OPERATIONS,
+    SCHEDULER_PLUGIN,
+    Snapshot,
+)
+
+QUANTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+QUANTILE_NOTE = (
+    "from histogram buckets: {le: B} means at most B seconds (the upper bound of the bucket "
+    "holding that rank), {gt: B} beyond the last bucket"
+)
+SCHEDULER_NOTE = "the scheduler records plugin durations for a sample of its cycles (about 10%)"
+DRA_PLUGIN = "DynamicResources"
+
+Key = tuple[str, ...]
+KeyOf = Callable[[HistogramSeries], Key | None]
+
+
+def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
+    """summary.json's `driver_operations` from the run's first and last snapshot."""
+    resets: list[str] = []
+    grpc = _rows(start, end, GRPC, _grpc_key, _grpc_error, resets)
+    kubelet_ops = _rows(start, end, OPERATIONS, _operation_key, _operation_error, resets)
+    scheduler = _rows(start, end, SCHEDULER_PLUGIN, _scheduler_key, _scheduler_error, resets)
+    read_scheduler = any(s.startswith("kube-scheduler") for s in end.sources)
+    return {
+        "window": {
+            "start": _iso(start.taken),
+            "end": _iso(end.taken),
+            "duration_s": round(end.taken - start.taken, 3),
+        },
+        "quantiles": QUANTILE_NOTE,
+        "sources": _sources(start, end),
+        "grpc": [_row(("driver", "method"), k, v) for k, v in grpc],
+        "kubelet_operations": [_row(("operation",), k, v) for k, v in kubelet_ops],
+        "scheduler": [_row(("extension_point",), k, v) for k, v in scheduler]
+        if read_scheduler
+        else None,
+        "scheduler_note": SCHEDULER_NOTE if read_scheduler else None,
+        "claims_in_use": _claims_in_use(start, end),
+        "claim_controller": _claim_controller(start, end),
+        "counter_resets": sorted(set(resets)),
+    }
+
+
+def not_available(why: str) -> dict[str, Any]:
+    """The whole section when no figure could be taken."""
+    return {"not_available": why}
+
+
+def _rows(
+    start: Snapshot,
+    end: Snapshot,
+    family: str,
+    key_of: KeyOf,
+    is_error: Callable[[HistogramSeries], bool],
+    resets: list[str],
+) -> list[tuple[Key, dict[str, Any]]]:
+    """Per key: the merged delta histogram and the error count, summed over sources."""
+    deltas: dict[Key, list[HistogramSeries]] = {}
+    errors: dict[Key, float] = {}
+    for source, metrics in sorted(end.sources.items()):
+        before = start.sources.get(source)
+        if before is None:
+            continue  # no start figure: said in `sources`, never counted from zero
+        earlier = {s.labels: s for s in before.histograms.get(family, [])}
+        now = metrics.histograms.get(family, [])
+        if set(earlier) - {s.labels for s in now}:  # a series never vanishes but by a restart
+            resets.append(f"{source}: {family} was reset (the process restarted)")
+        for series in now:
+            key = key_of(series)
+            if key is None:
+                continue
+            delta, reset = series.minus(earlier.get(series.labels))
+            if reset:
+                resets.append(f"{source}: {family} was reset (the process restarted)")
+            if delta.count <= 0:
+                continue
+            deltas.setdefault(key, []).append(delta)
+            if is_error(series):
+                errors[key] = errors.get(key, 0.0) + delta.count
+    rows = []
+    for key in sorted(deltas):
+        total = merged(deltas[key])
+        if total is not None:
+            rows.append((key, _figures(total, errors.get(key, 0.0))))
+    return rows
+
+
+def _figures(total: HistogramSeries, errors: float) -> dict[str, Any]:
+    figures: dict[str, Any] = {
+        "count": int(round(total.count)),
+        "errors": int(round(errors)),
+        "mean_s": round(total.sum / total.count, 6) if total.count else None,
+    }
+    for name, q in QUANTILES:
+        found = bucket_quantile(total, q)
+        figures[name] = None if found is None else found.to_dict()
+    figures["buckets"] = _bucket_counts(total)
+    return figures
+
+
+def _bucket_counts(total: HistogramSeries) -> dict[str, list[float]]:
+    """{le: finite upper bounds, counts: calls per bucket, one more for beyond the last}."""
+    bounds = [le for le, _ in total.buckets if math.isfinite(le)]
+    cumulative = [n for _, n in total.buckets]
+    counts = [int(round(n - prev)) for prev, n in zip([0.0, *cumulative], cumulative, strict=False)]
+    return {"le": bounds, "counts": counts}
+
+
+def _row(names: tuple[str, ...], key: Key, figures: dict[str, Any]) -> dict[str, Any]:
+    return dict(zip(names, key, strict=True)) | figures
+
+
+def _grpc_key(series: HistogramSeries) -> Key:
+    # "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources": the API version apart
+    return (series.label("driver_name"), series.label("method_name").rsplit("/", 1)[-1])
+
+
+def _grpc_error(series: HistogramSeries) -> bool:
+    return series.label("grpc_status_code") not in ("OK", "")
+
+
+def _operation_key(series: HistogramSeries) -> Key:
+    return (series.label("operation_name"),)
+
+
+def _operation_error(series: HistogramSeries) -> bool:
+    return series.label("is_error") == "true"
+
+
+def _scheduler_key(series: HistogramSeries) -> Key | None:
+    if series.label("plugin") != DRA_PLUGIN:
+        return None
+    return (series.label("extension_point"),)
+
+
+def _scheduler_error(series: HistogramSeries) -> bool:
+    return series.label("status") == "Error"
+
+
+def _sources(start: Snapshot, end: Snapshot) -> dict[str, str]:
+    """Each source: "read", or "not available (why)" at the start, the end or both."""
+    out: dict[str, str] = {}
+    for source in sorted(
+        set(start.sources) | set(end.sources) | set(start.unavailable) | set(end.unavailable)
+    ):
+        if source in end.unavailable:
+            out[source] = f"not available ({end.unavailable[source]})"
+        elif source in start.unavailable:
+            out[source] = f"not available at the start ({start.unavailable[source]})"
+        elif source not in start.sources:
+            out[source] = "not available at the start (appeared during the run)"
+        elif source not in end.sources:
+            out[source] = "not available at the end (gone during the run)"
+        else:
+            out[source] = "read"
+    return out
+
+
+def _claims_in_use(start: Snapshot, end: Snapshot) -> dict[str, dict[str, float | None]]:
+    """Per driver: the claims the kubelets held prepared, summed over nodes, then and now."""
+
+    def totals(snapshot: Snapshot) -> dict[str, float]:
+        sums: dict[str, float] = {}
+        for source, metrics in snapshot.sources.items():
+            if not source.startswith("kubelet "):
+                continue
+            for sample in metrics.gauges.get(CLAIMS_IN_USE, []):
+                driver = sample.label("driver_name")
+                sums[driver] = sums.get(driver, 0.0) + sample.value
+        return sums
+
+    before, after = totals(start), totals(end)
+    return {
+        d: {"start": before.get(d), "end": after.get(d)} for d in sorted(set(before) | set(after))
+    }
+
+
+def _claim_controller(start: Snapshot, end: Snapshot) -> list[dict[str, Any]]:
+    """The resource-claim controller's counters and gauges, then and now (when read)."""
+    rows = []
+    for source, metrics in sorted(end.sources.items()):
+        earlier = start.sources.get(source)
+        for family, samples in sorted(metrics.gauges.items()):
+            if not family.startswith(CLAIM_CONTROLLER):
+                continue
+            before = {
+                s.labels: s.value for s in (earlier.gauges.get(family, []) if earlier else [])
+            }
+            for sample in samples:
+                rows.append(
+                    {
+                        "metric": family,
+                        "labels": dict(sample.labels),
+                        "start": before.get(sample.labels),
+                        "end": sample.value,
+                    }
+                )
+    return rows
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

@@ -1,0 +1,93 @@
+"""SVG charts beside summary.md, drawn from summary.json with matplotlib (no pyplot: no global
+state, no display): the latency distribution of each driver operation and the run's timeline
+(one row per worker, each test a bar coloured by its outcome, its lease wait shaded)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CHARTS_DIR = "charts"
+LATENCY_SVG = "driver-latency.svg"
+TIMELINE_SVG = "timeline.svg"
+OUTCOME_COLOURS = {
+    "passed": "#3c9a3c",
+    "failed": "#d43f3a",
+    "error": "#e08a1e",
+    "not-applicable": "#9e9e9e",
+    "not-run": "#c8c8c8",
+}
+_OPERATION_ROWS = (("grpc", "method"), ("kubelet_operations", "operation"))
+
+
+def write_charts(run_dir: Path, summary: Mapping[str, Any]) -> list[Path]:
+    """Draw what the summary has figures for; the paths written (relative names in
+    summary["artifacts"]["charts"] are the caller's)."""
+    out = Path(run_dir) / CHARTS_DIR
+    written = []
+    rows = latency_rows(summary)
+    if rows:
+        written.append(_save(_latency_figure(rows), out / LATENCY_SVG))
+    tests = [t for t in summary.get("tests") or () if t.get("start") and t.get("stop")]
+    if tests:
+        written.append(_save(_timeline_figure(tests), out / TIMELINE_SVG))
+    return written
+
+
+def latency_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(title, row) of each measured operation that has buckets."""
+    ops = summary.get("driver_operations") or {}
+    rows = []
+    for key, name in _OPERATION_ROWS:
+        for row in ops.get(key) or ():
+            if row.get("count") and row.get("buckets"):
+                who = "kubelet → driver" if key == "grpc" else "kubelet"
+                rows.append((f"{who}: {row[name]}", row))
+    return rows
+
+
+def _latency_figure(rows: list[tuple[str, Mapping[str, Any]]]) -> Any:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 2.2 * len(rows)), layout="constrained")
+    axes = figure.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, (title, row) in zip(axes, rows, strict=True):
+        bounds, counts = row["buckets"]["le"], row["buckets"]["counts"]
+        labels = [f"≤ {b:.3g}" for b in bounds] + [f"> {bounds[-1]:.3g}" if bounds else "all"]
+        ax.bar(range(len(counts)), counts, color="#4a78b5")
+        ax.set_xticks(range(len(counts)), labels, rotation=45, ha="right", fontsize=7)
+        ax.set_title(f"{title} — {row['count']} calls, {row['errors']} errors", fontsize=9)
+        ax.set_ylabel("calls", fontsize=8)
+    figure.supxlabel("latency bucket (seconds)", fontsize=8)
+    return figure
+
+
+def _timeline_figure(tests: list[Mapping[str, Any]]) -> Any:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    origin = min(t["start"] for t in tests)
+    workers = sorted({t.get("worker") or "main" for t in tests})
+    figure = Figure(figsize=(10, 1 + 0.5 * len(workers)), layout="constrained")
+    ax = figure.subplots()
+    for row, worker in enumerate(workers):
+        for test in (t for t in tests if (t.get("worker") or "main") == worker):
+            start, length = test["start"] - origin, max(test["stop"] - test["start"], 0.01)
+            colour = OUTCOME_COLOURS.get(test.get("outcome"), "#777777")
+            ax.broken_barh([(start, length)], (row - 0.4, 0.8), facecolors=colour)
+            wait = min(test.get("lease_wait_s") or 0.0, length)
+            if wait:
+                ax.broken_barh([(start, wait)], (row - 0.4, 0.8), facecolors="white", alpha=0.6)
+    ax.set_yticks(range(len(workers)), workers)
+    ax.set_xlabel("seconds since the first test started")
+    handles = [Patch(color=c, label=o) for o, c in OUTCOME_COLOURS.items()]
+    handles.append(Patch(facecolor="white", edgecolor="#777777", label="lease wait"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=6)
+    return figure
+
+
+def _save(figure: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="svg")
+    return path
