@@ -60,7 +60,10 @@ SECOND_DRIVER_CLUSTER = "dra-conformance-e2e-second"
 GATE_BASELINE = "tests/e2e/test_gate.py"
 # What the broken shards run between them, and what the main tier therefore leaves out.
 BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
-NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER)
+# The suite in the cluster as a Sonobuoy plugin: run by hand until it has a shard of its own
+# (`pytest tests/e2e/test_sonobuoy_plugin.py`).
+SONOBUOY = "tests/e2e/test_sonobuoy_plugin.py"
+NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER, SONOBUOY)
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine: allocation, node_restart, extended_resource, node_drain,
