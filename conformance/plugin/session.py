@@ -3,6 +3,7 @@ xdist hand-over to workers, the report collector, SIGTERM, the report header."""
 
 from __future__ import annotations
 
+import json
 import signal
 from typing import Any
 
@@ -218,6 +219,14 @@ class _XdistHooks:
             )
 
 
+def _api_message(exc: Exception) -> str:
+    """What the API server said (e.g. which verb on which resource was forbidden), if JSON."""
+    try:
+        return str(json.loads(getattr(exc, "body", None) or "{}").get("message") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
@@ -236,6 +245,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     except (ApiException, urllib3.exceptions.HTTPError) as exc:
         status = getattr(exc, "status", None)
         detail = f"HTTP {status} {exc.reason}" if status else str(exc)
+        detail += f" ({_api_message(exc)})" if _api_message(exc) else ""
         stop_before_testing(
             config,
             f"could not read the cluster: {detail}",

@@ -18,6 +18,10 @@ from conformance.cluster.versions import digest
 from conformance.progress import Progress
 
 SONOBUOY_VERSION = "v0.57.3"
+# Built with a Go of its own release line, fetched from the Go module proxy: since the net/url
+# fixes of Go 1.24.8 and 1.25.2, url.Parse refuses a bracketed IPv4 host, and Sonobuoy's
+# workers dial the aggregator at exactly such a URL (https://[10.244.1.3]:8080).
+SONOBUOY_GO = "go1.24.7"
 MODULE = "github.com/vmware-tanzu/sonobuoy"
 IMAGE_REPOSITORY = "localhost/dra-conformance/sonobuoy"
 
@@ -29,6 +33,7 @@ def sonobuoy_component() -> gobuild.GoComponent:
         module=MODULE,
         packages=(MODULE,),
         binaries=("sonobuoy",),
+        toolchain=SONOBUOY_GO,
     )
 
 

@@ -95,6 +95,8 @@ def test_the_shipped_rbac_grants_the_suites_needs_and_no_more(
     for needed in (
         ("create", "namespaces"),
         ("create", "pods"),
+        ("deletecollection", "pods"),
+        ("deletecollection", "deployments", "apps"),
         ("get", "pods", "", "log"),
         ("create", "resourceclaims", "resource.k8s.io"),
         ("create", "devicetaintrules", "resource.k8s.io"),
