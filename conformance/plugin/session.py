@@ -305,7 +305,7 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     installer.ensure_reachable(handle.kubeconfig, handle.context)
     kind_name = handle.name if handle.provider == "kind" else None
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
-    installs = profile.install.method != "preinstalled" and handle.installs_driver
+    installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
     if installs and not config.getoption("dra_skip_install"):
         installer.install(
             profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
