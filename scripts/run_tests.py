@@ -4,7 +4,8 @@
   cluster; apart from the main tier and niced, so it takes the CPU the clusters leave and its
   minutes are not on the critical path;
 - main: the e2e tier without the broken-driver, chaos, gate and upgrade checks, on the cluster
-  `dra-conformance-e2e`, which its last test deletes;
+  `dra-conformance-e2e`, which its last test deletes (the Sonobuoy plugin's test included: it
+  runs the core suite inside that cluster);
 - broken shards: `tests/e2e/broken`, `tests/e2e/chaos` and `tests/e2e/test_gate.py` (it breaks
   the fake driver too), split in two, each shard on a cluster of its own
   (`dra-conformance-e2e-broken-1`, `-2`): each check switches a fake-driver misbehaviour on, or
@@ -60,6 +61,8 @@ SECOND_DRIVER_CLUSTER = "dra-conformance-e2e-second"
 GATE_BASELINE = "tests/e2e/test_gate.py"
 # What the broken shards run between them, and what the main tier therefore leaves out.
 BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
+# The suite in the cluster as a Sonobuoy plugin: run by hand until it has a shard of its own
+# (`pytest tests/e2e/test_sonobuoy_plugin.py`).
 NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER)
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on

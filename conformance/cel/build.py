@@ -4,6 +4,7 @@ k8s.io/dynamic-resource-allocation from the Go module proxy, cached under
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from conformance.cluster import gobuild
@@ -15,6 +16,8 @@ DRA_MODULE = "k8s.io/dynamic-resource-allocation"
 DRA_MODULE_VERSION = "v0.37.2"
 BINARY = "dra-cel"
 MAIN_SOURCE = Path(__file__).parent / "helper" / "main.go"
+# A helper built elsewhere (the suite's image carries one: a pod has no Go toolchain).
+PREBUILT_ENV = "DRA_CEL_HELPER"
 
 
 def helper_component() -> gobuild.GoComponent:
@@ -29,7 +32,16 @@ def helper_component() -> gobuild.GoComponent:
 
 
 def helper_binary(progress: Progress) -> Path:
-    """The built helper, building it on first use (cold: a few minutes on 2 cores)."""
+    """The built helper, building it on first use (cold: a few minutes on 2 cores);
+    `$DRA_CEL_HELPER` when set."""
+    prebuilt = os.environ.get(PREBUILT_ENV)
+    if prebuilt:
+        if not Path(prebuilt).is_file():
+            raise HostError(
+                f"${PREBUILT_ENV} names {prebuilt}, which is not a file",
+                f"unset {PREBUILT_ENV} to build the helper with Go, or point it at the binary",
+            )
+        return Path(prebuilt)
     component = helper_component()
     try:
         return gobuild.build(component, progress) / BINARY

@@ -191,7 +191,7 @@ def parse_args(
     """Parse `argv`; for `run` and `gate`, whatever they do not know, wherever it stands,
     goes to pytest in the order given (`args.pytest_args`)."""
     args, unknown = parser.parse_known_args(argv)
-    if unknown and getattr(args, "command", None) not in ("run", "gate"):
+    if unknown and getattr(args, "command", None) not in ("run", "gate", "sonobuoy-plugin"):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if unknown:
         args.pytest_args = [*args.pytest_args, *unknown]
@@ -199,7 +199,14 @@ def parse_args(
 
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    from conformance.cli import cleanup, driver_commands, gate_command, verify_command
+    from conformance.cli import (
+        cleanup,
+        driver_commands,
+        gate_command,
+        image_command,
+        sonobuoy_command,
+        verify_command,
+    )
 
     return [
         cleanup.add_cleanup_command,
@@ -207,6 +214,8 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
         driver_commands.add_driver_commands,
         driver_commands.add_profile_commands,
         driver_commands.add_run_command,
+        image_command.add_image_command,
+        sonobuoy_command.add_sonobuoy_command,
         verify_command.add_verify_command,
     ]
 

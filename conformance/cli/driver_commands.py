@@ -221,9 +221,10 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--profile", required=True, type=bundled, metavar="FILE")
     run.add_argument(
         "--cluster",
-        choices=("kind", "existing"),
+        choices=("kind", "existing", "in-cluster"),
         default="kind",
-        help="kind: create or reuse a kind cluster; existing: use --kubeconfig",
+        help="kind: create or reuse a kind cluster; existing: use --kubeconfig; in-cluster: "
+        "the pod's service account, the driver already installed (deploy/rbac/)",
     )
     run.add_argument("--name", default=DEFAULT_CLUSTER, help="kind cluster name")
     run.add_argument(

@@ -1,4 +1,5 @@
-"""Cluster providers behind one call: `kind` (created and owned by the run) or `existing`."""
+"""Cluster providers behind one call: `kind` (created and owned by the run), `existing` (a
+kubeconfig) or `in-cluster` (the pod's service account)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ class ClusterHandle:
     provisioned: bool
     provider: str = "kind"
     node_containers: dict[str, str] = field(default_factory=dict)  # node -> docker container
+    # False where nothing can be built or installed from here (a pod has no Docker or helm):
+    # the driver is expected installed, as Sonobuoy tests what the cluster runs.
+    installs_driver: bool = True
     _keep: bool = True
 
     def teardown(self) -> None:
@@ -40,6 +44,9 @@ def provision(
 ) -> ClusterHandle:
     """`kind`: create or reuse the named kind cluster. `existing`: use the given kubeconfig.
 
+    `in-cluster`: the pod's service account (conformance/cluster/in_cluster.py); no node
+    operations, like `existing`.
+
     `keep` defaults to True: a reused cluster makes the next run fast; `--dra-keep-cluster`
     false deletes it at the end of the run.
     """
@@ -58,8 +65,19 @@ def provision(
             provisioned=False,
             provider="existing",
         )
+    if kind == "in-cluster":
+        from conformance.cluster import in_cluster
+
+        return ClusterHandle(
+            kubeconfig=str(in_cluster.write_kubeconfig()),
+            context=None,
+            name="in-cluster",
+            provisioned=False,
+            provider="in-cluster",
+            installs_driver=False,
+        )
     if kind != "kind":
-        raise ClusterError(f"unknown cluster provider {kind!r}", "use kind or existing")
+        raise ClusterError(f"unknown cluster provider {kind!r}", "use kind, existing or in-cluster")
     from conformance.cluster import kind as kind_provider
 
     cluster = kind_provider.up(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any
 
 import pytest
@@ -56,9 +57,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group,
         "--dra-cluster",
         dest="dra_cluster",
-        choices=("kind", "existing"),
+        choices=("kind", "existing", "in-cluster"),
         default="kind",
-        help="kind: create (or reuse) a kind cluster for the run; existing: use --dra-kubeconfig",
+        help="kind: create (or reuse) a kind cluster for the run; existing: use "
+        "--dra-kubeconfig; in-cluster: the pod's service account (the driver must be installed)",
     )
     _add(
         group,
@@ -174,7 +176,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group,
         "--dra-workload-image",
         dest="dra_workload_image",
-        default=None,
+        # The suite's image names the workload image loaded beside it (no Docker in a pod).
+        default=os.environ.get("DRA_WORKLOAD_IMAGE") or None,
         metavar="REF",
         help="workload image reference: any image with sh, env and sleep that the nodes can "
         "pull (default: built locally; loaded into a kind cluster the run makes, or by "

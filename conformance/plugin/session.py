@@ -3,6 +3,7 @@ xdist hand-over to workers, the report collector, SIGTERM, the report header."""
 
 from __future__ import annotations
 
+import json
 import signal
 from typing import Any
 
@@ -220,6 +221,14 @@ class _XdistHooks:
             )
 
 
+def _api_message(exc: Exception) -> str:
+    """What the API server said (e.g. which verb on which resource was forbidden), if JSON."""
+    try:
+        return str(json.loads(getattr(exc, "body", None) or "{}").get("message") or "")
+    except (ValueError, AttributeError):
+        return ""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
@@ -238,6 +247,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     except (ApiException, urllib3.exceptions.HTTPError) as exc:
         status = getattr(exc, "status", None)
         detail = f"HTTP {status} {exc.reason}" if status else str(exc)
+        detail += f" ({_api_message(exc)})" if _api_message(exc) else ""
         stop_before_testing(
             config,
             f"could not read the cluster: {detail}",
@@ -297,7 +307,8 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     installer.ensure_reachable(handle.kubeconfig, handle.context)
     kind_name = handle.name if handle.provider == "kind" else None
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
-    if profile.install.method != "preinstalled" and not config.getoption("dra_skip_install"):
+    installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
+    if installs and not config.getoption("dra_skip_install"):
         installer.install(
             profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
         )
