@@ -4,7 +4,6 @@ through the Kubernetes Python client."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,18 @@ from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients, clients_for
+from conformance.model.feature_gates import gates_from_metrics
 
-DRA_GATE = re.compile(
-    r'kubernetes_feature_enabled\{name="((?:DRA|ResourceHealth|Dynamic)[^"]*)"'
-    r',stage="([^"]*)"\}\s+(\d)'
-)
+# The gates of DRA and of what it builds on, as `cluster status` shows them.
+DRA_GATE_PREFIXES = ("DRA", "ResourceHealth", "Dynamic")
 # The server prints the table (`kubectl get -o wide` asks the same): its columns, its ages.
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 DRA_GROUP = "resource.k8s.io"
 
 
 def dra_gates(metrics_text: str) -> dict[str, bool]:
-    return {m.group(1): m.group(3) == "1" for m in DRA_GATE.finditer(metrics_text)}
+    gates = gates_from_metrics(metrics_text)
+    return {name: on for name, on in gates.items() if name.startswith(DRA_GATE_PREFIXES)}
 
 
 def render_table(table: dict[str, Any]) -> list[str]:

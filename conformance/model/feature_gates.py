@@ -16,6 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from prometheus_client.parser import text_string_to_metric_families
+
+# The API server's gauge: one sample per gate, `name` its gate, 1 on and 0 off.
+FEATURE_METRIC = "kubernetes_feature_enabled"
+
 Minor = tuple[int, int]
 
 
@@ -45,3 +50,20 @@ def implied_on(gate: str, version: Minor | None, *, metrics_read: bool) -> bool:
         return False
     since = history.ga if metrics_read else history.locked
     return since is not None and version >= since
+
+
+def gates_from_metrics(metrics_text: str) -> dict[str, bool]:
+    """An API server's /metrics page -> {gate: on}. Only the feature gauge's lines are parsed:
+    a page of hundreds of families must not fail on a line of one the suite never reads."""
+    lines = [
+        line
+        for line in metrics_text.splitlines()
+        if line.startswith(FEATURE_METRIC)
+        or (line.startswith("#") and line.split(maxsplit=3)[2:3] == [FEATURE_METRIC])
+    ]
+    gates: dict[str, bool] = {}
+    for family in text_string_to_metric_families("\n".join(lines) + "\n"):
+        for sample in family.samples:
+            if sample.name == FEATURE_METRIC and "name" in sample.labels:
+                gates[sample.labels["name"]] = sample.value == 1.0
+    return gates

@@ -9,7 +9,6 @@ device capacity from identical facts. Feature gates are read from the API server
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from conformance.cel import cel_evaluator
 from conformance.kube.client import K8sClients
 from conformance.model import kube_version
 from conformance.model.devices import PublishedDevice, kind_device_sets, published_devices
+from conformance.model.feature_gates import gates_from_metrics
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile import Profile
 from conformance.model.profile_parse import load_profile
@@ -28,22 +28,6 @@ from conformance.model.readiness_failure import ReadinessFailure
 from conformance.progress import Progress
 
 RESOURCE_GROUP = "resource.k8s.io"
-
-_FEATURE_RE = re.compile(r"^kubernetes_feature_enabled\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)")
-_LABEL_RE = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_feature_gates(metrics_text: str) -> dict[str, bool]:
-    """`kubernetes_feature_enabled{name="X",stage="BETA"} 1` lines -> {"X": True}."""
-    gates: dict[str, bool] = {}
-    for line in metrics_text.splitlines():
-        m = _FEATURE_RE.match(line)
-        if not m:
-            continue
-        labels = dict(_LABEL_RE.findall(m["labels"]))
-        if "name" in labels:
-            gates[labels["name"]] = float(m["value"]) == 1.0
-    return gates
 
 
 @dataclass(frozen=True)
@@ -91,7 +75,7 @@ def read_feature_gates(k8s: K8sClients) -> tuple[dict[str, bool] | None, str | N
             f"GET /metrics answered {exc.status} {exc.reason}; grant the harness "
             "'get' on nonResourceURLs /metrics or use a cluster-admin kubeconfig"
         )
-    gates = parse_feature_gates(text)
+    gates = gates_from_metrics(text)
     if not gates:
         return None, "the API server's /metrics has no kubernetes_feature_enabled series"
     return gates, None
