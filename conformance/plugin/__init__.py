@@ -20,7 +20,8 @@ only run tests. Without xdist the single process does both.
 | `setup_failure`     | a failed set-up: no test collected, NO-VERDICT, one error line        |
 | `preflight`         | set-up: the cluster runs the workload image, the harness reads logs   |
 | `collection`        | collection hooks: lease order, `--dra-requirement`, catalog checks    |
-| `selection`         | the rules they apply (pure: markers, IDs, run order, MUST coverage)   |
+| `markers`           | what a test's `dra_` markers ask for, and the run order they give     |
+| `selection`         | the rules the hooks apply (pure: requirement IDs, MUST coverage)      |
 | `scheduling`        | which test an xdist worker gets next (lease-aware load scheduling)    |
 | `applicability`     | not applicable / not run before a test starts                         |
 | `not_ready`         | the test protocol of a run whose driver never became ready            |

@@ -17,15 +17,15 @@ from conformance.model.requirements import (
     not_run_reason,
 )
 from conformance.plugin.collection import item_view
+from conformance.plugin.markers import (
+    parse_capabilities,
+    parse_devices,
+    parse_node_exclusive,
+)
 from conformance.plugin.not_ready import (
     driver_not_ready_reason,
     fails_on_readiness,
     run_without_driver,
-)
-from conformance.plugin.selection import (
-    parse_capabilities,
-    parse_devices,
-    parse_node_exclusive,
 )
 from conformance.plugin.state import (
     REQUIREMENT_KEY,

@@ -10,19 +10,21 @@ import pytest
 
 from conformance.model.requirements import REHEARSAL_SUITES
 from conformance.plugin.lanes import Lanes, write_lanes
-from conformance.plugin.selection import (
+from conformance.plugin.markers import (
     DEVICES_MARK,
     NODE_EXCLUSIVE_MARK,
     REQUIREMENT_MARK,
     ItemView,
-    Selection,
     across_nodes_wanted,
-    check_collection,
-    is_scenario,
     parse_devices,
     parse_node_exclusive,
     renamed_marker_problems,
     run_order,
+)
+from conformance.plugin.selection import (
+    Selection,
+    check_collection,
+    is_scenario,
 )
 from conformance.plugin.state import (
     REQUIREMENT_KEY,

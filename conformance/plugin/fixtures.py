@@ -20,7 +20,7 @@ from conformance.kube.objects import ClusterObjects
 from conformance.model.naming import namespace_name, sanitize_label_value
 from conformance.model.outcome import not_run
 from conformance.plugin.collection import item_view
-from conformance.plugin.selection import (
+from conformance.plugin.markers import (
     NodeExclusive,
     across_nodes_wanted,
     parse_devices,

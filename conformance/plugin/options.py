@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.plugin.selection import (
+from conformance.plugin.markers import (
     CAPABILITY_MARK,
     DEVICES_MARK,
     NODE_EXCLUSIVE_MARK,

@@ -1,6 +1,6 @@
 """Which test an xdist worker gets next: lease-aware load scheduling.
 
-xdist's load scheduling hands out tests in the run's order (`selection.run_order`: the
+xdist's load scheduling hands out tests in the run's order (`markers.run_order`: the
 node-exclusive tests first) and keeps two queued on every worker. With more workers than nodes
 that can be leased whole, the surplus workers then sit in lease waits for a node, with ordinary
 tests queued behind them, while those tests could run beside the node-exclusive ones (a

@@ -16,7 +16,7 @@ import pytest
 from conformance.kube.waits import wait_until
 from conformance.model.devices import PublishedDevice
 from conformance.model.profile_parse import load_profile
-from conformance.plugin.selection import (
+from conformance.plugin.markers import (
     ItemView,
     NodeExclusive,
     across_nodes_wanted,

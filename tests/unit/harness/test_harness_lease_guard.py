@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from conformance.kube.waits import wait_until
-from conformance.plugin.selection import ItemView, parse_devices
+from conformance.plugin.markers import (
+    ItemView,
+    parse_devices,
+)
 from conformance.run.lease import DeviceLeaseBroker, DeviceNeed, LeaseRequest, LeaseTimeout
 
 # Two nodes of two devices each; "first" and "second" split each node's devices between them.
