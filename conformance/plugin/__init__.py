@@ -23,11 +23,13 @@ only run tests. Without xdist the single process does both.
 | `markers`           | what a test's `dra_` markers ask for, and the run order they give     |
 | `selection`         | the rules the hooks apply (pure: requirement IDs, MUST coverage)      |
 | `scheduling`        | which test an xdist worker gets next (lease-aware load scheduling)    |
+| `durations`         | how long each passed test held its worker, for the next run's order   |
 | `applicability`     | not applicable / not run before a test starts                         |
 | `not_ready`         | the test protocol of a run whose driver never became ready            |
 | `fixtures`          | `dra_context`, `k8s`, `build`, `device_lease`, `test_namespace`, ...  |
 | `diagnostics`       | what is attached to a failed test                                     |
 | `finish`            | Ctrl-C/SIGTERM cleanup, end-of-run sweep, terminal summary, teardown  |
+| `driver_metrics`    | the kubelets' and scheduler's DRA metrics, read at start and end      |
 | `run_progress`      | live progress of `dra-conformance run` (registered by the CLI only)   |
 
 pytest registers this module: the hooks and fixtures below are imported here for that.

@@ -23,6 +23,7 @@ from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
+from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
 from conformance.plugin.preflight import check_workload_image
@@ -47,9 +48,8 @@ from conformance.report.facts import (
     set_run_facts,
 )
 from conformance.report.options import resolve_run_dir
-from conformance.report.outcomes import PROP_LEASE_WAIT
 from conformance.run.context import ClusterInfo, RunContext, build_run_context, read_cluster_facts
-from conformance.run.durations import duration_key, load_durations, record_durations
+from conformance.run.durations import load_durations
 from conformance.run.lease import (
     pid_alive,
 )
@@ -144,36 +144,6 @@ def _setup_problem(context: RunContext) -> str:
 
 
 # --- cluster and run context (controller / single process) ----------------------------------
-
-
-class DurationRecorder:
-    """Controller (or serial process): how long each passed test held its worker, set-up and
-    teardown included but not the lease wait, recorded for the next run's order when this one
-    ends, unless it was interrupted. A failure waits out timeouts: it is no guide."""
-
-    def __init__(self, driver: str) -> None:
-        self.driver = driver
-        self.running: dict[str, float] = {}
-        self.failed: set[str] = set()
-        self.measured: dict[str, float] = {}
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        key = duration_key(report.nodeid)
-        seconds = report.duration
-        if report.when == "setup":
-            waits = [float(v) for n, v in report.user_properties if n == PROP_LEASE_WAIT]
-            seconds -= waits[-1] if waits else 0.0
-            self.running[key] = 0.0
-            self.failed.discard(key)
-        self.running[key] = self.running.get(key, 0.0) + max(seconds, 0.0)
-        if not report.passed:
-            self.failed.add(key)
-        if report.when == "teardown" and key not in self.failed:
-            self.measured[key] = self.running.pop(key)
-
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if exitstatus != pytest.ExitCode.INTERRUPTED:
-            record_durations(self.driver, self.measured)
 
 
 class _XdistHooks:
