@@ -99,6 +99,20 @@ def build_python_base(progress: Progress) -> str:
     )
 
 
+def run_pip(args: list[str], what: str) -> None:
+    """pip of this interpreter, quiet; a failure is a BuildError naming `what`."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *args],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise BuildError(
+            f"{what} failed:\n{result.stderr[-1500:]}",
+            "check that PyPI (or your mirror) is reachable",
+        )
+
+
 def _pip_site(requirements: Path, progress: Progress) -> Path:
     key = digest("pip", requirements.read_text(), sys.version_info[:2])
     site = cache_root() / "pip-site" / key
@@ -106,28 +120,10 @@ def _pip_site(requirements: Path, progress: Progress) -> Path:
         return site
     with progress.stage("pip install driver dependencies for the image"):
         shutil.rmtree(site, ignore_errors=True)
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-compile",
-                "--disable-pip-version-check",
-                "--target",
-                str(site),
-                "-r",
-                str(requirements),
-            ],
-            capture_output=True,
-            text=True,
+        run_pip(
+            ["install", "--no-compile", "--target", str(site), "-r", str(requirements)],
+            "pip install for the driver image",
         )
-        if result.returncode != 0:
-            raise BuildError(
-                f"pip install for the driver image failed:\n{result.stderr[-1500:]}",
-                "check that PyPI (or your mirror) is reachable",
-            )
         (site / ".complete").write_text("")
     return site
 

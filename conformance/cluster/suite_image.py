@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
 import sys
 import tempfile
 import tomllib
@@ -81,19 +80,6 @@ def _dependencies() -> list[str]:
         return list(tomllib.load(f)["project"]["dependencies"])
 
 
-def _pip(args: list[str], what: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet", *args],
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise BuildError(
-            f"{what} for the suite image failed:\n{result.stderr[-1500:]}",
-            "check that PyPI (or your mirror) is reachable",
-        )
-
-
 def _dependency_site(progress: Progress) -> Path:
     """The suite's dependencies for the image's Python (the base's python3 is this minor)."""
     deps = _dependencies()
@@ -102,16 +88,19 @@ def _dependency_site(progress: Progress) -> Path:
         return site
     with progress.stage("pip install the suite's dependencies for its image"):
         shutil.rmtree(site, ignore_errors=True)
-        _pip(["install", "--no-compile", "--target", str(site), *deps], "pip install")
+        images.run_pip(
+            ["install", "--no-compile", "--target", str(site), *deps],
+            "pip install for the suite image",
+        )
         (site / ".complete").write_text("")
     return site
 
 
 def _wheel(workdir: Path, progress: Progress) -> Path:
     with progress.stage("build the suite's wheel"):
-        _pip(
+        images.run_pip(
             ["wheel", "--no-deps", "--no-build-isolation", "-w", str(workdir), str(SUITE_ROOT)],
-            "pip wheel",
+            "pip wheel for the suite image",
         )
     wheels = sorted(workdir.glob("dra_conformance-*.whl"))
     if not wheels:
@@ -206,7 +195,10 @@ def _build(
     with tempfile.TemporaryDirectory(prefix="dra-suite-image-") as tmp:
         wheel = _wheel(Path(tmp) / "wheel", progress)
         wheel_site = Path(tmp) / "app"
-        _pip(["install", "--no-deps", "--target", str(wheel_site), str(wheel)], "pip install")
+        images.run_pip(
+            ["install", "--no-deps", "--target", str(wheel_site), str(wheel)],
+            "pip install for the suite image",
+        )
         shutil.rmtree(wheel_site / "bin", ignore_errors=True)  # scripts for the host's python
         client = docker_client.client()
         layer = Path(tmp) / "layer.tar"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from prometheus_client.parser import text_string_to_metric_families
 
 from conformance.metrics.histogram import HistogramSeries, Labels
+from conformance.model.metrics_text import only_families
 
 
 class MetricsParseError(ValueError):
@@ -37,7 +38,7 @@ def parse_metrics(text: str, families: Iterable[str] | None = None) -> ParsedMet
     large and the run needs a handful of families."""
     wanted = None if families is None else tuple(families)
     if wanted is not None:
-        text = _only_families(text, wanted)
+        text = only_families(text, wanted)
     parsed = ParsedMetrics()
     try:
         for family in text_string_to_metric_families(text):
@@ -50,19 +51,6 @@ def parse_metrics(text: str, families: Iterable[str] | None = None) -> ParsedMet
     except ValueError as exc:
         raise MetricsParseError(f"not Prometheus text: {exc}") from exc
     return parsed
-
-
-def _only_families(text: str, families: tuple[str, ...]) -> str:
-    kept = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            parts = line.split(maxsplit=3)
-            name = parts[2] if len(parts) > 2 else ""
-        else:
-            name = line.split("{", 1)[0].split(" ", 1)[0]
-        if any(name == f or name.startswith(f + "_") for f in families):
-            kept.append(line)
-    return "\n".join(kept) + "\n"
 
 
 def _labels(labels: dict[str, str], drop: str = "") -> Labels:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from conformance.model.metrics_text import only_families
+
 # The API server's gauge: one sample per gate, `name` its gate, 1 on and 0 off.
 FEATURE_METRIC = "kubernetes_feature_enabled"
 
@@ -53,16 +55,9 @@ def implied_on(gate: str, version: Minor | None, *, metrics_read: bool) -> bool:
 
 
 def gates_from_metrics(metrics_text: str) -> dict[str, bool]:
-    """An API server's /metrics page -> {gate: on}. Only the feature gauge's lines are parsed:
-    a page of hundreds of families must not fail on a line of one the suite never reads."""
-    lines = [
-        line
-        for line in metrics_text.splitlines()
-        if line.startswith(FEATURE_METRIC)
-        or (line.startswith("#") and line.split(maxsplit=3)[2:3] == [FEATURE_METRIC])
-    ]
+    """An API server's /metrics page -> {gate: on}."""
     gates: dict[str, bool] = {}
-    for family in text_string_to_metric_families("\n".join(lines) + "\n"):
+    for family in text_string_to_metric_families(only_families(metrics_text, [FEATURE_METRIC])):
         for sample in family.samples:
             if sample.name == FEATURE_METRIC and "name" in sample.labels:
                 gates[sample.labels["name"]] = sample.value == 1.0
