@@ -274,53 +274,9 @@ class ReportCollector:
         """Write summary.json, summary.md, Allure extras, the HTML report and the evidence."""
         run_dir = self.run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
-        catalog, catalog_error = catalog_for(self.config)
         junit_path = finalize_junit(self.config, run_dir)
-        finished = time.time()
-        run = RunInfo(
-            id=self.run_id,
-            started=self.started,
-            finished=finished,
-            pytest_args=[str(a) for a in self.config.invocation_params.args],
-            xdist_workers=len(self.workers_seen),
-            exit_status=exitstatus,
-            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
-            report_dir=str(run_dir),
-        )
-        no_verdict = no_verdict_of(self.config)
-        if no_verdict is None and exitstatus == pytest.ExitCode.INTERNAL_ERROR:
-            no_verdict = NoVerdict(NO_VERDICT_INTERNAL)
-        artifacts: dict[str, Any] = {
-            "summary_json": SUMMARY_JSON,
-            "summary_md": SUMMARY_MD,
-            "junit_xml": JUNIT_XML if junit_path else None,
-            "allure_results": self._relative(self.allure_results),
-            "allure_report": None,
-            "evidence": EVIDENCE,
-        }
-        inventory = session_inventory(self.config) | self.worker_inventory
-        known_issues, issues_error = known_issues_for(self.config)
-        if issues_error:  # failures then stay failures: stricter, never a silent pass
-            self.problems.append(f"known platform issues not applied: {issues_error}")
-        facts = get_run_facts(self.config)
-        operations, cluster_inventory = driver_figures(self.config)
-        summary = build_summary(
-            run=run,
-            facts=facts,
-            catalog=catalog,
-            catalog_error=catalog_error,
-            records=self.records.values(),
-            session_metrics=session_metrics(self.config) + self.worker_metrics,
-            inventory=inventory,
-            artifacts=artifacts,
-            verdict_scope=self.scope,
-            known_issues=known_issues,
-            no_verdict_reason=no_verdict.reason if no_verdict else "",
-            no_verdict_detail=no_verdict.detail if no_verdict else "",
-            provenance=provenance_for(self.config, self.records.values(), facts),
-            driver_operations=operations,
-            cluster_inventory=cluster_inventory,
-        )
+        run = self._run_info(exitstatus)
+        summary = self._summarize(run, junit_path)
         charts = draw_charts(run_dir, summary, interrupted=run.interrupted, problems=self.problems)
         # The verdict in JUnit too (the run directory's copy and the user's --junitxml file),
         # before redaction, which may leave the XML unparseable.
@@ -341,15 +297,7 @@ class ReportCollector:
             if no_verdict_of(self.config) is None:  # a run that never started has nothing to show
                 summary["artifacts"]["allure_report"] = self._html_report()
         summary_path = write_summary(run_dir, summary)
-        # JUnit carries the provenance and summary.json's digest (`dra-conformance verify`)
-        digest = sha256_of(summary_path.read_bytes())
-        for path in {junit_path, junit_source(self.config)}:
-            if path is None or not path.is_file():
-                continue
-            try:
-                add_suite_properties(path, junit_provenance(summary, digest))
-            except ET.ParseError as exc:
-                self.problems.append(f"{path}: provenance not added: {exc}")
+        self._add_junit_provenance(junit_path, summary, sha256_of(summary_path.read_bytes()))
         write_markdown(run_dir, summary)
         extra = {}
         if self.allure_results is not None and not self._inside_run_dir(self.allure_results):
@@ -357,6 +305,67 @@ class ReportCollector:
         build_evidence(run_dir, extra_dirs=extra)
         self.summary = summary
         return summary
+
+    def _run_info(self, exitstatus: int) -> RunInfo:
+        return RunInfo(
+            id=self.run_id,
+            started=self.started,
+            finished=time.time(),
+            pytest_args=[str(a) for a in self.config.invocation_params.args],
+            xdist_workers=len(self.workers_seen),
+            exit_status=exitstatus,
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            report_dir=str(self.run_dir),
+        )
+
+    def _summarize(self, run: RunInfo, junit_path: Path | None) -> dict[str, Any]:
+        """The summary document, from the records and what the plugin learnt of the run."""
+        catalog, catalog_error = catalog_for(self.config)
+        no_verdict = no_verdict_of(self.config)
+        if no_verdict is None and run.exit_status == pytest.ExitCode.INTERNAL_ERROR:
+            no_verdict = NoVerdict(NO_VERDICT_INTERNAL)
+        artifacts: dict[str, Any] = {
+            "summary_json": SUMMARY_JSON,
+            "summary_md": SUMMARY_MD,
+            "junit_xml": JUNIT_XML if junit_path else None,
+            "allure_results": self._relative(self.allure_results),
+            "allure_report": None,
+            "evidence": EVIDENCE,
+        }
+        known_issues, issues_error = known_issues_for(self.config)
+        if issues_error:  # failures then stay failures: stricter, never a silent pass
+            self.problems.append(f"known platform issues not applied: {issues_error}")
+        facts = get_run_facts(self.config)
+        operations, cluster_inventory = driver_figures(self.config)
+        return build_summary(
+            run=run,
+            facts=facts,
+            catalog=catalog,
+            catalog_error=catalog_error,
+            records=self.records.values(),
+            session_metrics=session_metrics(self.config) + self.worker_metrics,
+            inventory=session_inventory(self.config) | self.worker_inventory,
+            artifacts=artifacts,
+            verdict_scope=self.scope,
+            known_issues=known_issues,
+            no_verdict_reason=no_verdict.reason if no_verdict else "",
+            no_verdict_detail=no_verdict.detail if no_verdict else "",
+            provenance=provenance_for(self.config, self.records.values(), facts),
+            driver_operations=operations,
+            cluster_inventory=cluster_inventory,
+        )
+
+    def _add_junit_provenance(
+        self, junit_path: Path | None, summary: dict[str, Any], digest: str
+    ) -> None:
+        """JUnit carries the provenance and summary.json's digest (`dra-conformance verify`)."""
+        for path in {junit_path, junit_source(self.config)}:
+            if path is None or not path.is_file():
+                continue
+            try:
+                add_suite_properties(path, junit_provenance(summary, digest))
+            except ET.ParseError as exc:
+                self.problems.append(f"{path}: provenance not added: {exc}")
 
     def _html_report(self) -> str | None:
         if self.html_mode == "never" or self.allure_results is None:

@@ -148,8 +148,9 @@ def build_summary(
     cluster_inventory: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     records = list(records)
+    facts = facts or RunFacts()
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
-    version = (facts or RunFacts()).kubernetes_version
+    version = facts.kubernetes_version
     issues = affecting(known_issues, version)
     results = requirement_results(catalog, records, scope, issues)
     collection_errors = sum(1 for r in records if r.collect_error)
@@ -165,42 +166,11 @@ def build_summary(
         problems=problems,
     )
     partial_dict = None if partial is None else partial.to_dict()
-    merged_inventory: dict[str, Any] = {}
-    for record in records:
-        merged_inventory.update(record.inventory)
-    merged_inventory.update(inventory or {})
-    samples = [m for r in records for m in r.metrics] + list(session_metrics)
-    facts = facts or RunFacts()
-
     return {
         "schema": SCHEMA,
-        "run": {
-            "id": run.id,
-            "started": iso(run.started),
-            "finished": iso(run.finished),
-            "duration_s": round(max(0.0, run.finished - run.started), 3),
-            "pytest_args": [redact_text(a) for a in run.pytest_args],
-            "xdist_workers": run.xdist_workers,
-            "exit_status": run.exit_status,
-            "report_dir": run.report_dir,
-            "python": platform.python_version(),
-        },
-        "driver": {
-            "name": facts.driver_name or None,
-            "profile_path": facts.profile_path or None,
-            "profile_digest": facts.profile_digest or None,
-            "capabilities": sorted(facts.capabilities),
-            "fault_kinds": list(facts.fault_kinds),
-        },
-        "cluster": {
-            "provider": facts.cluster_provider or None,
-            "name": facts.cluster_name or None,
-            "kubernetes_version": facts.kubernetes_version or None,
-            "nodes": [dict(n) for n in facts.nodes],
-            "feature_gates": dict(sorted(facts.feature_gates.items())),
-            "served_dra_apis": sorted(facts.served_dra_apis),
-            "build_notes": list(facts.build_notes),
-        },
+        "run": _run_section(run),
+        "driver": _driver_section(facts),
+        "cluster": _cluster_section(facts),
         "setup_problem": facts.setup_problem or None,
         "verdict": verdict.verdict,
         "verdict_text": verdict_text(verdict.verdict, partial_dict),
@@ -219,13 +189,8 @@ def build_summary(
         "requirements": [r.to_dict() for r in results],
         "known_platform_issues": _known_issues(results),
         "tests": [r.to_dict() | {"requirements": r.requirements} for r in records],
-        "performance": {
-            "metrics": aggregate_metrics(samples),
-            "requirement_duration_s": _requirement_durations(results),
-            "test_body_s": _described(r.body_s for r in records),
-            "lease_wait_s": _described(r.lease_wait_s for r in records),
-        },
-        "inventory": merged_inventory,
+        "performance": _performance(results, records, session_metrics),
+        "inventory": _merged_inventory(records, inventory),
         "driver_operations": None if driver_operations is None else dict(driver_operations),
         "cluster_inventory": None if cluster_inventory is None else dict(cluster_inventory),
         "artifacts": dict(artifacts or {}),
@@ -233,6 +198,65 @@ def build_summary(
         # provenance, modified, modified_reasons (conformance/report/provenance.py)
         **dict(provenance or {"provenance": None, "modified": False, "modified_reasons": []}),
     }
+
+
+def _run_section(run: RunInfo) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "started": iso(run.started),
+        "finished": iso(run.finished),
+        "duration_s": round(max(0.0, run.finished - run.started), 3),
+        "pytest_args": [redact_text(a) for a in run.pytest_args],
+        "xdist_workers": run.xdist_workers,
+        "exit_status": run.exit_status,
+        "report_dir": run.report_dir,
+        "python": platform.python_version(),
+    }
+
+
+def _driver_section(facts: RunFacts) -> dict[str, Any]:
+    return {
+        "name": facts.driver_name or None,
+        "profile_path": facts.profile_path or None,
+        "profile_digest": facts.profile_digest or None,
+        "capabilities": sorted(facts.capabilities),
+        "fault_kinds": list(facts.fault_kinds),
+    }
+
+
+def _cluster_section(facts: RunFacts) -> dict[str, Any]:
+    return {
+        "provider": facts.cluster_provider or None,
+        "name": facts.cluster_name or None,
+        "kubernetes_version": facts.kubernetes_version or None,
+        "nodes": [dict(n) for n in facts.nodes],
+        "feature_gates": dict(sorted(facts.feature_gates.items())),
+        "served_dra_apis": sorted(facts.served_dra_apis),
+        "build_notes": list(facts.build_notes),
+    }
+
+
+def _performance(
+    results: Iterable[Any], records: list[TestRecord], session_metrics: Iterable[dict[str, Any]]
+) -> dict[str, Any]:
+    samples = [m for r in records for m in r.metrics] + list(session_metrics)
+    return {
+        "metrics": aggregate_metrics(samples),
+        "requirement_duration_s": _requirement_durations(results),
+        "test_body_s": _described(r.body_s for r in records),
+        "lease_wait_s": _described(r.lease_wait_s for r in records),
+    }
+
+
+def _merged_inventory(
+    records: Iterable[TestRecord], inventory: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """What the tests added, then the plugin's own (which wins on a shared key)."""
+    merged: dict[str, Any] = {}
+    for record in records:
+        merged.update(record.inventory)
+    merged.update(inventory or {})
+    return merged
 
 
 def count_tests(records: Iterable[TestRecord]) -> dict[str, int]:
