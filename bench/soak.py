@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from fakedriver.faultcontrol import FakeDriverControl
+from fakedriver.client.channel import FakeDriverControl
 from suite_speed import ROOT, differing, run_suite
 from tenacity import retry, retry_if_result, stop_after_delay, wait_fixed
 

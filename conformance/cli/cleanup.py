@@ -85,7 +85,7 @@ def _fault_sweeper(args: argparse.Namespace, k8s: Any, served: dict) -> tuple[An
 def _fake_control(k8s: Any) -> Any:
     """The bundled fake driver's control channel, or None when it is not installed here."""
     try:
-        from fakedriver.faultcontrol import FakeDriverControl
+        from fakedriver.client.channel import FakeDriverControl
     except ImportError:
         return None
     return FakeDriverControl(k8s.core)

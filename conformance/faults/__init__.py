@@ -11,7 +11,7 @@
   for any injector (`InjectorBase` subclasses by themselves, others wrapped by the registry).
 
 The harness names no driver here: the bundled fake driver's control channel is a `python`
-plug-in like any vendor's (drivers/fake/fakedriver/faultplugin.py).
+plug-in like any vendor's (drivers/fake/fakedriver/client/faults.py).
 """
 
 from conformance.faults.interface import (

@@ -180,7 +180,7 @@ def _legacy_method(value: Any) -> Any:
         f"a single faults.method ({describe(value)}) is no longer read; {_NEW_FORM}"
         + (
             "; the fake driver's control channel is now the python method with entryPoint "
-            "fakedriver.faultplugin:FakeDriverFaults"
+            "fakedriver.client.faults:FakeDriverFaults"
             if value == "fake-driver-control"
             else ""
         )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fakedriver.faultcontrol import FakeDriverControl
+from fakedriver.client.channel import FakeDriverControl
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from conformance.kube import objects

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fakedriver.faultplugin import FakeDriverFaults
+from fakedriver.client.faults import FakeDriverFaults
 from leftovers_check import RULE_VERSION, UNSCHEDULABLE_TAINT, NotYet, cli, left_of, poll, run_cmd
 
 from conformance.cluster import kind

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fakedriver.faultcontrol import FAKE_DRIVER_NAMESPACE, FakeDriverControl
+from fakedriver.client.channel import FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
 from conformance.install import installer
 from conformance.kube import objects, state, waits

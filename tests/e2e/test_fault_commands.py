@@ -24,7 +24,7 @@ UNHEALTHY = "DRA-LOSS-004"
 def _log_and_run(log: Path, *faultctl: str) -> list[str]:
     """argv: note phase, kind and device in `log` (proof the command ran), then faultctl."""
     note = f'echo "$DRA_FAULT_PHASE $DRA_FAULT_KIND $DRA_NODE $DRA_DEVICE" >> {log}'
-    ctl = " ".join([sys.executable, "-m", "fakedriver.faultctl", *faultctl])
+    ctl = " ".join([sys.executable, "-m", "fakedriver.client.faultctl", *faultctl])
     return ["sh", "-c", f"{note} && exec {ctl}"]
 
 

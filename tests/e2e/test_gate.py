@@ -14,7 +14,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 from runs import run_cli
 
 from conformance.cluster import kind

@@ -17,7 +17,7 @@ import urllib3
 from fakedriver import DRIVER_NAME
 from fakedriver.catalog import Catalog, CatalogError
 from fakedriver.claims import ApiClaimReader
-from fakedriver.control import ControlWatcher
+from fakedriver.control_watch import ControlWatcher
 from fakedriver.driver import DriverOptions, FakeDriver
 from fakedriver.kubeapi import ApiError, KubeRest, load_api_client
 from fakedriver.publisher import ApiSliceClient, node_owner_reference

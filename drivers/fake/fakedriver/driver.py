@@ -21,7 +21,7 @@ from fakedriver.catalog import Catalog
 from fakedriver.cdi import CdiSpecStore
 from fakedriver.checkpoint import Checkpoint
 from fakedriver.claims import ClaimReader
-from fakedriver.control import ControlWatcher
+from fakedriver.control_watch import ControlWatcher
 from fakedriver.controls import FaultState, NodeControls, parse_controls
 from fakedriver.grpcapi import (
     DRA_SERVICES,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from broken_runs import BrokenRun, run_scenarios
-from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 
 from conformance.kube.client import K8sClients
 from conformance.kube.readiness import selected_nodes

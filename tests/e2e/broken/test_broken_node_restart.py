@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 
 from conformance.kube import nodes
 from conformance.kube.client import K8sClients

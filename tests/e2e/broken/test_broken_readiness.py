@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fakedriver.faultcontrol import FakeDriverControl
+from fakedriver.client.channel import FakeDriverControl
 
 from conformance.install import installer
 from conformance.kube.client import K8sClients

@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from fakedriver.faultcontrol import ALL_NODES, FakeDriverControl
+from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 from runs import run_cli
 
 from conformance.cluster import kind

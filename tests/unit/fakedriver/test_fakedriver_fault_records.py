@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
+from fakedriver.client.channel import FAULT_RUNS_ANNOTATION, FakeDriverControl
+from fakedriver.client.faults import FakeDriverFaults
 from fakedriver.controls import parse_controls
-from fakedriver.faultcontrol import FAULT_RUNS_ANNOTATION, FakeDriverControl
-from fakedriver.faultplugin import FakeDriverFaults
 
 from conformance.faults import DeviceRef, FaultContext, FaultKind
 from conformance.kube.client import K8sClients

@@ -1,12 +1,12 @@
-"""`python -m fakedriver.faultctl`: what a `command` fault method runs for the fake driver.
+"""`python -m fakedriver.client.faultctl`: what a `command` fault method runs for the fake driver.
 Its arguments and DRA_* variables, and each action's effect on the control channel."""
 
 from __future__ import annotations
 
 import pytest
-from fakedriver import faultctl
+from fakedriver.client import faultctl
+from fakedriver.client.channel import FakeDriverControl
 from fakedriver.controls import parse_controls
-from fakedriver.faultcontrol import FakeDriverControl
 from test_fakedriver_faults_client import FakeCore
 
 NODE = "worker-1"

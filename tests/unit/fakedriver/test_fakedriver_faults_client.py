@@ -1,4 +1,4 @@
-"""The fake driver's control client (fakedriver.faultcontrol), its round trip through the
+"""The fake driver's control client (fakedriver.client.channel), its round trip through the
 driver's parser and status, its fault plug-in, and the DeviceTaintRule injector."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import DRIVER, NODE, NODE2
+from fakedriver.client.channel import FakeDriverControl
+from fakedriver.client.faults import FakeDriverInjector
 from fakedriver.controls import FailPrepare, Taint, parse_controls
-from fakedriver.faultcontrol import FakeDriverControl
-from fakedriver.faultplugin import FakeDriverInjector
 from fakedriver.status import StatusSink
 from kubernetes.client.exceptions import ApiException
 

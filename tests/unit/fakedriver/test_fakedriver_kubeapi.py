@@ -14,7 +14,7 @@ import tenacity
 from conftest import DRIVER, make_claim
 from fakedriver.catalog import Catalog
 from fakedriver.claims import ApiClaimReader, ClaimError
-from fakedriver.control import ControlWatcher
+from fakedriver.control_watch import ControlWatcher
 from fakedriver.controls import NodeControls
 from fakedriver.kubeapi import ApiError, KubeRest
 from fakedriver.publisher import ApiSliceClient, SlicePublisher

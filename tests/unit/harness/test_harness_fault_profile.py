@@ -22,7 +22,7 @@ BASE: dict[str, Any] = {
     "install": {"method": "preinstalled"},
     "verification": {"method": "env", "nameRegex": "^GPU_", "value": "pool/device"},
 }
-FAKE_PLUGIN = "fakedriver.faultplugin:FakeDriverFaults"
+FAKE_PLUGIN = "fakedriver.client.faults:FakeDriverFaults"
 
 
 def profile_with(tmp_path: Path, **top: Any):
@@ -98,7 +98,7 @@ def test_recover_is_the_undo_of_unhealthy(tmp_path: Path) -> None:
             "choose a method per fault kind, e.g. faults: {withdraw: {method: command, "
             "command: [...], undo: [...]}} (docs/profile.md, Faults); the fake driver's control "
             "channel is now the python method with entryPoint "
-            "fakedriver.faultplugin:FakeDriverFaults",
+            "fakedriver.client.faults:FakeDriverFaults",
         ),
         (
             {"withdrawn": {"method": "command", "command": ["x"]}},

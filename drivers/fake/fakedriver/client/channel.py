@@ -18,8 +18,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from fakedriver.controls import ALL_NODES_KEY, MISBEHAVIOURS, TAINT_EFFECTS
-from fakedriver.faultrecords import (
+from fakedriver.client.records import (
     FAULT_RUNS_ANNOTATION,
     Records,
     annotations_of,
@@ -29,7 +28,8 @@ from fakedriver.faultrecords import (
     prune,
     records_of,
 )
-from fakedriver.faultstatus import DriverStatusReads
+from fakedriver.client.status_reads import DriverStatusReads
+from fakedriver.controls import ALL_NODES_KEY, MISBEHAVIOURS, TAINT_EFFECTS
 
 FAKE_DRIVER_NAME = "fake.dra-conformance.io"
 FAKE_DRIVER_NAMESPACE = "dra-fake-driver"

@@ -1,5 +1,5 @@
 """What the fake driver reports it applied (ConfigMap ``fake-dra-status-<node>``), read from
-outside the driver: the status reads of `fakedriver.faultcontrol.FakeDriverControl`."""
+outside the driver: the status reads of `fakedriver.client.channel.FakeDriverControl`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The fake driver's fault plug-in for dra-conformance (profile method `python`):
 
     faults:
-      withdraw: {method: python, entryPoint: "fakedriver.faultplugin:FakeDriverFaults"}
+      withdraw: {method: python, entryPoint: "fakedriver.client.faults:FakeDriverFaults"}
 
-Every fault kind, through the driver's control channel (fakedriver.faultcontrol). Each
+Every fault kind, through the driver's control channel (fakedriver.client.channel). Each
 injection waits until the driver on that node reports it applied the change, so a scenario
 acts on a fault that is in effect. Options (faults.<kind>.options): `namespace` of the control
 ConfigMap (default: the profile's readiness.daemonSet namespace, else dra-fake-driver).
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from kubernetes import client as k8s_client
 
 from conformance.faults import DeviceRef, FaultContext, FaultKind, InjectorBase
-from fakedriver.faultcontrol import ALL_NODES, FAKE_DRIVER_NAMESPACE, FakeDriverControl
+from fakedriver.client.channel import ALL_NODES, FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
 # The driver's error text for an injected prepare failure (fakedriver.controls).
 PREPARE_FAILURE_TEXT = "injected prepare failure"

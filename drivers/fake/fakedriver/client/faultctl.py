@@ -4,8 +4,8 @@
     faults:
       withdraw:
         method: command
-        command: [python, -m, fakedriver.faultctl, withdraw]
-        undo: [python, -m, fakedriver.faultctl, restore]
+        command: [python, -m, fakedriver.client.faultctl, withdraw]
+        undo: [python, -m, fakedriver.client.faultctl, restore]
 
 Each action returns once the driver on the node reports it applied the change; a failure is one
 line on stderr and exit code 1.
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from fakedriver.faultcontrol import ALL_NODES, FAKE_DRIVER_NAMESPACE, FakeDriverControl
+from fakedriver.client.channel import ALL_NODES, FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
 # action -> (needs a device, what it does to the control channel)
 Action = Callable[[FakeDriverControl, argparse.Namespace], str]
@@ -46,7 +46,7 @@ def _env_int(name: str) -> int | None:
 
 def parser() -> argparse.ArgumentParser:
     env = os.environ.get
-    p = argparse.ArgumentParser(prog="python -m fakedriver.faultctl", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m fakedriver.client.faultctl", description=__doc__)
     p.add_argument("action", choices=sorted(ACTIONS))
     p.add_argument("--node", default=env("DRA_NODE", ""), help="default $DRA_NODE; * for all")
     p.add_argument("--device", default=env("DRA_DEVICE", ""), help="default $DRA_DEVICE")
