@@ -22,7 +22,7 @@ from kube_apiserver.control_plane import control_plane  # noqa: E402
 from kube_apiserver.image import KUBERNETES, apiserver_ref, ensure_component_image  # noqa: E402
 
 from conformance import docker_client  # noqa: E402
-from conformance.cluster.versions import NodeVersions  # noqa: E402
+from conformance.images.versions import NodeVersions  # noqa: E402
 
 
 def one_run() -> dict[str, float]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from conformance.cluster import gobuild
+from conformance import gobuild
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
 

@@ -88,7 +88,7 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _cluster_up(args: argparse.Namespace) -> int:
-    from conformance.cluster import images, kind
+    from conformance.cluster import kind, kind_images
     from conformance.progress import Progress
 
     progress = Progress()
@@ -100,18 +100,20 @@ def _cluster_up(args: argparse.Namespace) -> int:
         retain=args.retain,
         progress=progress,
     )
-    images.load_workload_image(cluster, progress)  # what `run --cluster existing` runs
+    kind_images.load_workload_image(cluster, progress)  # what `run --cluster existing` runs
     print(cluster.kubeconfig)  # the last line: scripts take the kubeconfig from it
     return 0
 
 
 def _cluster_image(args: argparse.Namespace) -> int:
-    from conformance.cluster import host, nodeimage
-    from conformance.cluster.versions import NodeVersions, cache_root
+    from conformance.cache import cache_root
+    from conformance.host import prepare
+    from conformance.images import nodeimage
+    from conformance.images.versions import NodeVersions
     from conformance.progress import Progress
 
     progress = Progress()
-    host.prepare_host(progress, cache_root() / "logs")
+    prepare.prepare_host(progress, cache_root() / "logs")
     print(nodeimage.build_node_image(NodeVersions.for_kubernetes(args.k8s), progress))
     return 0
 

@@ -87,7 +87,7 @@ def _driver_install(args: argparse.Namespace) -> int:
     progress = Progress()
     installer.install(profile, kubeconfig, context, installer.KindTarget(kind_name), progress)
     if kind_name:  # a later `run --cluster existing` runs its workload pods on these nodes
-        from conformance.cluster.images import workload_image
+        from conformance.cluster.kind_images import workload_image
 
         workload_image(kind_name, progress)
     state = installer.wait_ready(profile, kubeconfig, context, progress=progress)

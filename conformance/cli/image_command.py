@@ -33,7 +33,7 @@ def add_image_command(sub: argparse._SubParsersAction) -> None:
 
 
 def _report_tools(progress: Progress):
-    from conformance.cluster.suite_image import ReportTools
+    from conformance.images.suite_image import ReportTools
     from conformance.report.allure_html import ReportToolMissing, find_allure_cli, npm_prefix
 
     try:
@@ -46,18 +46,20 @@ def _report_tools(progress: Progress):
 
 def _image(args: argparse.Namespace) -> int:
     from conformance.cel.build import helper_binary
-    from conformance.cluster.suite_image import build_suite_image
+    from conformance.images.suite_image import build_suite_image
 
     progress = Progress()
     image = build_suite_image(
         _report_tools(progress), helper_binary(progress), progress, rebuild=args.rebuild
     )
     if args.load:
-        from conformance.cluster import images, kind
+        from conformance.cluster import kind, kind_images
 
         cluster = kind.cluster_for(args.load, 1, "v1.37.2", True, progress)
         workers = [n for n in cluster.nodes() if "control-plane" not in n]
-        images.load_into_cluster(cluster.kind, cluster.name, workers, image.content_ref, progress)
+        kind_images.load_into_cluster(
+            cluster.kind, cluster.name, workers, image.content_ref, progress
+        )
     print(f"{'built' if image.built else 'unchanged'}: {image.ref}")
     print(image.content_ref)  # the last line: scripts take the reference from it
     return 0

@@ -18,11 +18,13 @@ import yaml
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
-from conformance import docker_client
-from conformance.cluster import gobuild, host, kindconfig, network, nodeimage
-from conformance.cluster.buildlock import build_lock
-from conformance.cluster.versions import NodeVersions, cache_root
+from conformance import docker_client, gobuild
+from conformance.cache import build_lock, cache_root
+from conformance.cluster import kindconfig
 from conformance.errors import ClusterError
+from conformance.host import network, prepare
+from conformance.images import components, nodeimage
+from conformance.images.versions import NodeVersions
 from conformance.kube import apply
 from conformance.kube.client import K8sClients, clients_for
 from conformance.kube.waits import WaitTimeout, wait_until
@@ -51,7 +53,9 @@ def kubeconfig_path(name: str) -> Path:
 
 
 def kind_binary(v: NodeVersions, progress: Progress) -> Path:
-    component = next(c for c in gobuild.components(v, cache_root() / "gobuild") if c.name == "kind")
+    component = next(
+        c for c in components.components(v, cache_root() / "gobuild") if c.name == "kind"
+    )
     return gobuild.build(component, progress) / "kind"
 
 
@@ -142,7 +146,7 @@ class KindCluster:
             stage = f"kind create cluster {self.name} ({image})"
             with self.progress.stage(stage), build_lock("kind-create"):
                 # nodes join a network with both subnets configured, so a restarted node can
-                # keep its address (cluster/network.py)
+                # keep its address (host/network.py)
                 env = {"KIND_EXPERIMENTAL_DOCKER_NETWORK": network.ensure_network()}
                 self._kind(*args, timeout=900, env=env)
             if self.options.offline:
@@ -264,7 +268,7 @@ def cluster_for(
         kubernetes=kubernetes,
         offline=offline,
         cgroup_v1=kindconfig.host_uses_cgroup_v1(),
-        restrict_oom_score_adj="CAP_SYS_RESOURCE" in host.missing_capabilities(),
+        restrict_oom_score_adj="CAP_SYS_RESOURCE" in prepare.missing_capabilities(),
     )
     return KindCluster(opts, kind_binary(v, progress), progress)
 
@@ -292,7 +296,7 @@ def up(
     """Create the cluster (`workers`: DEFAULT_WORKERS when None), or reuse a healthy one of
     the same name, whatever its worker count unless `workers` asks for one."""
     progress = progress or Progress()
-    host.prepare_host(progress, cache_root() / "logs")
+    prepare.prepare_host(progress, cache_root() / "logs")
     offline = decide_offline(kubernetes, offline)
     cluster = cluster_for(
         name, DEFAULT_WORKERS if workers is None else workers, kubernetes, offline, progress

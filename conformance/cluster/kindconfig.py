@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from conformance.cluster import releases
-from conformance.cluster.releases import minor_of as minor_of  # re-exported
+from conformance.images import releases
+from conformance.images.releases import minor_of as minor_of  # re-exported
 
 # Gates to switch on and API versions to serve per minor release, derived from the release
 # table (releases.py), whose facts were read from each release's sources.

@@ -5,7 +5,7 @@ control plane (`kubeadm upgrade apply`, then its kubelet), then node by node: dr
 
 The binaries and images come from the offline build of the target version (the same Go build
 and component images as its node image). Feature gates and API versions are switched to the
-target release's set (conformance/cluster/releases.py) in the cluster's kubeadm, kubelet and
+target release's set (conformance/images/releases.py) in the cluster's kubeadm, kubelet and
 kube-proxy configuration before anything restarts: a kubelet or API server refuses a gate its
 release no longer has.
 """
@@ -25,10 +25,10 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 
 from conformance import docker_client
-from conformance.cluster import gobuild, nodeimage, releases
-from conformance.cluster.tarbuild import TarBuilder
-from conformance.cluster.versions import NodeVersions
 from conformance.errors import ClusterError
+from conformance.images import components, nodeimage, releases
+from conformance.images.tarbuild import TarBuilder
+from conformance.images.versions import NodeVersions
 from conformance.kube import drain as kube_drain
 from conformance.kube.client import K8sClients
 from conformance.kube.field_manager import FIELD_MANAGER
@@ -167,7 +167,7 @@ class KindUpgrade:
         v = NodeVersions.for_kubernetes(self.version)
         with self._timed(f"build or reuse Kubernetes {self.version} binaries and images"):
             images = nodeimage.component_images(v, self.progress)
-            bins = gobuild.build_all(v, self.progress)["kubernetes"]
+            bins = components.build_all(v, self.progress)["kubernetes"]
         with tempfile.TemporaryDirectory() as tmp:
             archive = Path(tmp) / "images.tar"
             nodeimage.save_images(images, archive)

@@ -132,10 +132,10 @@ def helm_tool(progress: Progress) -> str:
     found = shutil.which("helm")
     if found:
         return found
-    from conformance.cluster import gobuild
+    from conformance.images import components
 
     try:
-        return str(gobuild.helm_binary(progress))
+        return str(components.helm_binary(progress))
     except HostError as exc:
         raise HostError(
             "helm is not on PATH and cannot be built here (no Go toolchain)",

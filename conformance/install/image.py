@@ -47,9 +47,9 @@ def _docker_build(spec: ImageSpec, progress: Progress) -> None:
 
 def _build_image(spec: ImageSpec, progress: Progress) -> str:
     if spec.builder is not None:
-        from conformance.cluster import images
+        from conformance.images import harness
 
-        return images.build_named_image(spec.builder, progress)
+        return harness.build_named_image(spec.builder, progress)
     assert spec.ref is not None  # the profile guarantees ref when there is no builder
     if spec.build_context is not None:
         _docker_build(spec, progress)
@@ -62,7 +62,7 @@ def prepare_image(spec: ImageSpec | None, target: KindTarget, progress: Progress
         return None
     ref = _build_image(spec, progress)
     if spec.load and target.cluster_name:
-        from conformance.cluster import images
+        from conformance.cluster import kind_images
 
-        images.load_into_kind(target.cluster_name, ref, progress)
+        kind_images.load_into_kind(target.cluster_name, ref, progress)
     return ref

@@ -67,8 +67,8 @@ CONSUMABLE_KIND = "consumable-capacity"
 
 SUITE_ROOT = suite_root.SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 
-# Builders the suite ships (conformance.cluster.images): they work with no registry at all.
-IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/cluster/images.py BUILDERS
+# Builders the suite ships (conformance.images.harness): they work with no registry at all.
+IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/images/harness.py BUILDERS
 
 VerificationMethod = Literal["env", "file", "command"]
 

@@ -11,8 +11,8 @@ import pytest
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from conformance.cluster.substitutes import build_notes
 from conformance.errors import ConformanceError
+from conformance.images.substitutes import build_notes
 from conformance.kube.cleanup import (
     NamespaceRegistry,
     delete_namespace,
@@ -294,9 +294,9 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     k8s = load_clients(handle.kubeconfig, handle.context)
     workload_image = config.getoption("dra_workload_image")
     if not workload_image and not_ready is None:  # no workload runs without a ready driver
-        from conformance.cluster import images
+        from conformance.cluster import kind_images
 
-        workload_image = images.workload_image(kind_name)
+        workload_image = kind_images.workload_image(kind_name)
     cluster = ClusterInfo(
         provider=getattr(handle, "provider", config.getoption("dra_cluster")),
         name=handle.name,

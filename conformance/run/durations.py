@@ -40,7 +40,7 @@ def _read(path: Path) -> dict[str, float]:
 
 
 def book_path(driver: str) -> Path:
-    from conformance.cluster.versions import cache_root
+    from conformance.cache import cache_root
 
     return cache_root() / "durations" / f"{file_safe(driver)}.json"
 

@@ -82,7 +82,7 @@ class DeviceLease:
 
 def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
     """The lease book of one cluster, shared by every run (and process) that targets it."""
-    from conformance.cluster.versions import cache_root
+    from conformance.cache import cache_root
     from conformance.model.naming import file_safe
 
     return cache_root() / "leases" / file_safe(f"{cluster_name}-{context or 'default'}")

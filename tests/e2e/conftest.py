@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from conformance.cluster import images, kind
+from conformance.cluster import kind, kind_images
+from conformance.images import harness
 from conformance.install import installer
 from conformance.kube.client import K8sClients, load_clients
 from conformance.model.profile import SUITE_ROOT, Profile
@@ -34,8 +35,8 @@ def kind_cluster(progress: Progress) -> kind.KindCluster:
 
 @pytest.fixture(scope="session")
 def workload_image(kind_cluster: kind.KindCluster, progress: Progress) -> str:
-    ref = images.build_workload_image(progress)
-    images.load_into_cluster(
+    ref = harness.build_workload_image(progress)
+    kind_images.load_into_cluster(
         kind_cluster.kind, kind_cluster.name, kind_cluster.nodes(), ref, progress
     )
     return ref

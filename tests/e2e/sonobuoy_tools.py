@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from conformance import docker_client
-from conformance.cluster import gobuild
-from conformance.cluster.buildlock import build_once
-from conformance.cluster.tarbuild import TarBuilder
-from conformance.cluster.versions import digest
+from conformance import docker_client, gobuild
+from conformance.cache import digest
+from conformance.images.cached_image import build_once
+from conformance.images.tarbuild import TarBuilder
 from conformance.progress import Progress
 
 SONOBUOY_VERSION = "v0.57.3"

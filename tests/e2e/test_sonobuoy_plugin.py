@@ -20,7 +20,7 @@ import yaml
 from runs import run_cli
 from sonobuoy_tools import sonobuoy_binary, sonobuoy_image
 
-from conformance.cluster import images, kind
+from conformance.cluster import kind, kind_images
 from conformance.install.manifests import apply_manifests, delete_manifests
 from conformance.kube.client import K8sClients
 from conformance.model.profile import SUITE_ROOT, Profile
@@ -86,7 +86,9 @@ def test_sonobuoy_plugin_gives_the_direct_runs_verdict(
         sonobuoy = str(sonobuoy_binary(progress))
         aggregator = sonobuoy_image(Path(sonobuoy), progress)
         nodes = kind_cluster.nodes()
-        images.load_into_cluster(kind_cluster.kind, kind_cluster.name, nodes, aggregator, progress)
+        kind_images.load_into_cluster(
+            kind_cluster.kind, kind_cluster.name, nodes, aggregator, progress
+        )
     rbac = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
     sonobuoy_ns = ["-n", NAMESPACE, "--kubeconfig", kubeconfig]
     try:

@@ -8,9 +8,10 @@ same code and caches, under their build locks; nothing is ever pulled.
 
 from __future__ import annotations
 
-from conformance import docker_client
-from conformance.cluster import gobuild, nodeimage, rootfs
-from conformance.cluster.versions import NodeVersions, cache_root
+from conformance import docker_client, gobuild
+from conformance.cache import cache_root
+from conformance.images import components, nodeimage, rootfs
+from conformance.images.versions import NodeVersions
 from conformance.progress import Progress
 
 KUBERNETES = "v1.37.2"
@@ -26,7 +27,7 @@ def _build(versions: NodeVersions, progress: Progress) -> None:
     base = rootfs.ensure_base_image(versions, progress)
     bins = {
         c.name: gobuild.build(c, progress)
-        for c in gobuild.components(versions, cache_root() / "gobuild")
+        for c in components.components(versions, cache_root() / "gobuild")
         if c.name in IMAGE_COMPONENTS
     }
     images = nodeimage.kubeadm_images(bins["kubernetes"] / "kubeadm", versions)

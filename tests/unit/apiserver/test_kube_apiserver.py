@@ -17,7 +17,7 @@ from kube_apiserver.server import ApiServer
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from conformance.cluster.versions import NodeVersions
+from conformance.images.versions import NodeVersions
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import wait_for_deleted
 

@@ -109,8 +109,8 @@ def test_answers_are_cached_one_process_per_new_batch(cel: CelEvaluator) -> None
 
 
 def test_without_go_the_error_names_go_and_the_module_proxy(monkeypatch) -> None:
+    from conformance import gobuild
     from conformance.cel import build
-    from conformance.cluster import gobuild
     from conformance.errors import HostError
     from conformance.progress import Progress
 

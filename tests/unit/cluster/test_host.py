@@ -2,25 +2,25 @@ import json
 import subprocess
 import sys
 
-from conformance.cluster import host
+from conformance.host import prepare
 
 FULL = "CapBnd:\t000001ffffffffff\n"
 NO_SYS_RESOURCE = "Name:\tx\nCapBnd:\t000001fffeffffff\n"
 
 
 def test_missing_capabilities_from_status():
-    assert host.missing_capabilities(FULL) == []
-    assert host.missing_capabilities(NO_SYS_RESOURCE) == ["CAP_SYS_RESOURCE"]
+    assert prepare.missing_capabilities(FULL) == []
+    assert prepare.missing_capabilities(NO_SYS_RESOURCE) == ["CAP_SYS_RESOURCE"]
 
 
 def test_daemon_config_keeps_existing_settings():
-    merged = host.merged_daemon_config(
-        {"log-level": "warn", "runtimes": {"other": {"path": "/x"}}}, host.WRAPPER_PATH
+    merged = prepare.merged_daemon_config(
+        {"log-level": "warn", "runtimes": {"other": {"path": "/x"}}}, prepare.WRAPPER_PATH
     )
     assert merged["log-level"] == "warn"
     assert merged["runtimes"]["other"] == {"path": "/x"}
-    assert merged["default-runtime"] == host.WRAPPER_RUNTIME
-    assert merged["runtimes"][host.WRAPPER_RUNTIME] == {"path": str(host.WRAPPER_PATH)}
+    assert merged["default-runtime"] == prepare.WRAPPER_RUNTIME
+    assert merged["runtimes"][prepare.WRAPPER_RUNTIME] == {"path": str(prepare.WRAPPER_PATH)}
 
 
 def _fake_runc(tmp_path):
@@ -36,7 +36,7 @@ def _fake_runc(tmp_path):
 
 def _wrapper(tmp_path):
     script = tmp_path / "wrapper"
-    script.write_text(host.render_wrapper(str(_fake_runc(tmp_path)), ["CAP_SYS_RESOURCE"]))
+    script.write_text(prepare.render_wrapper(str(_fake_runc(tmp_path)), ["CAP_SYS_RESOURCE"]))
     script.chmod(0o755)
     return script
 
@@ -75,15 +75,15 @@ def test_wrapper_passes_other_commands_through(tmp_path):
 
 
 def test_inotify_limits_are_raised_only_where_lower(tmp_path, monkeypatch) -> None:
-    from conformance.cluster import host
+    from conformance.host import prepare
     from conformance.progress import Progress
 
-    monkeypatch.setattr(host, "_is_root", lambda: True)
+    monkeypatch.setattr(prepare, "_is_root", lambda: True)
     (tmp_path / "fs/inotify").mkdir(parents=True)
     (tmp_path / "fs/inotify/max_user_instances").write_text("128\n")
     (tmp_path / "fs/inotify/max_user_watches").write_text("1048576\n")
-    changed = host.raise_inotify_limits(Progress(), proc_sys=tmp_path)
+    changed = prepare.raise_inotify_limits(Progress(), proc_sys=tmp_path)
     assert changed == ["fs.inotify.max_user_instances 128 -> 512"]
     assert (tmp_path / "fs/inotify/max_user_instances").read_text() == "512\n"
     assert (tmp_path / "fs/inotify/max_user_watches").read_text() == "1048576\n"
-    assert host.raise_inotify_limits(Progress(), proc_sys=tmp_path) == []
+    assert prepare.raise_inotify_limits(Progress(), proc_sys=tmp_path) == []

@@ -1,7 +1,9 @@
 import pytest
 
-from conformance.cluster import gobuild, releases, versions
-from conformance.cluster.releases import (
+from conformance import gobuild
+from conformance.errors import HostError
+from conformance.images import components, releases, versions
+from conformance.images.releases import (
     ALPHA,
     BETA_OFF,
     BETA_ON,
@@ -12,7 +14,7 @@ from conformance.cluster.releases import (
     go_too_old,
     release_for,
 )
-from conformance.cluster.versions import NodeVersions
+from conformance.images.versions import NodeVersions
 
 
 def _release(**overrides) -> Release:
@@ -125,7 +127,7 @@ def test_cache_keys_differ_per_version(monkeypatch):
 
 def test_a_new_enough_host_go_builds_locally(monkeypatch):
     monkeypatch.setattr(gobuild, "_GO_VERSION", "go1.26.8")
-    assert gobuild.toolchain_for("v1.36.3") == gobuild.LOCAL
+    assert components.toolchain_for("v1.36.3") == gobuild.LOCAL
 
 
 def test_an_older_host_go_that_cannot_fetch_the_release_go_is_one_clear_error(
@@ -136,9 +138,9 @@ def test_an_older_host_go_that_cannot_fetch_the_release_go_is_one_clear_error(
     monkeypatch.setattr(gobuild, "_GO_VERSION", "go1.26.8")
     monkeypatch.setenv("GOPROXY", "off")
     monkeypatch.setenv("GOMODCACHE", str(tmp_path / "modcache"))
-    gobuild.toolchain_for.cache_clear()
-    with pytest.raises(gobuild.HostError, match=r"v1\.38\.0-beta\.0 needs Go >= 1\.27\.0") as err:
-        gobuild.toolchain_for("v1.38.0-beta.0")
+    components.toolchain_for.cache_clear()
+    with pytest.raises(HostError, match=r"v1\.38\.0-beta\.0 needs Go >= 1\.27\.0") as err:
+        components.toolchain_for("v1.38.0-beta.0")
     assert "go1.27.3" in str(err.value)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cluster.releases import (
+from conformance.images.releases import (
     ALPHA,
     BETA_OFF,
     BETA_ON,

@@ -1,4 +1,4 @@
-"""Stand-ins for Go modules the proxy refuses (conformance.cluster.substitutes)."""
+"""Stand-ins for Go modules the proxy refuses (conformance.images.substitutes)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cluster import gobuild, releases
-from conformance.cluster.substitutes import IPTABLES_WRAPPERS, SUBSTITUTES, build_notes
+from conformance import gobuild
+from conformance.images import releases
+from conformance.images.substitutes import IPTABLES_WRAPPERS, SUBSTITUTES, build_notes
 from conformance.report.markdown import render_markdown
 
 

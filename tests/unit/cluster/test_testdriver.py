@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from conformance.cluster import images, testdriver
+from conformance.images import harness, testdriver
 from conformance.install.manifests import manifest_files, render_manifests
 from conformance.model.profile import IMAGE_BUILDERS
 from conformance.model.profile_parse import load_profile
@@ -35,12 +35,12 @@ def test_image_holds_only_the_executable_binary_and_tmp(tmp_path: Path) -> None:
 
 
 def test_profile_format_and_images_know_the_same_builders() -> None:
-    assert set(IMAGE_BUILDERS) == set(images.BUILDERS)
+    assert set(IMAGE_BUILDERS) == set(harness.BUILDERS)
 
 
 def test_unknown_builder_names_the_known_ones() -> None:
     try:
-        images.build_named_image("no-such-builder", None)  # type: ignore[arg-type]
+        harness.build_named_image("no-such-builder", None)  # type: ignore[arg-type]
     except Exception as exc:
         assert "no-such-builder" in str(exc) and "k8s-test-driver" in str(exc)
     else:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import yaml
 
-from conformance.cluster import releases
 from conformance.cluster.upgrade import (
     rewrite_cluster_configuration,
     rewrite_component_config,
     rewrite_extra_args,
 )
+from conformance.images import releases
 
 OLD_GATES = ",".join(f"{g}=true" for g in releases.release_for("v1.36.3").feature_gates())
 

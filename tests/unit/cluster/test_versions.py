@@ -1,5 +1,6 @@
-from conformance.cluster import versions
-from conformance.cluster.versions import NodeVersions
+from conformance import cache
+from conformance.images import versions
+from conformance.images.versions import NodeVersions
 
 
 def test_staging_version_follows_kubernetes():
@@ -24,4 +25,4 @@ def test_node_key_changes_with_any_version():
 
 def test_cache_root_override(monkeypatch, tmp_path):
     monkeypatch.setenv("DRA_CONFORMANCE_CACHE", str(tmp_path))
-    assert versions.cache_root() == tmp_path
+    assert cache.cache_root() == tmp_path

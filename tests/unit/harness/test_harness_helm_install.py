@@ -166,7 +166,7 @@ def test_helm_on_path_is_preferred(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_no_helm_and_no_go_says_how_to_get_helm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(helm.shutil, "which", lambda name: None)
-    from conformance.cluster import gobuild
+    from conformance import gobuild
 
     monkeypatch.setattr(gobuild.shutil, "which", lambda name: None)
     monkeypatch.setattr(gobuild, "is_built", lambda component: False)

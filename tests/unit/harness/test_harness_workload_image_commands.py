@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import app
-from conformance.cluster import images, kind
+from conformance.cluster import kind, kind_images
 from conformance.install import installer
 
 
@@ -21,7 +21,7 @@ def test_cluster_up_loads_the_workload_image_and_prints_the_kubeconfig_last(
     cluster = types.SimpleNamespace(name="x", kubeconfig=tmp_path / "kubeconfig")
     loaded: list[Any] = []
     monkeypatch.setattr(kind, "up", lambda **kwargs: cluster)
-    monkeypatch.setattr(images, "load_workload_image", lambda c, progress: loaded.append(c))
+    monkeypatch.setattr(kind_images, "load_workload_image", lambda c, progress: loaded.append(c))
     assert app.main(["cluster", "up", "--name", "x"]) == 0
     assert loaded == [cluster]
     assert capsys.readouterr().out.splitlines()[-1] == str(tmp_path / "kubeconfig")
@@ -38,7 +38,7 @@ def test_driver_install_loads_the_workload_image_into_a_kind_cluster_only(
     monkeypatch.setattr(installer, "ensure_reachable", lambda *a: None)
     monkeypatch.setattr(installer, "install", lambda *a: None)
     monkeypatch.setattr(installer, "wait_ready", lambda *a, **k: "ready")
-    monkeypatch.setattr(images, "workload_image", lambda name, progress: loaded.append(name))
+    monkeypatch.setattr(kind_images, "workload_image", lambda name, progress: loaded.append(name))
     target = ["--name", "x"] if on_kind else ["--kubeconfig", str(kubeconfig)]
     argv = ["driver", "install", "--profile", "drivers/fake/profile.yaml", *target]
     assert app.main(argv) == 0

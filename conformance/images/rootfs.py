@@ -9,9 +9,10 @@ import tarfile
 from pathlib import Path
 
 from conformance import docker_client
-from conformance.cluster.buildlock import build_once
-from conformance.cluster.versions import NodeVersions, cache_root, rootfs_key
+from conformance.cache import cache_root
 from conformance.errors import BuildError, HostError
+from conformance.images.cached_image import build_once
+from conformance.images.versions import NodeVersions, rootfs_key
 from conformance.progress import Progress
 
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance import docker_client
-from conformance.cluster import gobuild
-from conformance.cluster.buildlock import build_lock, build_once
-from conformance.cluster.tarbuild import TarBuilder
-from conformance.cluster.versions import NodeVersions, cache_root
+from conformance import docker_client, gobuild
+from conformance.cache import build_lock, cache_root
+from conformance.images import components
+from conformance.images.cached_image import build_once
+from conformance.images.tarbuild import TarBuilder
+from conformance.images.versions import NodeVersions
 from conformance.progress import Progress
 
 REPOSITORY = "localhost/dra-conformance/k8s-test-driver"
@@ -40,9 +41,9 @@ def component(versions: NodeVersions) -> gobuild.GoComponent:
         version=versions.kubernetes,
         module="k8s.io/kubernetes",
         packages=(PACKAGE,),
-        replaces=gobuild._staging_replaces(versions, work),  # same replaces as the node image
+        replaces=components.staging_replaces(versions, work),  # same replaces as the node image
         binaries=(BINARY,),
-        toolchain=gobuild.toolchain_for(versions.kubernetes),
+        toolchain=components.toolchain_for(versions.kubernetes),
     )
 
 

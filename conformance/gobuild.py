@@ -1,4 +1,5 @@
-"""Build the Go binaries of the node image from the Go module proxy, cached by version.
+"""Build Go binaries from the Go module proxy, cached by version: the node image's components
+(conformance/images/components.py), the helm CLI, the selector helper (conformance/cel).
 
 Each component is built in a small wrapper module (`go mod init` + `go get`), because the
 upstream modules carry replace directives that `go install pkg@version` refuses. Outputs land in
@@ -16,26 +17,29 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from conformance.cluster import releases
-from conformance.cluster.buildlock import build_lock
-from conformance.cluster.substitutes import SUBSTITUTES, Substitute
-from conformance.cluster.versions import HELM_VERSION, NodeVersions, cache_root, digest
+from conformance.cache import build_lock, cache_root, digest
 from conformance.errors import BuildError, HostError
 from conformance.progress import Progress
 
-KUBERNETES_COMMANDS = (
-    "kube-apiserver",
-    "kube-controller-manager",
-    "kube-scheduler",
-    "kube-proxy",
-    "kubelet",
-    "kubeadm",
-    "kubectl",
-)
-CONTAINERD_COMMANDS = ("containerd", "ctr", "containerd-shim-runc-v2")
-BUILD_DATE = "2026-01-01T00:00:00Z"  # fixed so rebuilds are reproducible
 LOCAL = "local"  # GOTOOLCHAIN value: build with the Go on PATH, never fetch another
+
+
+class Substitute(Protocol):
+    """A stand-in for a module the Go module proxy refuses (conformance/images/substitutes.py)."""
+
+    @property
+    def module(self) -> str: ...
+    @property
+    def source_module(self) -> str: ...
+    @property
+    def source_version(self) -> str: ...
+    @property
+    def why(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    def write(self, work: Path, source_root: Path) -> Path: ...
 
 
 @dataclass(frozen=True)
@@ -107,27 +111,12 @@ def go_env(toolchain: str = LOCAL) -> dict[str, str]:
     }
 
 
-def _version_ldflags(version: str) -> str:
-    major, minor = version.removeprefix("v").split(".")[:2]
-    flags = ["-s", "-w"]
-    for pkg in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
-        flags += [
-            f"-X {pkg}.gitVersion={version}",
-            f"-X {pkg}.gitMajor={major}",
-            f"-X {pkg}.gitMinor={minor}",
-            f"-X {pkg}.gitCommit=0000000000000000000000000000000000000000",
-            f"-X {pkg}.gitTreeState=clean",
-            f"-X {pkg}.buildDate={BUILD_DATE}",
-        ]
-    return " ".join(flags)
-
-
 def module_dir(module: str, version: str, toolchain: str = LOCAL) -> Path:
     """Where the Go module cache holds `module@version` (downloaded if needed)."""
-    return Path(_module_info(module, version, cache_root(), toolchain)["Dir"])
+    return Path(module_info(module, version, cache_root(), toolchain)["Dir"])
 
 
-def _module_info(module: str, version: str, workdir: Path, toolchain: str = LOCAL) -> dict:
+def module_info(module: str, version: str, workdir: Path, toolchain: str = LOCAL) -> dict:
     # An older Go refuses even to download a module whose go.mod needs a newer one.
     out = _run(
         [go_binary(), "mod", "download", "-json", f"{module}@{version}"],
@@ -136,94 +125,6 @@ def _module_info(module: str, version: str, workdir: Path, toolchain: str = LOCA
         toolchain=toolchain,
     )
     return json.loads(out)
-
-
-def _staging_replaces(v: NodeVersions, workdir: Path) -> tuple[tuple[str, str], ...]:
-    """Every `=> ./staging/...` replace of k8s.io/kubernetes, pointed at the tagged module."""
-    info = _module_info("k8s.io/kubernetes", v.kubernetes, workdir, toolchain_for(v.kubernetes))
-    replaces = []
-    for line in Path(info["GoMod"]).read_text().splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[1] == "=>" and parts[2].startswith("./staging/"):
-            replaces.append((parts[0], f"{parts[0]}@{v.staging}"))
-    if not replaces:
-        raise BuildError(f"no staging replaces found in k8s.io/kubernetes@{v.kubernetes} go.mod")
-    return tuple(replaces)
-
-
-@functools.cache
-def toolchain_for(kubernetes: str) -> str:
-    """The GOTOOLCHAIN that builds `kubernetes`: the host's Go when it is new enough, else the
-    Go upstream releases it with, which the go command fetches from the Go module proxy (the
-    one source of a newer Go here). Checked before any build: a Go that cannot be had fails in
-    seconds with what to do, not after minutes of module downloads."""
-    release = releases.release_for(kubernetes)
-    if not releases.go_too_old(release, go_version()):
-        return LOCAL
-    toolchain = f"go{release.go_upstream}"
-    result = subprocess.run(
-        [go_binary(), "env", "GOVERSION"],
-        cwd=cache_root(),
-        env=go_env(toolchain),
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0 or result.stdout.strip() != toolchain:
-        reason = (result.stderr or result.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise HostError(
-            f"Kubernetes {kubernetes} needs Go >= {release.go_directive} (its go.mod); this "
-            f"host has {go_version()} and fetching {toolchain} from the Go module proxy "
-            f"failed: {reason[0]}",
-            f"make the Go module proxy reachable (GOPROXY) or install Go {release.go_upstream}",
-        )
-    return toolchain
-
-
-def components(v: NodeVersions, workdir: Path) -> list[GoComponent]:
-    workdir.mkdir(parents=True, exist_ok=True)
-    toolchain = toolchain_for(v.kubernetes)
-    return [
-        GoComponent(
-            name="kubernetes",
-            version=v.kubernetes,
-            module="k8s.io/kubernetes",
-            packages=tuple(f"k8s.io/kubernetes/cmd/{c}" for c in KUBERNETES_COMMANDS),
-            ldflags=_version_ldflags(v.kubernetes),
-            replaces=_staging_replaces(v, workdir),
-            binaries=KUBERNETES_COMMANDS,
-            toolchain=toolchain,
-            substitutes=tuple(
-                SUBSTITUTES[m] for m in releases.release_for(v.kubernetes).substitutes
-            ),
-        ),
-        GoComponent(
-            name="containerd",
-            version=v.containerd,
-            module="github.com/containerd/containerd/v2",
-            packages=tuple(
-                f"github.com/containerd/containerd/v2/cmd/{c}" for c in CONTAINERD_COMMANDS
-            ),
-            ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version="
-            f"{v.containerd} -X github.com/containerd/containerd/v2/version.Package="
-            "github.com/containerd/containerd/v2",
-            tags=("no_aufs", "no_zfs", "no_btrfs", "no_devmapper"),
-            binaries=CONTAINERD_COMMANDS,
-        ),
-        GoComponent(
-            name="etcd",
-            version=v.etcd,
-            module="go.etcd.io/etcd/server/v3",
-            packages=("go.etcd.io/etcd/server/v3",),
-            binaries=("etcd",),
-        ),
-        GoComponent(
-            name="kind",
-            version=v.kind,
-            module="sigs.k8s.io/kind",
-            packages=("sigs.k8s.io/kind",),
-            binaries=("kind",),
-        ),
-    ]
 
 
 def _run(
@@ -326,7 +227,7 @@ def _write_substitute(
     substitute: Substitute, work: Path, toolchain: str, progress: Progress
 ) -> None:
     """Put the stand-in for a refused module into the build and point the module at it."""
-    info = _module_info(substitute.source_module, substitute.source_version, work, toolchain)
+    info = module_info(substitute.source_module, substitute.source_version, work, toolchain)
     root = substitute.write(work, Path(info["Dir"]))
     replace = f"-replace={substitute.module}=./{root.relative_to(work)}"
     _run([go_binary(), "mod", "edit", replace], work, "go mod edit", toolchain=toolchain)
@@ -335,35 +236,8 @@ def _write_substitute(
 
 def _copy_godebug(component: GoComponent, work: Path) -> None:
     """k8s.io/kubernetes sets a `godebug default=...` line its binaries depend on."""
-    info = _module_info(component.module, component.version, work, component.toolchain)
+    info = module_info(component.module, component.version, work, component.toolchain)
     lines = [ln for ln in Path(info["GoMod"]).read_text().splitlines() if ln.startswith("godebug ")]
     if lines:
         with open(work / "go.mod", "a") as f:
             f.write("\n" + "\n".join(lines) + "\n")
-
-
-def build_all(v: NodeVersions, progress: Progress) -> dict[str, Path]:
-    work = cache_root() / "gobuild"
-    return {c.name: build(c, progress) for c in components(v, work)}
-
-
-def helm_component(version: str = HELM_VERSION) -> GoComponent:
-    """The helm CLI; its module path carries the major version (helm.sh/helm/v4)."""
-    module = f"helm.sh/helm/{version.split('.')[0]}"
-    ldflags = (
-        f"-s -w -X {module}/internal/version.version={version}"
-        f" -X {module}/internal/version.gitTreeState=clean"
-    )
-    return GoComponent(
-        name="helm",
-        version=version,
-        module=module,
-        packages=(f"{module}/cmd/helm",),
-        ldflags=ldflags,
-        binaries=("helm",),
-    )
-
-
-def helm_binary(progress: Progress, version: str = HELM_VERSION) -> Path:
-    """The built helm, building it on first use (cold: 2-5 minutes on 2 cores)."""
-    return build(helm_component(version), progress) / "helm"

@@ -93,7 +93,7 @@ def docker_running() -> bool:
 
 
 def render_wrapper(real_runc: str, missing: list[str]) -> str:
-    template = resources.files("conformance.cluster.assets").joinpath("runc_wrapper.py")
+    template = resources.files("conformance.host.assets").joinpath("runc_wrapper.py")
     text = template.read_text()
     return text.replace("@REAL_RUNC@", real_runc).replace("@MISSING_CAPS@", ",".join(missing))
 

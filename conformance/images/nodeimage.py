@@ -14,12 +14,14 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
-from conformance import docker_client
-from conformance.cluster import gobuild, rootfs
-from conformance.cluster.buildlock import build_lock, build_once
-from conformance.cluster.tarbuild import TarBuilder
-from conformance.cluster.versions import NodeVersions, cache_root, node_image_key
+from conformance import docker_client, gobuild
+from conformance.cache import build_lock, cache_root
 from conformance.errors import BuildError
+from conformance.images import rootfs
+from conformance.images.cached_image import build_once
+from conformance.images.components import CONTAINERD_COMMANDS, build_all, toolchain_for
+from conformance.images.tarbuild import TarBuilder
+from conformance.images.versions import NodeVersions, node_image_key
 from conformance.progress import Progress
 
 NODE_REPOSITORY = "localhost/dra-conformance/node"
@@ -30,7 +32,7 @@ KIND_SCRIPT_DIRS = ("usr/local/bin/", "kind/bin/")
 def _assets_digest() -> str:
     h = hashlib.sha256()
     for name in ASSETS:
-        h.update(resources.files("conformance.cluster.assets").joinpath(name).read_bytes())
+        h.update(resources.files("conformance.images.assets").joinpath(name).read_bytes())
     return h.hexdigest()[:12]
 
 
@@ -145,9 +147,9 @@ def _node_files(v: NodeVersions, bins: dict[str, Path], kind_dir: Path) -> TarBu
             tar.add_file(rel, path, 0o755 if script else 0o644)
     for name in ("kubelet", "kubeadm", "kubectl"):
         tar.add_file(f"usr/bin/{name}", bins["kubernetes"] / name, 0o755)
-    for name in gobuild.CONTAINERD_COMMANDS:
+    for name in CONTAINERD_COMMANDS:
         tar.add_file(f"usr/local/bin/{name}", bins["containerd"] / name, 0o755)
-    assets = resources.files("conformance.cluster.assets")
+    assets = resources.files("conformance.images.assets")
     tar.add_bytes("kind/bin/node-setup.sh", assets.joinpath("node-setup.sh").read_bytes(), 0o755)
     tar.add_bytes("kind/bin/dra-cni.sh", assets.joinpath("dra-cni.sh").read_bytes(), 0o755)
     tar.add_bytes(
@@ -168,14 +170,14 @@ def component_images(v: NodeVersions, progress: Progress) -> list[str]:
     """The images kubeadm of `v` runs (control plane, kube-proxy, etcd, then pause; CoreDNS is
     not installed offline), built into the local Docker where missing."""
     base = rootfs.ensure_base_image(v, progress)
-    bins = gobuild.build_all(v, progress)
+    bins = build_all(v, progress)
     images = kubeadm_images(bins["kubernetes"] / "kubeadm", v)
     pause = [i for i in images if "/pause:" in i]
     components = [i for i in images if "/coredns" not in i and "/pause:" not in i]
     if not pause:
         raise BuildError(f"kubeadm listed no pause image: {images}")
     build_pause_image(
-        gobuild.module_dir("k8s.io/kubernetes", v.kubernetes, gobuild.toolchain_for(v.kubernetes)),
+        gobuild.module_dir("k8s.io/kubernetes", v.kubernetes, toolchain_for(v.kubernetes)),
         pause,
         progress,
     )
@@ -185,7 +187,7 @@ def component_images(v: NodeVersions, progress: Progress) -> list[str]:
 
 def _build(v: NodeVersions, ref: str, progress: Progress) -> str:
     base = rootfs.ensure_base_image(v, progress)
-    bins = gobuild.build_all(v, progress)
+    bins = build_all(v, progress)
     images = component_images(v, progress)
     pause = [i for i in images if "/pause:" in i]
     components = [i for i in images if "/pause:" not in i]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from conformance.cluster.releases import release_for
-from conformance.cluster.versions import digest
+from conformance.cache import digest
+from conformance.images.releases import release_for
 
 
 @dataclass(frozen=True)
@@ -25,13 +25,13 @@ class Substitute:
     source_module: str  # the module whose code the stand-in adapts
     source_version: str
     source_dir: str  # the package in source_module that was moved out
-    adapter_asset: str  # our adapter, in conformance.cluster.assets
+    adapter_asset: str  # our adapter, in conformance.images.assets
     requires: tuple[tuple[str, str], ...]  # the refused module's own go.mod requirements
     why: str  # one line for the build record and the docs
 
     def adapter(self) -> bytes:
         return (
-            resources.files("conformance.cluster.assets").joinpath(self.adapter_asset).read_bytes()
+            resources.files("conformance.images.assets").joinpath(self.adapter_asset).read_bytes()
         )
 
     @property

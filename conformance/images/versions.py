@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
-from conformance.cluster.releases import release_for
-
-# Bump when the way an artefact is assembled changes, so old cache entries are not reused.
-BUILDER_REVISION = "1"
+from conformance.cache import digest
+from conformance.images.releases import release_for
 
 DEBIAN_SUITE = "bookworm"  # systemd 252: still boots on a cgroup v1 host (systemd >= 256 refuses)
 
@@ -70,21 +64,9 @@ class NodeVersions:
         return self.kubernetes.removeprefix("v").rsplit(".", 1)[0]
 
 
-def digest(*parts: object) -> str:
-    text = json.dumps([BUILDER_REVISION, *parts], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def rootfs_key(v: NodeVersions) -> str:
     return digest("rootfs", v.debian_suite, sorted(v.node_packages))
 
 
 def node_image_key(v: NodeVersions, extra_files_digest: str) -> str:
     return digest("node", asdict(v), extra_files_digest)
-
-
-def cache_root() -> Path:
-    base = os.environ.get("DRA_CONFORMANCE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dra-conformance"
-    )
-    return Path(base)

@@ -14,7 +14,7 @@ import docker.errors
 import docker.types
 
 from conformance import docker_client
-from conformance.cluster.buildlock import build_lock
+from conformance.cache import build_lock
 from conformance.errors import ClusterError
 
 NETWORK = "dra-conformance"

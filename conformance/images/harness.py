@@ -1,6 +1,7 @@
 """Images the harness itself needs in the cluster, built locally (offline and online alike):
 the workload image (busybox from Debian's busybox-static) and the fake driver image (Debian
-python3 + pip packages + the driver package). Loaded into the kind nodes on demand."""
+python3 + pip packages + the driver package). conformance/cluster/kind_images.py loads them
+into a kind cluster's nodes."""
 
 from __future__ import annotations
 
@@ -10,19 +11,16 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from conformance import docker_client
-from conformance.cluster import rootfs
-from conformance.cluster.buildlock import build_lock, build_once
-from conformance.cluster.tarbuild import TarBuilder
-from conformance.cluster.versions import DEBIAN_SUITE, cache_root, digest
+from conformance.cache import cache_root, digest
 from conformance.errors import BuildError, HostError
+from conformance.images import rootfs
+from conformance.images.cached_image import build_once
+from conformance.images.tarbuild import TarBuilder
+from conformance.images.versions import DEBIAN_SUITE
 from conformance.progress import Progress
 from conformance.suite_root import SUITE_ROOT
-
-if TYPE_CHECKING:
-    from conformance.cluster.kind import KindCluster
 
 REPO_ROOT = SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 WORKLOAD_REPOSITORY = "localhost/dra-conformance/workload"
@@ -188,7 +186,7 @@ def _build_driver_image(ref: str, package: Path, requirements: Path, progress: P
 
 
 def _build_k8s_test_driver_image(progress: Progress) -> str:
-    from conformance.cluster import testdriver
+    from conformance.images import testdriver
 
     return testdriver.build_image(progress)
 
@@ -210,62 +208,3 @@ def build_named_image(builder: str, progress: Progress) -> str:
             f"unknown image builder {builder!r}", f"use one of {', '.join(sorted(BUILDERS))}"
         ) from None
     return build(progress)
-
-
-def node_has_image(node: str, ref: str) -> bool:
-    container = docker_client.client().containers.get(node)
-    code, out = container.exec_run(["ctr", "-n", "k8s.io", "images", "ls", "-q", f"name=={ref}"])
-    return code == 0 and ref in out.decode()
-
-
-def load_into_cluster(
-    kind_binary: Path, cluster: str, nodes: list[str], ref: str, progress: Progress
-) -> None:
-    with build_lock(f"load-{cluster}"):
-        missing = [n for n in nodes if not node_has_image(n, ref)]
-        if not missing:
-            return
-        with progress.stage(f"load {ref} into {len(missing)} node(s)"):
-            result = subprocess.run(
-                [
-                    str(kind_binary),
-                    "load",
-                    "docker-image",
-                    ref,
-                    "--name",
-                    cluster,
-                    "--nodes",
-                    ",".join(missing),
-                ],
-                capture_output=True,
-                text=True,
-            )
-        if result.returncode != 0:
-            raise BuildError(f"kind load docker-image {ref} failed:\n{result.stderr[-1500:]}")
-
-
-def workload_image(cluster_name: str | None = None, progress: Progress | None = None) -> str:
-    """The workload image, built when missing and loaded into the kind cluster `cluster_name`
-    (None: an existing cluster, which must already have it — see --dra-workload-image; the
-    run's preflight, conformance/plugin/preflight.py, proves it does). `cluster up` and
-    `driver install` on a kind cluster load it, so a later `run --cluster existing` finds it."""
-    progress = progress or Progress()
-    ref = build_workload_image(progress)
-    if cluster_name:
-        load_into_kind(cluster_name, ref, progress)
-    return ref
-
-
-def load_workload_image(cluster: KindCluster, progress: Progress) -> str:
-    """Build the workload image when missing and load it into every node of `cluster`."""
-    ref = build_workload_image(progress)
-    load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
-    return ref
-
-
-def load_into_kind(cluster_name: str, ref: str, progress: Progress) -> None:
-    """Load `ref` into every node of the kind cluster created by dra-conformance."""
-    from conformance.cluster import kind
-
-    cluster = kind.cluster_for(cluster_name, 1, "v1.37.2", True, progress)
-    load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)

@@ -19,11 +19,10 @@ from importlib import metadata
 from pathlib import Path
 
 from conformance import docker_client
-from conformance.cluster import images
-from conformance.cluster.buildlock import build_lock
-from conformance.cluster.tarbuild import TarBuilder
-from conformance.cluster.versions import cache_root, digest
+from conformance.cache import build_lock, cache_root, digest
 from conformance.errors import BuildError
+from conformance.images import harness
+from conformance.images.tarbuild import TarBuilder
 from conformance.progress import Progress
 from conformance.suite_root import SUITE_ROOT
 
@@ -88,7 +87,7 @@ def _dependency_site(progress: Progress) -> Path:
         return site
     with progress.stage("pip install the suite's dependencies for its image"):
         shutil.rmtree(site, ignore_errors=True)
-        images.run_pip(
+        harness.run_pip(
             ["install", "--no-compile", "--target", str(site), *deps],
             "pip install for the suite image",
         )
@@ -98,7 +97,7 @@ def _dependency_site(progress: Progress) -> Path:
 
 def _wheel(workdir: Path, progress: Progress) -> Path:
     with progress.stage("build the suite's wheel"):
-        images.run_pip(
+        harness.run_pip(
             ["wheel", "--no-deps", "--no-build-isolation", "-w", str(workdir), str(SUITE_ROOT)],
             "pip wheel for the suite image",
         )
@@ -124,7 +123,7 @@ def content_key(tools: ReportTools, cel_helper: Path, workload_ref: str, deps: P
         "suite-image",
         _tree_digest(SUITE_ROOT, SOURCES),
         deps.name,
-        images.python_base_ref(),
+        harness.python_base_ref(),
         _file_sha(cel_helper),
         _file_sha(tools.node),
         _file_sha(npm_marker if npm_marker and npm_marker.is_file() else None),
@@ -170,7 +169,7 @@ def build_suite_image(
     """Build the image unless one of the same content exists; tag it `<version>` too."""
     _check_checkout()
     version = suite_version()
-    workload_ref = images.workload_image_ref()
+    workload_ref = harness.workload_image_ref()
     deps = _dependency_site(progress)
     key = content_key(tools, cel_helper, workload_ref, deps)
     image = SuiteImage(f"{REPOSITORY}:{version}", f"{REPOSITORY}:{version}-{key}", built=False)
@@ -191,11 +190,11 @@ def _build(
     deps: Path,
     progress: Progress,
 ) -> None:
-    base = images.build_python_base(progress)
+    base = harness.build_python_base(progress)
     with tempfile.TemporaryDirectory(prefix="dra-suite-image-") as tmp:
         wheel = _wheel(Path(tmp) / "wheel", progress)
         wheel_site = Path(tmp) / "app"
-        images.run_pip(
+        harness.run_pip(
             ["install", "--no-deps", "--target", str(wheel_site), str(wheel)],
             "pip install for the suite image",
         )
