@@ -13,7 +13,7 @@ import os
 import sys
 
 REAL_RUNC = "@REAL_RUNC@"
-MISSING_CAPS = set(["@MISSING_CAPS@"])
+MISSING_CAPS = set("@MISSING_CAPS@".split(","))
 
 
 def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:

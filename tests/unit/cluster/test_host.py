@@ -34,9 +34,9 @@ def _fake_runc(tmp_path):
     return fake
 
 
-def _wrapper(tmp_path):
+def _wrapper(tmp_path, missing=("CAP_SYS_RESOURCE",)):
     script = tmp_path / "wrapper"
-    script.write_text(prepare.render_wrapper(str(_fake_runc(tmp_path)), ["CAP_SYS_RESOURCE"]))
+    script.write_text(prepare.render_wrapper(str(_fake_runc(tmp_path)), list(missing)))
     script.chmod(0o755)
     return script
 
@@ -67,6 +67,16 @@ def test_wrapper_strips_capability_from_exec_process_file(tmp_path):
         "CAP_CHOWN",
         "CAP_SYS_ADMIN",
     ]
+
+
+def test_a_wrapper_for_two_missing_capabilities_strips_both(tmp_path):
+    """The template's list of capabilities is one comma-separated placeholder: a rewrite of it
+    (a linter's "fix") that keeps only one would pass the single-capability tests above."""
+    process = tmp_path / "process.json"
+    process.write_text(json.dumps({"capabilities": {"effective": list(CAPS)}}))
+    wrapper = _wrapper(tmp_path, ("CAP_SYS_RESOURCE", "CAP_SYS_ADMIN"))
+    subprocess.run([str(wrapper), "exec", "--process", str(process), "cid"], check=True)
+    assert json.loads(process.read_text())["capabilities"]["effective"] == ["CAP_CHOWN"]
 
 
 def test_wrapper_passes_other_commands_through(tmp_path):
