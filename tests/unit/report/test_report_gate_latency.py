@@ -179,3 +179,34 @@ def test_no_chart_when_neither_run_measured_an_operation(tmp_path: Path) -> None
         ).splitlines()
     )
     assert "Driver operation latency" not in markdown  # no comparison was asked for
+
+
+def _gate_args(*argv: str):
+    from conformance.cli import app, gate_command
+
+    parser = app.build_parser([gate_command.add_gate_command])
+    return app.parse_args(parser, ["gate", "--profile", "p.yaml", *argv])
+
+
+def test_the_gate_options_default_to_50_percent_and_5_calls() -> None:
+    args = _gate_args("--baseline", "s.json")
+    assert (args.latency_threshold, args.latency_min_samples) == (50.0, 5)
+    args = _gate_args("--latency-threshold", "20%", "--latency-min-samples", "1")
+    assert (args.latency_threshold, args.latency_min_samples) == (20.0, 1)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--latency-threshold", "0", "'0' is not a percentage above 0"),
+        ("--latency-threshold", "fast", "'fast' is not a percentage above 0"),
+        ("--latency-min-samples", "0", "'0' is not a whole number of at least 1"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_exit_2(
+    option: str, value: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        _gate_args(option, value)
+    assert stopped.value.code == 2
+    assert f"argument {option}: {said}" in capsys.readouterr().err
