@@ -261,7 +261,10 @@ def latency_markdown(comparison: LatencyComparison, before: str, after: str) -> 
     if comparison.regressions:
         lines.append(
             "Latency regressions: "
-            + "; ".join(f"{r.name} p95 +{r.increase:.0%}" for r in comparison.regressions)
+            + "; ".join(
+                f"{r.name} p95 {_p95(r.before)} → {_p95(r.after)} ({_increase(r.increase)})"
+                for r in comparison.regressions
+            )
         )
     elif comparison.rows:
         lines.append("No latency regression above the threshold.")
@@ -276,7 +279,7 @@ def latency_markdown(comparison: LatencyComparison, before: str, after: str) -> 
     for r in comparison.rows:
         change = r.change.value
         if r.increase is not None:
-            change += f" ({r.increase:+.0%})"
+            change += f" ({_increase(r.increase)})"
         if r.note:
             change += f" — {r.note}"
         lines.append(
@@ -298,6 +301,13 @@ def _count(latency: OperationLatency | None) -> str:
 
 def _p95(latency: OperationLatency | None) -> str:
     return "-" if latency is None or latency.p95 is None else latency.p95.text()
+
+
+def _increase(increase: float | None) -> str:
+    """+30 %, or ×12 for a p95 that more than doubled."""
+    if increase is None:
+        return ""
+    return f"×{increase + 1:.3g}" if increase >= 1 else f"{increase:+.0%}"
 
 
 def _seconds(value: float) -> str:

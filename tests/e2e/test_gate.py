@@ -133,7 +133,7 @@ def _assert_prepare_latency_regression(document: dict, driver: str, report_dir: 
     assert rows["NodeUnprepareResources"]["change"] != "regression", rows
     report = (report_dir / "gate.md").read_text()
     assert ": PASS" in report.splitlines()[0], report
-    assert "Latency regressions: " + prepare + " p95 +" in report, report
+    assert "Latency regressions: " + prepare + " p95 " in report, report
     chart = report_dir / document["latency_chart"]
     assert chart.name == "gate-latency.svg" and f"]({chart.name})" in report, report
     svg = chart.read_text()

@@ -19,6 +19,7 @@ from conformance.report.gate_latency import (
     LatencyChange,
     compare_latency,
     interpolated_quantile,
+    latency_markdown,
 )
 
 DRIVER = "gpu.example.com"
@@ -83,6 +84,9 @@ def test_the_threshold_decides_what_is_flagged() -> None:
     before, after = _ops([0.04] * 10), _ops([0.07] * 10)  # (0.025, 0.05] -> (0.05, 0.1]
     [row] = compare_latency(before, after, threshold=0.5).rows
     assert row.change is LatencyChange.REGRESSION and row.increase == pytest.approx(1.0)
+    assert "| regression (×2) |" in "\n".join(
+        latency_markdown(compare_latency(before, after), "a", "b")
+    )
     [row] = compare_latency(before, after, threshold=1.5).rows
     assert row.change is LatencyChange.NO_REGRESSION
     with pytest.raises(ValueError):
@@ -155,8 +159,9 @@ def test_a_latency_regression_is_in_gate_files_but_never_fails_the_gate(tmp_path
     assert prepare["to"]["p95"]["s"] > 1 > prepare["from"]["p95"]["s"]
     markdown = to_markdown(result)
     assert markdown.splitlines()[0].endswith(": PASS")
-    assert "Latency regressions: kubelet → driver (gRPC): gpu.example.com NodePrepareResources" in (
-        markdown
+    assert (
+        "Latency regressions: kubelet → driver (gRPC): gpu.example.com NodePrepareResources "
+        "p95 4.75 ms → 2.42 s (×511)" in markdown
     )
     assert "| NodeUnprepareResources | 6 | 6 |" in markdown
     assert f"]({GATE_LATENCY_SVG})" in markdown
