@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
+from conformance.report.gate_latency import DEFAULT_MIN_SAMPLES, DEFAULT_THRESHOLD
 
 
 def add_gate_command(sub: argparse._SubParsersAction) -> None:
@@ -57,6 +58,23 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
         "live claims, upgraded to V2 (control plane, then node by node), judged on the upgrade "
         "suite DRA-UPG-* (scenarios/upgrade); the gate also fails when the rehearsal does",
     )
+    latency = gate.add_argument_group("driver operation latency (reported, never judged)")
+    latency.add_argument(
+        "--latency-threshold",
+        type=_percent,
+        default=DEFAULT_THRESHOLD * 100,
+        metavar="PERCENT",
+        help="flag an operation whose p95 latency rose by more than PERCENT (default "
+        f"{DEFAULT_THRESHOLD * 100:.0f}); the gate's verdict never depends on it",
+    )
+    latency.add_argument(
+        "--latency-min-samples",
+        type=_at_least_one,
+        default=DEFAULT_MIN_SAMPLES,
+        metavar="N",
+        help="compare an operation only when each run made at least N calls of it "
+        f"(default {DEFAULT_MIN_SAMPLES})",
+    )
     gate.add_argument("-n", "--workers", default="0", metavar="N", help="xdist workers per run")
     gate.add_argument("--report-dir", type=Path, default=None, metavar="DIR")
     gate.add_argument(
@@ -65,6 +83,22 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
         help="run disruptive requirements against an existing cluster",
     )
     gate.set_defaults(func=_gate, pytest_args=[])
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage above 0 (e.g. 50)")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -170,8 +204,8 @@ def _gate(args: argparse.Namespace) -> int:
         cluster = ["--cluster", args.cluster, "--name", args.name]
         cluster += ["--kubeconfig", args.kubeconfig] if args.kubeconfig else []
         cluster += ["--context", args.context] if args.context else []
-        after_path = _run(args, report_dir / "after", cluster)
-        after = gate.side_of(_judged(after_path, "the run"))
+        after_summary = _judged(_run(args, report_dir / "after", cluster), "the run")
+        after = gate.side_of(after_summary)
     else:
         try:
             before_path = _run(
@@ -185,14 +219,41 @@ def _gate(args: argparse.Namespace) -> int:
             if args.rehearse:  # the rehearsal deletes it; not when it did not get that far
                 _delete_kind_cluster(_cluster_name(args.from_version), args.from_version)
         after_path = _run(args, report_dir / args.to_version, _kind_cluster(args.to_version))
-        before, after = (gate.side_of(_judged(p, "the run")) for p in (before_path, after_path))
+        before_summary, after_summary = (_judged(p, "the run") for p in (before_path, after_path))
+        before, after = gate.side_of(before_summary), gate.side_of(after_summary)
     result = gate.compare(before, after)
     if rehearsal is not None:
         result = replace(result, rehearsal=rehearsal)
+    result = _with_latency(args, result, before_summary, after_summary, report_dir)
     markdown, _ = gate.write(result, report_dir)
     print(markdown.read_text(), end="")
     print(f"dra-conformance gate: {'PASS' if result.passed else 'FAIL'}; report in {report_dir}")
     return result.exit_code
+
+
+def _with_latency(
+    args: argparse.Namespace,
+    result: Any,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    report_dir: Path,
+) -> Any:
+    """The latency comparison and its chart; a chart that cannot be drawn is a warning."""
+    from conformance.report.charts import write_gate_chart
+    from conformance.report.gate_latency import compare_latency
+
+    latency = compare_latency(
+        before.get("driver_operations"),
+        after.get("driver_operations"),
+        threshold=args.latency_threshold / 100,
+        min_samples=args.latency_min_samples,
+    )
+    try:
+        chart = write_gate_chart(report_dir, latency, (result.before.label, result.after.label))
+    except Exception as exc:  # noqa: BLE001 - matplotlib's errors are many; none stops a gate
+        print(f"dra-conformance gate: warning: latency chart not drawn: {exc}", file=sys.stderr)
+        chart = None
+    return replace(result, latency=latency, latency_chart=chart.name if chart else None)
 
 
 def _rehearse(args: argparse.Namespace, report_dir: Path) -> Any:

@@ -42,6 +42,9 @@ def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
     kubelet_ops = _rows(start, end, OPERATIONS, _operation_key, _operation_error, resets)
     scheduler = _rows(start, end, SCHEDULER_PLUGIN, _scheduler_key, _scheduler_error, resets)
     read_scheduler = any(s.startswith("kube-scheduler") for s in end.sources)
+    sources = _sources(start, end)
+    unavailable = _unavailable_sections(sources, read_scheduler)
+    read_kubelets = "grpc" not in unavailable
     return {
         "window": {
             "start": _iso(start.taken),
@@ -49,9 +52,11 @@ def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
             "duration_s": round(end.taken - start.taken, 3),
         },
         "quantiles": QUANTILE_NOTE,
-        "sources": _sources(start, end),
-        "grpc": [_row(("driver", "method"), k, v) for k, v in grpc],
-        "kubelet_operations": [_row(("operation",), k, v) for k, v in kubelet_ops],
+        "sources": sources,
+        "grpc": [_row(("driver", "method"), k, v) for k, v in grpc] if read_kubelets else None,
+        "kubelet_operations": [_row(("operation",), k, v) for k, v in kubelet_ops]
+        if read_kubelets
+        else None,
         "scheduler": [_row(("extension_point",), k, v) for k, v in scheduler]
         if read_scheduler
         else None,
@@ -59,7 +64,25 @@ def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
         "claims_in_use": _claims_in_use(start, end),
         "claim_controller": _claim_controller(start, end),
         "counter_resets": sorted(set(resets)),
+        "unavailable": unavailable,
     }
+
+
+def _unavailable_sections(sources: dict[str, str], read_scheduler: bool) -> dict[str, str]:
+    """Why a section has no figures at all (a section absent here was read): no kubelet read at
+    both ends leaves no gRPC call and no kubelet operation measured, which is not zero calls."""
+    out = {}
+    kubelets = {s: state for s, state in sources.items() if s.startswith("kubelet")}
+    if not any(state == "read" for state in kubelets.values()):
+        first = next(iter(sorted(kubelets.items())), None)
+        why = f"{first[0]}: {first[1]}" if first else "no node to read a kubelet on"
+        if len(kubelets) > 1:
+            why += f" (and {len(kubelets) - 1} more kubelet source(s) alike)"
+        out["grpc"] = out["kubelet_operations"] = why
+    if not read_scheduler:
+        schedulers = [f"{s}: {state}" for s, state in sorted(sources.items()) if "scheduler" in s]
+        out["scheduler"] = schedulers[0] if schedulers else "kube-scheduler: not read"
+    return out
 
 
 def not_available(why: str) -> dict[str, Any]:

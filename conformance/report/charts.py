@@ -1,6 +1,7 @@
 """SVG charts beside summary.md, drawn from summary.json with matplotlib (no pyplot: no global
 state, no display): the latency distribution of each driver operation and the run's timeline
-(one row per worker, each test a bar coloured by its outcome, its lease wait shaded)."""
+(one row per worker, each test a bar coloured by its outcome, its lease wait shaded); beside
+gate.md, the two runs' latency per operation side by side."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.report.gate_latency import (
+    LatencyChange,
+    LatencyComparison,
+    LatencyRow,
+    chart_rows,
+)
+
 CHARTS_DIR = "charts"
 LATENCY_SVG = "driver-latency.svg"
 TIMELINE_SVG = "timeline.svg"
+GATE_LATENCY_SVG = "gate-latency.svg"
+SIDE_COLOURS = ("#8fb3de", "#2f5f9e")  # the earlier run, the later one
 OUTCOME_COLOURS = {
     "passed": "#3c9a3c",
     "failed": "#d43f3a",
@@ -84,6 +94,53 @@ def _timeline_figure(tests: list[Mapping[str, Any]]) -> Any:
     handles = [Patch(color=c, label=o) for o, c in OUTCOME_COLOURS.items()]
     handles.append(Patch(facecolor="white", edgecolor="#777777", label="lease wait"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=6)
+    return figure
+
+
+def write_gate_chart(
+    directory: Path, comparison: LatencyComparison, labels: tuple[str, str]
+) -> Path | None:
+    """gate-latency.svg beside gate.md: per operation, p50 and p95 of each run (log scale, a
+    regression's name in red); None when neither run measured an operation."""
+    rows = chart_rows(comparison)
+    if not rows:
+        return None
+    return _save(_gate_figure(rows, labels), Path(directory) / GATE_LATENCY_SVG)
+
+
+def _gate_figure(rows: list[LatencyRow], labels: tuple[str, str]) -> Any:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    figure = Figure(figsize=(9, 1.2 + 0.8 * len(rows)), layout="constrained")
+    ax = figure.subplots()
+    height = 0.38
+    for index, row in enumerate(rows):
+        for side, (latency, colour) in enumerate(
+            zip((row.before, row.after), SIDE_COLOURS, strict=True)
+        ):
+            if latency is None or latency.p95 is None:
+                continue
+            y = index + (side - 0.5) * height
+            ax.barh(y, latency.p95.seconds, height=height, color=colour)
+            if latency.p50 is not None:
+                ax.plot([latency.p50.seconds], [y], marker="|", markersize=12, color="black")
+            beyond = ">" if latency.p95.beyond else ""
+            ax.annotate(
+                f" {beyond}{latency.p95.seconds:.3g} s ({latency.count})",
+                (latency.p95.seconds, y),
+                va="center",
+                fontsize=7,
+            )
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(rows)), [f"{r.operation}\n{r.measured_by}" for r in rows], fontsize=8)
+    for tick, row in zip(ax.get_yticklabels(), rows, strict=True):
+        if row.change is LatencyChange.REGRESSION:
+            tick.set_color("#d43f3a")
+    ax.invert_yaxis()
+    ax.set_xlabel("p95 latency, seconds (log scale; | p50; calls in brackets)")
+    ax.set_title("Driver operation latency: " + " vs ".join(labels), fontsize=10)
+    ax.legend(handles=[Patch(color=c, label=n) for c, n in zip(SIDE_COLOURS, labels, strict=True)])
     return figure
 
 

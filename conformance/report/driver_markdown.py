@@ -52,12 +52,15 @@ def driver_operations_section(summary: Mapping[str, Any]) -> list[str]:
     )
     out.append("")
     rows = _table_rows(ops)
+    unavailable = _unavailable(ops)
     if rows:
         out.append("| measured by | driver | operation | count | errors | mean | p50 | p95 | p99 |")
         out.append("|---|---|---|---|---|---|---|---|---|")
         out.extend(rows)
-    else:
+    elif "grpc" not in (ops.get("unavailable") or {}):
         out.append("No DRA operation was measured in the run's window.")
+    if unavailable:
+        out.extend(["", *unavailable])
     out.append("")
     out.extend(_notes(ops))
     return out
@@ -69,6 +72,16 @@ def charts_section(summary: Mapping[str, Any]) -> list[str]:
     if not charts:
         return []
     return ["## Charts", "", *[line for path in charts for line in (f"![{path}]({path})", "")]]
+
+
+def _unavailable(ops: Mapping[str, Any]) -> list[str]:
+    """A line per section that could not be read: "not available (why)", never a zero."""
+    why = ops.get("unavailable") or {}
+    return [
+        f"- {measured_by}: not available ({_cell(why[key])})"
+        for key, measured_by, _, _ in _SOURCES
+        if key in why and ops.get(key) is None
+    ]
 
 
 def _table_rows(ops: Mapping[str, Any]) -> list[str]:

@@ -7,7 +7,8 @@ known platform issue; a MUST that did not run, or failed with a known upstream b
 version, is never counted as met). Not applicable after counts too: a MUST does not vanish
 because the new version lacks its behaviour or dropped its gate, only because the profile no
 longer declares a capability it needs. Fixes, newly applicable requirements (a
-behaviour the new version brings) and the rest are reported, not judged.
+behaviour the new version brings) and the rest are reported, not judged; so are the driver
+operations' latencies (conformance.report.gate_latency).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.model.requirements import only_missing_capabilities
+from conformance.report.gate_latency import LatencyComparison, latency_json, latency_markdown
 from conformance.report.verdict import NO_VERDICT, PASSING
 
 PASSED = "passed"
@@ -92,6 +94,8 @@ class GateResult:
     after: Side
     changes: tuple[RequirementChange, ...]
     rehearsal: Rehearsal | None = None
+    latency: LatencyComparison | None = None  # reported, never part of `passed`
+    latency_chart: str | None = None  # its chart's file name, beside gate.md
 
     @property
     def blocking(self) -> tuple[RequirementChange, ...]:
@@ -184,6 +188,8 @@ def to_json(result: GateResult) -> dict[str, Any]:
         "blocking": [c.id for c in result.blocking],
         "requirements": [asdict(c) | {"change": c.change.value} for c in result.changes],
         "rehearsal": _rehearsal_json(result.rehearsal),
+        "driver_latency": None if result.latency is None else latency_json(result.latency),
+        "latency_chart": result.latency_chart,
     }
 
 
@@ -247,6 +253,10 @@ def to_markdown(result: GateResult) -> str:
     lines += ["", f"{unchanged} requirement(s) ended the same on both sides."]
     if result.rehearsal is not None:
         lines += _rehearsal_markdown(result.rehearsal)
+    if result.latency is not None:
+        lines += latency_markdown(result.latency, before, after)
+    if result.latency_chart:
+        lines += [f"![driver operation latency, {before} vs {after}]({result.latency_chart})"]
     return "\n".join(lines) + "\n"
 
 

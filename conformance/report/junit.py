@@ -105,6 +105,8 @@ def driver_operation_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         for row in ops.get(key) or ():
             driver = row.get(driver_key) if driver_key else "-"
             props[f"dra_op:{measured_by}:{driver}:{row.get(op_key)}"] = row_text(row)
+    for section, why in sorted((ops.get("unavailable") or {}).items()):
+        props[f"dra_driver_operations:{section}"] = f"not available ({why})"
     unread = {s: state for s, state in (ops.get("sources") or {}).items() if state != "read"}
     for source, state in sorted(unread.items()):
         props[f"dra_metrics_source:{source}"] = state

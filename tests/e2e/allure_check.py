@@ -7,11 +7,15 @@ run's tests. Offline: Chromium starts with a fresh profile and no background net
 
     from allure_check import allure_html_test_count
     assert allure_html_test_count(run_dir) == junit_tests
+
+Its SVG charts are checked the same way: each one the report embeds, decoded from the report's
+own data inside its page and drawn by Chromium (`allure_chart_images`).
 """
 
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import shutil
@@ -45,6 +49,41 @@ _METADATA = re.compile(
 _SECTION_TITLE = re.compile(r'data-testid="tree-section-title"[^>]*>([^<]*)<')
 _CATEGORY = re.compile(r'<div[^>]*\bid="cat:[^>]*>')
 _TAG = re.compile(r"<[^>]+>")
+_CHART_RESULT = re.compile(r'<pre id="dra-chart-check">([^<]*)</pre>')
+# Run inside the report's page once it loaded: every SVG attachment in the report's embedded
+# data (window.allureReportData, path -> base64) decoded as an image and drawn on a canvas;
+# the DOM gets {path: [width, height, painted pixels] or null when it did not load}.
+_CHART_PROBE = """<script>
+window.addEventListener("load", async () => {
+  const out = {};
+  for (const [path, data] of Object.entries(window.allureReportData || {})) {
+    if (!path.endsWith(".svg")) continue;
+    const image = new Image();
+    const loaded = new Promise((done) => {
+      image.onload = () => done(true);
+      image.onerror = () => done(false);
+    });
+    image.src = "data:image/svg+xml;base64," + data;
+    if (!(await loaded)) { out[path] = null; continue; }
+    const canvas = document.createElement("canvas");
+    canvas.width = image.naturalWidth;
+    canvas.height = image.naturalHeight;
+    const context = canvas.getContext("2d");
+    context.drawImage(image, 0, 0);
+    const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let i = 0; i < pixels.length; i += 4) {
+      const ink = pixels[i] < 250 || pixels[i + 1] < 250 || pixels[i + 2] < 250;
+      if (pixels[i + 3] > 0 && ink) painted++;
+    }
+    out[path] = [image.naturalWidth, image.naturalHeight, painted];
+  }
+  const result = document.createElement("pre");
+  result.id = "dra-chart-check";
+  result.textContent = JSON.stringify(out);
+  document.body.appendChild(result);
+});
+</script>"""
 
 
 @dataclass(frozen=True)
@@ -148,3 +187,33 @@ def read_allure_categories(report_dir: Path) -> dict[str, int]:
 def allure_html_test_count(report_dir: Path) -> int:
     """How many tests the run's Allure HTML report shows ("Total"), rendered in Chromium."""
     return read_allure_html(report_dir).total
+
+
+@dataclass(frozen=True)
+class ChartImage:
+    """One SVG attachment as Chromium drew it: its size and how many pixels are not blank."""
+
+    width: int
+    height: int
+    painted: int
+
+
+def allure_chart_images(report_dir: Path) -> dict[str, ChartImage | None]:
+    """Each SVG the Allure HTML report embeds (its path in the report's data) as Chromium
+    decoded and drew it inside the report's page; None for one that did not load."""
+    index = report_index(report_dir)
+    page = index.read_text(encoding="utf-8")
+    body_end = page.rfind("</body>")
+    if body_end < 0:
+        raise ValueError(f"{index} has no </body>: not an Allure HTML report")
+    with tempfile.TemporaryDirectory(prefix="dra-charts-") as work:
+        probe = Path(work) / index.name  # the report's own page, the probe added at its end
+        probe.write_text(page[:body_end] + _CHART_PROBE + page[body_end:], encoding="utf-8")
+        dom = render_dom(probe)
+    found = _CHART_RESULT.search(dom)
+    if found is None:
+        raise ValueError(
+            "the chart probe wrote no result: the report's page did not finish loading in Chromium"
+        )
+    images = json.loads(html.unescape(found.group(1)))
+    return {path: ChartImage(*size) if size else None for path, size in images.items()}

@@ -1,12 +1,23 @@
 """What Kubernetes measured of the driver, on the real cluster: the kubelets' metrics read
-through the API server, and a run's Driver operations table against the pods it started."""
+through the API server, a run's Driver operations table against the pods it started, and a run
+whose account may not read the kubelets' metrics (the least-privilege role without nodes/proxy):
+"not available (why)", and its verdict all the same."""
 
 from __future__ import annotations
 
+import base64
 import json
+import secrets
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
+import yaml
 from claim_pods import ClaimPodWatch
+from kube_apiserver.server import write_kubeconfig
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 from runs import run_cli
 
 from conformance.kube.client import K8sClients
@@ -17,6 +28,7 @@ from conformance.metrics.scrape import (
     SCHEDULER,
     take_snapshot,
 )
+from conformance.model.profile import SUITE_ROOT
 
 TOLERANCE = 0.10
 
@@ -70,3 +82,83 @@ def test_prepare_and_unprepare_counts_match_the_pods_the_run_started(
         assert abs(count - started) <= TOLERANCE * started, (method, count, started, rows)
         assert rows[method]["errors"] == 0, rows[method]
     assert "Driver operations" in (report / "summary.md").read_text()
+
+
+RBAC = SUITE_ROOT / "deploy/rbac/dra-conformance.yaml"
+NO_PROXY_REQUIREMENT = "DRA-CORE-004"
+
+
+def _role_without_node_proxy() -> list[dict]:
+    """The in-cluster account's ClusterRole rules, the kubelet-metrics rule taken out."""
+    [role] = [d for d in yaml.safe_load_all(RBAC.read_text()) if d and d["kind"] == "ClusterRole"]
+    rules = [r for r in role["rules"] if "nodes/proxy" not in r.get("resources", ())]
+    assert len(rules) == len(role["rules"]) - 1, "deploy/rbac lost its nodes/proxy rule"
+    return rules
+
+
+@pytest.fixture()
+def no_proxy_kubeconfig(kind_cluster, k8s: K8sClients, tmp_path: Path) -> Iterator[Path]:
+    """A kubeconfig for a ServiceAccount bound to that role (removed afterwards)."""
+    name, namespace = f"dra-no-proxy-{secrets.token_hex(3)}", "default"
+    rbac = client.RbacAuthorizationV1Api(k8s.api_client)
+    k8s.core.create_namespaced_service_account(namespace, {"metadata": {"name": name}})
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": _role_without_node_proxy()})
+    rbac.create_cluster_role_binding(
+        {
+            "metadata": {"name": name},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": name,
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+        }
+    )
+    try:
+        token = k8s.core.create_namespaced_service_account_token(
+            name, namespace, {"spec": {"expirationSeconds": 3600}}
+        ).status.token
+        admin = yaml.safe_load(Path(kind_cluster.kubeconfig).read_text())
+        cluster = admin["clusters"][0]["cluster"]
+        ca = base64.b64decode(cluster["certificate-authority-data"])
+        yield write_kubeconfig(tmp_path / "no-proxy.kubeconfig", cluster["server"], token, ca)
+    finally:
+        for delete in (
+            lambda: rbac.delete_cluster_role_binding(name),
+            lambda: rbac.delete_cluster_role(name),
+            lambda: k8s.core.delete_namespaced_service_account(name, namespace),
+        ):
+            try:
+                delete()
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+
+
+def test_a_run_that_may_not_read_kubelet_metrics_says_so_and_keeps_its_verdict(
+    kind_cluster, fake_driver, no_proxy_kubeconfig: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "report"
+    result = run_cli(
+        kind_cluster.name,
+        report,
+        "--cluster",
+        "existing",
+        "--kubeconfig",
+        str(no_proxy_kubeconfig),
+        "--dra-skip-install",
+        "--dra-requirement",
+        NO_PROXY_REQUIREMENT,
+        run_id=f"e2e-no-proxy-{secrets.token_hex(3)}",
+    )
+    output = result.stdout[-4000:] + result.stderr[-4000:]
+    summary = json.loads((report / "summary.json").read_text())
+    assert (result.returncode, summary["verdict"]) == (0, "PASSED-PARTIAL"), output
+    ops = summary["driver_operations"]
+    assert ops["grpc"] is None and ops["kubelet_operations"] is None, ops
+    why = ops["unavailable"]["grpc"]
+    assert "forbidden (HTTP 403)" in why and "nodes/proxy" in why, why
+    assert all(state.startswith("not available") for state in ops["sources"].values()), ops
+    text = (report / "summary.md").read_text()
+    assert "- kubelet → driver (gRPC): not available (kubelet " in text, text
+    assert "forbidden (HTTP 403)" in text

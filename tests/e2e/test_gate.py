@@ -2,8 +2,10 @@
 cluster. The same driver gates green (exit 0); a driver that broke a MUST since the baseline
 gates red (exit 1) and gate.md names the requirement. The runs select one requirement: each is
 a partial pass (PASSED-PARTIAL, exit 0) in every format, and a partial baseline still gates.
-The two-version form (`--from --to`) builds a second node image, which is a bench run
-(bench/cluster.md), not a CI one."""
+The gate's own green run prepares claims 2 s slower (the fake driver's delay-prepare fault): the
+gate flags the prepare p95 as a latency regression and draws the side-by-side chart, and still
+passes, because latency is reported, never judged. The two-version form (`--from --to`) builds a
+second node image, which is a bench run (bench/cluster.md), not a CI one."""
 
 from __future__ import annotations
 
@@ -23,9 +25,14 @@ from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import SUITE_ROOT, Profile
 
 REQUIREMENT = "DRA-CORE-004"  # the container sees exactly its device
+PREPARE_DELAY_S = 2.0
+# the one requirement prepares one claim per run: compare operations with a single call
+MIN_SAMPLES = "1"
 
 
-def _gate(cluster: str, baseline: Path, report_dir: Path) -> subprocess.CompletedProcess:
+def _gate(
+    cluster: str, baseline: Path, report_dir: Path, *extra: str
+) -> subprocess.CompletedProcess:
     cmd = [
         sys.executable,
         "-m",
@@ -39,6 +46,7 @@ def _gate(cluster: str, baseline: Path, report_dir: Path) -> subprocess.Complete
         cluster,
         "--report-dir",
         str(report_dir),
+        *extra,
         "--dra-requirement",
         REQUIREMENT,
     ]
@@ -72,25 +80,61 @@ def test_gate_against_a_baseline(
     assert properties["dra_verdict"] == "PASSED-PARTIAL", properties
     assert "CONFORMANT" not in (baseline / "allure-results/environment.properties").read_text()
 
-    green = _gate(kind_cluster.name, baseline / "summary.json", tmp_path / "green")
+    control = FakeDriverControl(k8s.core)
+    nodes = selected_nodes(k8s, fake_driver)
+    control.delay_prepare(ALL_NODES, PREPARE_DELAY_S)
+    try:
+        for node in nodes:
+            control.wait_applied(node, timeout=60)
+        green = _gate(
+            kind_cluster.name,
+            baseline / "summary.json",
+            tmp_path / "green",
+            "--latency-min-samples",
+            MIN_SAMPLES,
+        )
+    finally:
+        control.delay_prepare(ALL_NODES, 0)
+        for node in nodes:
+            control.wait_applied(node, timeout=60)
     assert green.returncode == 0, green.stdout[-3000:] + green.stderr[-2000:]
     document = json.loads((tmp_path / "green" / "gate.json").read_text())
     assert document["passed"] is True and document["blocking"] == []
     [entry] = [r for r in document["requirements"] if r["id"] == REQUIREMENT]
     assert (entry["before"], entry["after"], entry["change"]) == ("passed", "passed", "unchanged")
+    _assert_prepare_latency_regression(document, fake_driver.driver, tmp_path / "green")
 
-    control = FakeDriverControl(k8s.core)
     control.set_misbehaviour("cdi-wrong-device", True, ALL_NODES)
     try:
-        for node in selected_nodes(k8s, fake_driver):
+        for node in nodes:
             control.wait_applied(node, timeout=60)
         red = _gate(kind_cluster.name, baseline, tmp_path / "red")
     finally:
         control.set_misbehaviour("cdi-wrong-device", False, ALL_NODES)
-        for node in selected_nodes(k8s, fake_driver):
+        for node in nodes:
             control.wait_applied(node, timeout=60)
     assert red.returncode == 1, red.stdout[-3000:] + red.stderr[-2000:]
     report = (tmp_path / "red" / "gate.md").read_text()
     assert ": FAIL" in report.splitlines()[0], report
     assert f"| {REQUIREMENT} | MUST | passed | failed | regression |" in report, report
     assert json.loads((tmp_path / "red" / "gate.json").read_text())["blocking"] == [REQUIREMENT]
+
+
+def _assert_prepare_latency_regression(document: dict, driver: str, report_dir: Path) -> None:
+    """The delayed prepare is flagged in gate.json and gate.md, beside the chart, in a passing
+    gate; unprepare, which the fault does not slow, is not."""
+    latency = document["driver_latency"]
+    assert latency["decides_verdict"] is False and latency["threshold"] == 0.5, latency
+    prepare = f"kubelet → driver (gRPC): {driver} NodePrepareResources"
+    assert prepare in latency["regressions"], latency
+    rows = {o["operation"]: o for o in latency["operations"] if o["driver"] == driver}
+    after_p95 = rows["NodePrepareResources"]["to"]["p95"]
+    assert after_p95.get("s", after_p95.get("gt", 0)) >= PREPARE_DELAY_S * 0.8, rows
+    assert rows["NodeUnprepareResources"]["change"] != "regression", rows
+    report = (report_dir / "gate.md").read_text()
+    assert ": PASS" in report.splitlines()[0], report
+    assert "Latency regressions: " + prepare + " p95 " in report, report
+    chart = report_dir / document["latency_chart"]
+    assert chart.name == "gate-latency.svg" and f"]({chart.name})" in report, report
+    svg = chart.read_text()
+    assert svg.startswith("<?xml") and "NodePrepareResources" in svg and chart.stat().st_size > 5000

@@ -12,7 +12,7 @@ import sys
 import time
 
 import pytest
-from allure_check import read_allure_html, render_dom, report_index
+from allure_check import allure_chart_images, read_allure_html, render_dom, report_index
 from runs import run_cli
 
 from conformance.kube.client import K8sClients
@@ -85,7 +85,8 @@ def test_whole_suite_conformant(whole_suite_run):
 
 
 def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
-    """Under -n 4 every test reaches allure-results, and the HTML shows them all."""
+    """Under -n 4 every test reaches allure-results, and the HTML shows them all; the run's
+    charts (driver latency, timeline) are in it and Chromium draws each one."""
     report = whole_suite_run["report"]
     junit = parse_junit_counts(report / "junit.xml")
     results = [json.loads(p.read_text()) for p in (report / "allure-results").glob("*-result.json")]
@@ -95,6 +96,13 @@ def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
         assert labels.get("dra_outcome") in ("passed", "not-applicable"), labels
         assert labels.get("severity") in ("critical", "normal", "minor"), labels
     assert read_allure_html(report).total == junit.tests
+    charts = whole_suite_run["summary"]["artifacts"]["charts"]
+    assert sorted(charts) == ["charts/driver-latency.svg", "charts/timeline.svg"], charts
+    images = allure_chart_images(report)
+    assert len(images) == len(charts), images
+    for path, image in images.items():
+        assert image is not None, f"{path}: Chromium could not load it"
+        assert image.width > 100 and image.height > 100 and image.painted > 1000, (path, image)
 
 
 def _verify(report) -> subprocess.CompletedProcess:

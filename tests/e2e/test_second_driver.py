@@ -134,3 +134,16 @@ def test_every_requirement_has_its_expected_outcome(test_driver_run: dict[str, A
             unexpected[rid] = (requirement["status"], reason[:300], "expected", status, reason_part)
     assert not unexpected, json.dumps(unexpected, indent=1)
     assert set(NOT_PASSED) <= set(got), set(NOT_PASSED) - set(got)
+
+
+def test_its_own_driver_operations_are_measured(test_driver_run: dict[str, Any]) -> None:
+    """What the kubelets measured of this driver, under its own name: it prepared and released
+    claims through the whole run, so neither count can be zero."""
+    summary = test_driver_run["summary"]
+    assert summary is not None, test_driver_run["output"][-6000:]
+    driver = load_profile(SUITE_ROOT / PROFILE).driver
+    ops = summary["driver_operations"]
+    assert ops.get("grpc") is not None, ops
+    counts = {r["method"]: r["count"] for r in ops["grpc"] if r["driver"] == driver}
+    for method in ("NodePrepareResources", "NodeUnprepareResources"):
+        assert counts.get(method, 0) > 0, (method, ops["grpc"], ops.get("sources"))

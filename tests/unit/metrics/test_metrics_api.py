@@ -11,7 +11,9 @@ from kube_apiserver.server import ApiServer, ClusterScoped, unique_name
 
 from conformance.kube.client import K8sClients
 from conformance.metrics.inventory import read_cluster_inventory
+from conformance.metrics.operations import driver_operations
 from conformance.metrics.scrape import SCHEDULER, take_snapshot
+from conformance.report.driver_markdown import driver_operations_section
 
 READ_NODES_AND_PODS = [
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list"]},
@@ -42,6 +44,13 @@ def test_a_kubelet_the_account_may_not_proxy_to_is_forbidden_never_zero(
     assert snapshot.unavailable["kube-scheduler"] == (
         "no pod labelled component=kube-scheduler in kube-system (a managed control plane)"
     )
+    # what the run's report makes of two such reads: not available, with the API server's why
+    ops = driver_operations(snapshot, take_snapshot(restricted, (SCHEDULER,)))
+    assert ops["grpc"] is None and ops["kubelet_operations"] is None
+    assert "forbidden (HTTP 403): " in ops["unavailable"]["grpc"]
+    assert "nodes/proxy" in ops["unavailable"]["grpc"]  # RBAC's message names the resource
+    text = "\n".join(driver_operations_section({"driver_operations": ops}))
+    assert "- kubelet → driver (gRPC): not available (kubelet " in text
 
 
 def test_a_node_without_a_reachable_kubelet_is_not_available_with_why(

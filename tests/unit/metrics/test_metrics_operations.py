@@ -121,3 +121,22 @@ def test_claims_in_use_per_driver_then_and_now() -> None:
     in_use = driver_operations(START, END)["claims_in_use"]
     assert in_use[DRIVER] == {"start": 0.0, "end": 1.0}
     assert in_use["<any>"] == {"start": 0.0, "end": 1.0}
+
+
+def test_no_kubelet_read_leaves_the_kubelet_sections_not_available_never_empty() -> None:
+    forbidden = {
+        "kubelet a-worker": "forbidden (HTTP 403): nodes/proxy",
+        "kubelet b-worker": "forbidden (HTTP 403): nodes/proxy",
+    }
+    doc = driver_operations(_snapshot(1000.0, forbidden), _snapshot(1090.0, forbidden))
+    assert doc["grpc"] is None and doc["kubelet_operations"] is None
+    why = "kubelet a-worker: not available (forbidden (HTTP 403): nodes/proxy)"
+    assert doc["unavailable"]["grpc"] == why + " (and 1 more kubelet source(s) alike)"
+    assert doc["unavailable"]["kubelet_operations"] == doc["unavailable"]["grpc"]
+    assert doc["unavailable"]["scheduler"] == "kube-scheduler: not read"
+
+
+def test_one_kubelet_read_is_enough_for_the_kubelet_sections() -> None:
+    doc = driver_operations(START, END)
+    assert doc["grpc"] and "grpc" not in doc["unavailable"]
+    assert set(doc["unavailable"]) == {"scheduler"}

@@ -80,6 +80,22 @@ def test_figures_not_available_or_not_measured_are_said_never_zero() -> None:
     assert cluster_inventory_section({})[2].startswith("Not measured")
 
 
+def test_kubelet_figures_that_could_not_be_read_are_not_available_with_why() -> None:
+    why = "kubelet node-1: not available (forbidden (HTTP 403): nodes/proxy)"
+    forbidden = OPERATIONS | {
+        "grpc": None,
+        "kubelet_operations": None,
+        "unavailable": {"grpc": why, "kubelet_operations": why},
+    }
+    text = "\n".join(driver_operations_section({"driver_operations": forbidden}))
+    assert f"- kubelet → driver (gRPC): not available ({why})" in text
+    assert f"- kubelet DRA manager: not available ({why})" in text
+    assert "| count |" not in text and "No DRA operation was measured" not in text
+    props = driver_operation_properties({"driver_operations": forbidden})
+    assert props["dra_driver_operations:grpc"] == f"not available ({why})"
+    assert not any(name.startswith("dra_op:") for name in props)
+
+
 def test_the_inventory_table() -> None:
     text = "\n".join(cluster_inventory_section(SUMMARY))
     assert (

@@ -28,6 +28,8 @@ def _args(tmp_path: Path, rehearse: bool) -> argparse.Namespace:
         report_dir=tmp_path / "gate",
         allow_disruptive=False,
         pytest_args=["scenarios/core"],
+        latency_threshold=50.0,
+        latency_min_samples=5,
     )
 
 
