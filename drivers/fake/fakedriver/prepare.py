@@ -27,6 +27,7 @@ from fakedriver.claims import (
     ClaimReader,
     allocation_for_driver,
     group_devices,
+    unprepare_from_api_errors,
 )
 from fakedriver.controls import FaultState
 from fakedriver.stats import LatencyStats
@@ -159,6 +160,12 @@ class DevicePreparer:
             # A prepare of a claim prepared before (a restarted kubelet asks again) must bring
             # back its CDI spec if a reboot emptied /run; the misbehaviour answers from the
             # checkpoint alone, and the container runtime cannot resolve the CDI device.
+            if done is not None and self._faults.misbehaving("prepare-not-idempotent"):
+                log.warning("misbehaviour prepare-not-idempotent: refusing claim %s", ref.uid)
+                return PrepareOutcome(
+                    error=f"claim {ref.namespace}/{ref.name} ({ref.uid}) is already prepared "
+                    "(misbehaviour prepare-not-idempotent)"
+                )
             if done is not None and (
                 Path(done.cdi_spec).exists() or self._faults.misbehaving("cdi-not-recreated")
             ):
@@ -389,11 +396,15 @@ class DevicePreparer:
             log.warning("misbehaviour slow-unprepare: waiting %ss", SLOW_UNPREPARE_SECONDS)
             self._sleep(SLOW_UNPREPARE_SECONDS)  # outside the lock: prepares go on meanwhile
         results: dict[str, str] = {}
+        if self._faults.misbehaving("unprepare-needs-claim"):  # read outside the lock
+            results = unprepare_from_api_errors(self._claims, claims)
         noop = self._faults.misbehaving("noop-unprepare")
         refuse = self._faults.misbehaving("fail-unprepare")
         leak = self._faults.misbehaving("leak-cdi-spec")
         with self._lock:
             for ref in claims:
+                if ref.uid in results:  # misbehaviour unprepare-needs-claim
+                    continue
                 if refuse:
                     log.warning("misbehaviour fail-unprepare: refusing claim %s", ref.uid)
                     results[ref.uid] = "misbehaviour fail-unprepare: device still busy"
