@@ -62,10 +62,13 @@ SPEC_LEVELS = {
     "DRA-EXT-005": "MAY",
     "DRA-EXT-006": "MAY",
     "DRA-KUBELET-001": "MUST",
+    "DRA-KUBELET-002": "MUST",
     "DRA-REBOOT-001": "MUST",
     "DRA-REBOOT-002": "MUST",
     "DRA-UPD-001": "MUST",
     "DRA-UPD-002": "SHOULD",
+    # the driver's lifecycle as the kubelet drives it (not in spec/requirements.md)
+    "DRA-LIFE-001": "MUST",
     # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
@@ -85,6 +88,7 @@ SUITE_OF_PREFIX = {
     "KUBELET": "node_restart",
     "REBOOT": "node_restart",
     "UPD": "driver_update",
+    "LIFE": "lifecycle",
     "SEC": "security",
     "UPG": "upgrade",
 }
