@@ -62,7 +62,6 @@ def test_claim_deleted_while_the_plugin_is_down_is_released_once_it_is_back(
         lambda: workload.read_claim("stale"),
         describe=f"ResourceClaim {workload.ref('stale')} (its pod was force-deleted)",
         timeout=workload.timeout("podDeleted"),
-        interval=0.5,
     )
     wait_ready_pod_on_node(
         k8s, namespace, name, node, timeout=timeout, not_uid=plugin["metadata"]["uid"]

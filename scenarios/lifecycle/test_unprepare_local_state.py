@@ -63,11 +63,13 @@ def test_force_deleted_pods_deleted_claim_is_unprepared(
     workload.delete_claim("doomed")
     workload.delete_pod("victim", wait=False, grace_period=0)
     deleted = time.monotonic()
-    waits.wait_for_deleted(
+    waits.wait_until(
         lambda: workload.read_claim("doomed"),
-        describe=f"ResourceClaim {workload.ref('doomed')} (its pod was force-deleted)",
+        lambda claim: claim is None,
+        describe=f"ResourceClaim {workload.ref('doomed')} to be gone (its pod was force-deleted)",
         timeout=workload.timeout("podDeleted"),
         interval=0.2,
+        show=lambda claim: (claim or {}).get("status"),
     )
     if not _still_prepared(read_kubelet_dra(k8s, node, driver), before):
         not_run(
