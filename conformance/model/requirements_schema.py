@@ -36,6 +36,7 @@ SUITES = (
     "extended_resource",
     "node_restart",
     "driver_update",
+    "lifecycle",
     "security",
     "upgrade",
 )

@@ -20,7 +20,10 @@ from conformance.kube.objects import ClusterObjects
 from conformance.model.naming import namespace_name, sanitize_label_value
 from conformance.model.outcome import not_run
 from conformance.plugin.collection import item_view
+from conformance.plugin.kubelet_check import KubeletWatch
+from conformance.plugin.kubelet_check import verdict as kubelet_verdict
 from conformance.plugin.markers import (
+    KUBELET_ERRORS_MARK,
     NodeExclusive,
     across_nodes_wanted,
     parse_devices,
@@ -185,12 +188,29 @@ def test_namespace(
     name = namespace_name(dra_context.run_id, request.node.nodeid)
     create_test_namespace(k8s, build, registry, name, request.node.nodeid)
     request.node.stash[NAMESPACE_KEY] = name
+    nodes, shared = _watched_nodes(dra_context, device_lease)
+    watch = KubeletWatch.begin(k8s, dra_context.profile.driver, nodes)
     yield name
+    events = watch.events(name)
+    judged = None if device_lease is not None and device_lease.node else watch.pod_nodes(name)
     # The lease ends once the devices are free; the namespace deletes in the background and
     # the end-of-run sweep waits for it.
     problem = release_namespace(k8s, name, timeout=dra_context.timeout("namespaceDeleted"))
     if problem:
         warnings.warn(DRAHarnessWarning(f"{problem}\n(the end-of-run sweep retries)"), stacklevel=1)
+    expected = request.node.get_closest_marker(KUBELET_ERRORS_MARK) is not None
+    problems = watch.finish(events, expected, dra_context.timeout_scale, judged)
+    if problems:
+        pytest.fail(kubelet_verdict(problems, watch.nodes, shared), pytrace=False)
+
+
+def _watched_nodes(context: RunContext, lease: Any) -> tuple[list[str], bool]:
+    """The nodes whose kubelets judge a test (its pinned or leased node, else every node of the
+    driver, of which those its pods were on at its end), and whether other tests may use them
+    meanwhile."""
+    if lease is not None and lease.node:
+        return [lease.node], not lease.whole
+    return sorted({d.node for d in context.devices if d.node}), True
 
 
 @pytest.fixture

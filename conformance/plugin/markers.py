@@ -23,6 +23,8 @@ DEVICES_MARK = "dra_devices"
 NODE_EXCLUSIVE_MARK = "dra_node_exclusive"
 CAPABILITY_MARK = "dra_capability"
 RUN_EARLY_MARK = "dra_run_early"
+# The test causes kubelet DRA errors on purpose (conformance/plugin/kubelet_check.py).
+KUBELET_ERRORS_MARK = "dra_kubelet_errors"
 # Old name -> new name: refused on scenario tests, so a suite cannot half-migrate silently.
 RENAMED_MARKS = {
     "requirement": REQUIREMENT_MARK,

@@ -11,6 +11,7 @@ import pytest
 from conformance.plugin.markers import (
     CAPABILITY_MARK,
     DEVICES_MARK,
+    KUBELET_ERRORS_MARK,
     NODE_EXCLUSIVE_MARK,
     REQUIREMENT_MARK,
     RUN_EARLY_MARK,
@@ -34,6 +35,9 @@ MARKERS = (
     "requirement's gates",
     f"{RUN_EARLY_MARK}(why): start this test before all others: it starts a clock (such as "
     "a kubelet grace period) that the run waits out before it ends",
+    f"{KUBELET_ERRORS_MARK}(why): the test causes kubelet DRA errors on purpose (a prepare "
+    "fault, a kubelet or driver restart): the per-test kubelet check then counts no error and "
+    "no FailedPrepare/FailedUnprepareDynamicResources event against it",
 )
 
 

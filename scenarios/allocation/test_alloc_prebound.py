@@ -12,6 +12,9 @@ from conformance.scenario_api.workloads import PREPARE_FAILED, Workloads
 
 
 @pytest.mark.dra_requirement("DRA-ALLOC-015")
+@pytest.mark.dra_kubelet_errors(
+    "a pre-bound pod's claim is refused by the kubelet (FailedPrepareDynamicResources)"
+)
 @pytest.mark.dra_devices("default")
 def test_prebound_pod_does_not_run_but_node_selector_pod_does(
     workload: Workloads, k8s: K8sClients

@@ -40,6 +40,9 @@ def _container_starts(pod: dict[str, Any] | None) -> dict[str, float]:
 
 
 @pytest.mark.dra_requirement("DRA-DEL-006")
+@pytest.mark.dra_kubelet_errors(
+    "a driver may refuse to prepare a device still prepared for the force-deleted pod"
+)
 @pytest.mark.dra_devices("default", guard=True)  # the reuse probe's devices
 def test_force_deleted_pods_device_not_used_before_unprepare(
     workload: Workloads, k8s: K8sClients

@@ -20,6 +20,7 @@ from conformance.scenario_api.republish import Republish
 
 
 @pytest.mark.dra_requirement("DRA-LOSS-006")
+@pytest.mark.dra_kubelet_errors("the kubelet cannot reach the restarting plugin")
 @pytest.mark.dra_node_exclusive  # restarts the driver's plugin pod of the node
 def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
     request, dra_context, k8s, workload, driver_restarts, device_lease

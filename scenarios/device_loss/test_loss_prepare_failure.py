@@ -31,6 +31,7 @@ def _not_started(pod) -> bool:
 
 
 @pytest.mark.dra_requirement("DRA-LOSS-005")
+@pytest.mark.dra_kubelet_errors("the fail-prepare fault")
 @pytest.mark.dra_node_exclusive  # every prepare on the node fails
 def test_failed_prepare_is_reported_retried_and_recovers(
     dra_context, k8s, workload, faults, device_lease

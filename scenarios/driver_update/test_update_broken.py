@@ -38,6 +38,7 @@ def _failed_nodes(watch: RolloutWatch) -> list[str]:
 
 
 @pytest.mark.dra_requirement("DRA-UPD-002")
+@pytest.mark.dra_kubelet_errors("the kubelet cannot reach the plugin while it is replaced")
 # Cluster-wide: the update (and its rollback) replaces plugin pods on any node (conftest.py).
 @pytest.mark.dra_devices("default", count=2, exclusive=True)
 def test_failed_update_leaves_pods_and_rollback_serves_new_claims(

@@ -50,6 +50,7 @@ def _node_for_newcomer(watch: RolloutWatch, candidates: list[str], timeout: floa
 
 
 @pytest.mark.dra_requirement("DRA-UPD-001")
+@pytest.mark.dra_kubelet_errors("the kubelet cannot reach the plugin while it is replaced")
 # Cluster-wide: the rollout replaces the plugin pod of every node (conftest.py).
 @pytest.mark.dra_devices("default", count=2, exclusive=True)
 def test_rolling_update_keeps_pods_and_serves_new_claims(

@@ -17,6 +17,7 @@ LONGEST_MARK_SECONDS = 360.0
 
 
 @pytest.mark.dra_requirement("DRA-DRAIN-005")
+@pytest.mark.dra_kubelet_errors("the node's kubelet restarts to register the Node again")
 @pytest.mark.dra_node_exclusive(restarts_kubelet=True)  # deletes the Node
 def test_deleting_a_node_removes_its_resource_slices(dra_context, k8s, node_deletion, device_lease):
     node = pick_node(dra_context, lease=device_lease)

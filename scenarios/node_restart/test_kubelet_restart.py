@@ -19,6 +19,7 @@ from conformance.scenario_api.republish import Republish
 
 
 @pytest.mark.dra_requirement("DRA-KUBELET-001")
+@pytest.mark.dra_kubelet_errors("the restarted kubelet refuses prepares until the plugin is back")
 @pytest.mark.dra_node_exclusive(at_least=2, restarts_kubelet=True)  # two claims there
 def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
     request, dra_context, k8s, workload, node_restarts, device_lease

@@ -48,6 +48,9 @@ def _reboot_and_wait_for_driver(request, dra_context, k8s, node_restarts, node: 
 
 
 @pytest.mark.dra_requirement("DRA-REBOOT-001")
+@pytest.mark.dra_kubelet_errors(
+    "the restarted node's kubelet refuses prepares until the plugin is back"
+)
 @pytest.mark.dra_node_exclusive(restarts_kubelet=True)  # restarts the node
 def test_node_restart_runs_pods_again_with_the_same_devices(
     request, dra_context, k8s, workload, node_restarts, device_lease
@@ -93,6 +96,9 @@ def test_node_restart_runs_pods_again_with_the_same_devices(
 
 
 @pytest.mark.dra_requirement("DRA-REBOOT-002")
+@pytest.mark.dra_kubelet_errors(
+    "the restarted node's kubelet refuses prepares until the plugin is back"
+)
 @pytest.mark.dra_node_exclusive(restarts_kubelet=True)  # restarts the node
 def test_node_restart_serves_new_claims(
     request, dra_context, k8s, workload, node_restarts, device_lease

@@ -52,6 +52,14 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-LOSS-010": ("not-applicable", "does not declare capability device-taints"),
     "DRA-LOSS-011": ("not-applicable", "does not declare capability device-taints"),
 }
+# Passed, with the reason (v1.37.2 test/e2e/dra/test-driver/app/kubeletplugin.go):
+# DRA-KUBELET-002: nodePrepareResource answers a claim it holds prepared with the same devices
+# ("Idempotent call, nothing to do"), so the restarted kubelet's second prepare succeeds;
+# DRA-LIFE-001: unprepare works from its own map of prepared claims and the claim's UID (the
+# kubeletplugin helper hands it a NamespacedObject), never reading the deleted claim;
+# DRA-LOSS-012: a restarted test driver forgets what it prepared (no checkpoint), answers the
+# unprepare of an unknown claim with success and holds no device busy. The
+# per-test kubelet check applies to its tests as to the fake driver's: it reports no error.
 # Requirement -> a stable part of the failure reason, for requirements the test driver breaks
 # only when a race goes one way; either passed or that failure is right. DRA-DEL-006 (SHOULD):
 # unlike the fake driver, the test driver prepares a device still prepared for a force-deleted

@@ -75,6 +75,9 @@ MISBEHAVIOURS = frozenset(
         "unpublished-taints",  # taints set through the control channel never reach the slice
         "no-republish-after-restart",  # a restart finding its slices never writes any again
         "cdi-specs-by-device",  # (legal) specs named by device: no claim UID in name or contents
+        "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone
+        "prepare-not-idempotent",  # a prepare of a claim already prepared answers an error
+        "restored-claims-stay-busy",  # unprepare of a claim restored at start keeps its devices
     }
 )
 

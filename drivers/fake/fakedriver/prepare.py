@@ -27,6 +27,7 @@ from fakedriver.claims import (
     ClaimReader,
     allocation_for_driver,
     group_devices,
+    unprepare_from_api_errors,
 )
 from fakedriver.controls import FaultState
 from fakedriver.stats import LatencyStats
@@ -80,8 +81,10 @@ class DevicePreparer:
         self._lock = threading.Lock()
         self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
         self._prepared: dict[str, PreparedClaim] = {}
-        # misbehaviour keep-released-devices: device name -> the claim that last let go of it
-        self._kept_busy: dict[str, str] = {}
+        # misbehaviours keep-released-devices, restored-claims-stay-busy: device name -> (the
+        # claim that last let go of it, the misbehaviour that keeps it busy)
+        self._kept_busy: dict[str, tuple[str, str]] = {}
+        self._restored: frozenset[str] = frozenset()  # claims the checkpoint held at start
         self.prepare_stats = LatencyStats()
         self.unprepare_stats = LatencyStats()
         self.recovered_claims = 0
@@ -101,6 +104,7 @@ class DevicePreparer:
             else:
                 self._prepared = self._checkpoint.load()
             self.recovered_claims = len(self._prepared)
+            self._restored = frozenset(self._prepared)
             # CDI specs of claims the checkpoint does not know are garbage (a crash between
             # spec write and checkpoint save): remove them, as real drivers do at start. With
             # a lost checkpoint this removes the specs of running containers too, so they
@@ -159,6 +163,12 @@ class DevicePreparer:
             # A prepare of a claim prepared before (a restarted kubelet asks again) must bring
             # back its CDI spec if a reboot emptied /run; the misbehaviour answers from the
             # checkpoint alone, and the container runtime cannot resolve the CDI device.
+            if done is not None and self._faults.misbehaving("prepare-not-idempotent"):
+                log.warning("misbehaviour prepare-not-idempotent: refusing claim %s", ref.uid)
+                return PrepareOutcome(
+                    error=f"claim {ref.namespace}/{ref.name} ({ref.uid}) is already prepared "
+                    "(misbehaviour prepare-not-idempotent)"
+                )
             if done is not None and (
                 Path(done.cdi_spec).exists() or self._faults.misbehaving("cdi-not-recreated")
             ):
@@ -238,16 +248,16 @@ class DevicePreparer:
         return None
 
     def _refuse_kept_busy(self, allocation: ClaimAllocation) -> None:
-        """Misbehaviour keep-released-devices: a device some claim was unprepared from is
-        refused to every other claim, as a driver that never marks it free again."""
-        if not self._faults.misbehaving("keep-released-devices"):
-            return
+        """Misbehaviours keep-released-devices, restored-claims-stay-busy: a device some claim
+        was unprepared from is refused to every other claim while the misbehaviour is on, as by
+        a driver that never marks it free again."""
         for device in allocation.devices:
-            released_by = self._kept_busy.get(device.device)
-            if released_by is not None and not device.admin_access and not device.share_id:
+            released_by, why = self._kept_busy.get(device.device, ("", ""))
+            shareable = device.admin_access or device.share_id
+            if why and self._faults.misbehaving(why) and not shareable:
                 raise ClaimError(
                     f"device {device.device} is still busy although claim {released_by} "
-                    "was unprepared (misbehaviour keep-released-devices)"
+                    f"was unprepared (misbehaviour {why})"
                 )
 
     def _claim_gone(self, holder: PreparedClaim) -> bool:
@@ -373,6 +383,16 @@ class DevicePreparer:
 
     # -- unprepare -----------------------------------------------------------
 
+    def _keeps_busy(self, uid: str) -> str:
+        """The misbehaviour that keeps the devices of claim `uid` busy after its unprepare: any
+        claim's (keep-released-devices), or one the checkpoint held when this process started
+        (restored-claims-stay-busy: unprepare only frees what this process prepared)."""
+        if self._faults.misbehaving("keep-released-devices"):
+            return "keep-released-devices"
+        if uid in self._restored and self._faults.misbehaving("restored-claims-stay-busy"):
+            return "restored-claims-stay-busy"
+        return ""
+
     def unprepare_all(self) -> list[str]:
         """Unprepare every prepared claim (the unprepare-on-shutdown misbehaviour: a plugin
         that cleans up after itself when it stops, as if it were uninstalled)."""
@@ -389,11 +409,15 @@ class DevicePreparer:
             log.warning("misbehaviour slow-unprepare: waiting %ss", SLOW_UNPREPARE_SECONDS)
             self._sleep(SLOW_UNPREPARE_SECONDS)  # outside the lock: prepares go on meanwhile
         results: dict[str, str] = {}
+        if self._faults.misbehaving("unprepare-needs-claim"):  # read outside the lock
+            results = unprepare_from_api_errors(self._claims, claims)
         noop = self._faults.misbehaving("noop-unprepare")
         refuse = self._faults.misbehaving("fail-unprepare")
         leak = self._faults.misbehaving("leak-cdi-spec")
         with self._lock:
             for ref in claims:
+                if ref.uid in results:  # misbehaviour unprepare-needs-claim
+                    continue
                 if refuse:
                     log.warning("misbehaviour fail-unprepare: refusing claim %s", ref.uid)
                     results[ref.uid] = "misbehaviour fail-unprepare: device still busy"
@@ -405,9 +429,9 @@ class DevicePreparer:
                 # Unknown claims are success; the spec file is removed anyway in
                 # case an older instance wrote it and lost its checkpoint.
                 known = self._prepared.pop(ref.uid, None)
-                if known is not None and self._faults.misbehaving("keep-released-devices"):
+                if known is not None and (busy := self._keeps_busy(ref.uid)):
                     for device in known.devices:
-                        self._kept_busy[device.device_name] = f"{ref.namespace}/{ref.name}"
+                        self._kept_busy[device.device_name] = (f"{ref.namespace}/{ref.name}", busy)
                 if leak:
                     log.warning("misbehaviour leak-cdi-spec: keeping the spec of %s", ref.uid)
                 else:

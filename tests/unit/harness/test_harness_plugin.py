@@ -110,8 +110,8 @@ def test_complete_catalog_collects(suite: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "*requirement coverage checked for suites: allocation, claim_deletion, "
-            "core, device_loss, driver_update, extended_resource, no_preemption, node_drain, "
-            "node_restart, security"
+            "core, device_loss, driver_update, extended_resource, lifecycle, no_preemption, "
+            "node_drain, node_restart, security"
         ]
     )
 

@@ -78,8 +78,8 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
         (
             {**ENTRY, "suite": "cores"},
             "requirements[0].suite: expected one of core, allocation, device_loss, claim_deletion, "
-            "node_drain, no_preemption, extended_resource, node_restart, driver_update, security, "
-            "upgrade, got \"cores\" (did you mean 'core'?)",
+            "node_drain, no_preemption, extended_resource, node_restart, driver_update, lifecycle, "
+            "security, upgrade, got \"cores\" (did you mean 'core'?)",
         ),
         (
             {**ENTRY, "gates": {"min_version": 1.35}},

@@ -41,6 +41,7 @@ SPEC_LEVELS = {
     "DRA-LOSS-009": "SHOULD",
     "DRA-LOSS-010": "SHOULD",  # device-taints, the driver's own taints
     "DRA-LOSS-011": "SHOULD",
+    "DRA-LOSS-012": "MUST",  # stale state after a plugin restart
     "DRA-DEL-001": "MUST",
     "DRA-DEL-002": "MUST",
     "DRA-DEL-003": "MUST",
@@ -62,10 +63,13 @@ SPEC_LEVELS = {
     "DRA-EXT-005": "MAY",
     "DRA-EXT-006": "MAY",
     "DRA-KUBELET-001": "MUST",
+    "DRA-KUBELET-002": "MUST",
     "DRA-REBOOT-001": "MUST",
     "DRA-REBOOT-002": "MUST",
     "DRA-UPD-001": "MUST",
     "DRA-UPD-002": "SHOULD",
+    # the driver's lifecycle as the kubelet drives it (not in spec/requirements.md)
+    "DRA-LIFE-001": "MUST",
     # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
@@ -85,6 +89,7 @@ SUITE_OF_PREFIX = {
     "KUBELET": "node_restart",
     "REBOOT": "node_restart",
     "UPD": "driver_update",
+    "LIFE": "lifecycle",
     "SEC": "security",
     "UPG": "upgrade",
 }

@@ -1,0 +1,103 @@
+"""What a node's kubelet says of one driver's claims, from one read of its metrics page (through
+the API server's node proxy, no pod on the node): its failed unprepares, its gRPC calls to the
+driver by method and status code, and how many claims of the driver it holds prepared.
+
+The kubelet counts an unprepare that the driver answered with a per-claim error as an
+`UnprepareResources` operation error (`dra_operations_duration_seconds{is_error="true"}`) while
+the gRPC call itself is OK; a driver that crashes, times out or is not serving shows as a non-OK
+`grpc_status_code` instead. A restarted kubelet starts its counters at zero: `since` then counts
+what it did since its restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from conformance.kube.client import K8sClients
+from conformance.kube.kubelet import kubelet_metrics
+from conformance.metrics.parse import parse_metrics
+
+GRPC = "dra_grpc_operations_duration_seconds"
+OPERATIONS = "dra_operations_duration_seconds"
+CLAIMS_IN_USE = "dra_resource_claims_in_use"
+UNPREPARE = "UnprepareResources"
+
+Call = tuple[str, str]  # (gRPC method without its service, e.g. NodeUnprepareResources; code)
+
+
+@dataclass(frozen=True)
+class KubeletDra:
+    """One read of a kubelet's DRA figures for one driver."""
+
+    node: str
+    unprepare_errors: float = 0.0  # failed UnprepareResources operations (any driver)
+    calls: Mapping[Call, float] = field(default_factory=dict)  # gRPC calls to the driver
+    claims_in_use: float | None = None  # None: this kubelet does not expose the gauge
+
+    def failed_calls(self) -> dict[Call, float]:
+        return {call: n for call, n in self.calls.items() if call[1] not in ("OK", "")}
+
+    def restarted_since(self, start: KubeletDra) -> bool:
+        """A counter lower than at the start: the kubelet restarted in between."""
+        return self.unprepare_errors < start.unprepare_errors or any(
+            n < start.calls.get(call, 0.0) for call, n in self.calls.items()
+        )
+
+    def since(self, start: KubeletDra) -> KubeletDra:
+        """What happened between `start` and this read (counters only; the gauge is now's).
+        A counter lower than at the start was reset by a kubelet restart: then all it counted
+        since counts."""
+        if self.restarted_since(start):
+            return self
+        calls = {c: n - start.calls.get(c, 0.0) for c, n in self.calls.items()}
+        return KubeletDra(
+            self.node,
+            self.unprepare_errors - start.unprepare_errors,
+            {c: n for c, n in calls.items() if n > 0},
+            self.claims_in_use,
+        )
+
+    def count(self, method: str, code: str | None = None) -> int:
+        """Calls of `method` (any code when None)."""
+        return int(sum(n for (m, c), n in self.calls.items() if m == method and code in (None, c)))
+
+
+def parse_kubelet_dra(text: str, node: str, driver: str) -> KubeletDra:
+    """The figures of `driver` in a kubelet's metrics page (Prometheus text)."""
+    parsed = parse_metrics(text, (GRPC, OPERATIONS, CLAIMS_IN_USE))
+    errors = sum(
+        s.count
+        for s in parsed.histograms.get(OPERATIONS, [])
+        if s.label("operation_name") == UNPREPARE and s.label("is_error") == "true"
+    )
+    calls: dict[Call, float] = {}
+    for series in parsed.histograms.get(GRPC, []):
+        if series.label("driver_name") != driver:
+            continue
+        # "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources": any API version
+        key = (series.label("method_name").rsplit("/", 1)[-1], series.label("grpc_status_code"))
+        calls[key] = calls.get(key, 0.0) + series.count
+    gauge = parsed.gauges.get(CLAIMS_IN_USE)
+    in_use = (
+        None if gauge is None else sum(s.value for s in gauge if s.label("driver_name") == driver)
+    )
+    return KubeletDra(node, errors, calls, in_use)
+
+
+def read_kubelet_dra(k8s: K8sClients, node: str, driver: str) -> KubeletDra:
+    return parse_kubelet_dra(kubelet_metrics(k8s, node), node, driver)
+
+
+def describe_failures(delta: KubeletDra) -> str:
+    """One line of what went wrong in `delta`, or "" (e.g. "3 failed UnprepareResources, gRPC
+    NodeUnprepareResources Unavailable x2")."""
+    parts = []
+    if delta.unprepare_errors > 0:
+        parts.append(
+            f"{int(delta.unprepare_errors)} failed {UNPREPARE} "
+            f'(dra_operations_duration_seconds{{operation_name="{UNPREPARE}",is_error="true"}})'
+        )
+    for (method, code), n in sorted(delta.failed_calls().items()):
+        parts.append(f"gRPC {method} {code} x{int(n)} (dra_grpc_operations_duration_seconds)")
+    return ", ".join(parts)
