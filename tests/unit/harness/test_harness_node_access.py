@@ -156,3 +156,17 @@ def test_privileged_pod_enters_the_host_namespaces_on_its_node() -> None:
     assert pod["metadata"]["labels"] == {"dra-conformance.io/run": "r1"}
     done = {"status": {"containerStatuses": [{"state": {"terminated": {"exitCode": 3}}}]}}
     assert (exit_code(done), exit_code({"status": {}})) == (3, None)
+
+
+def test_the_plugin_hands_the_node_access_to_scenarios() -> None:
+    """Registered with the plugin's fixtures (what pytest loads from the entry point): the
+    node_restart, node_drain, extended_resource and upgrade conftests ask for it by name."""
+    import conformance.plugin as plugin
+    from conformance.plugin import fixtures
+
+    assert "node_access" in plugin.__all__
+    assert plugin.node_access is fixtures.node_access
+    for conftest in ("node_restart", "node_drain", "extended_resource", "upgrade"):
+        assert (
+            "node_access: NodeAccess" in (ROOT / "scenarios" / conftest / "conftest.py").read_text()
+        )
