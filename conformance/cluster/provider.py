@@ -18,7 +18,8 @@ class ClusterHandle:
     name: str
     provisioned: bool
     provider: str = "kind"
-    node_containers: dict[str, str] = field(default_factory=dict)  # node -> docker container
+    # node -> its Docker container (kind); conformance.node_access reaches nodes through them
+    node_containers: dict[str, str] = field(default_factory=dict)
     # False where nothing can be built or installed from here (a pod has no Docker or helm):
     # the driver is expected installed, as Sonobuoy tests what the cluster runs.
     installs_driver: bool = True
@@ -44,8 +45,8 @@ def provision(
 ) -> ClusterHandle:
     """`kind`: create or reuse the named kind cluster. `existing`: use the given kubeconfig.
 
-    `in-cluster`: the pod's service account (conformance/cluster/in_cluster.py); no node
-    operations, like `existing`.
+    `in-cluster`: the pod's service account (conformance/cluster/in_cluster.py); like
+    `existing`, its nodes are reached only as the profile says (conformance.node_access).
 
     `keep` defaults to True: a reused cluster makes the next run fast; `--dra-keep-cluster`
     false deletes it at the end of the run.

@@ -1,17 +1,18 @@
 """Diagnostics of a failed test: what a person needs to explain the failure without the cluster.
 
 Written to `<run dir>/diagnostics/<test>/` and attached to Allure: the namespace's claims and
-pods (describe-like), its events, the driver's ResourceSlices, the driver pods' logs and, on a
-kind cluster, the kubelet journal of the nodes involved. Every step is independent (a failing
-one is noted in errors.txt, the others still run), and every text goes through `redact`:
-reports get published, tokens and keys must never be in them.
+pods (describe-like), its events, the driver's ResourceSlices, the driver pods' logs and, where
+the run can reach its nodes (conformance.node_access), the kubelet journal of the nodes
+involved. Every step is independent (a failing one is noted in errors.txt, the others still
+run), and every text goes through `redact`: reports get published, tokens and keys must never
+be in them.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,8 +171,9 @@ class DiagnosticsRequest:
     since: float  # epoch seconds: when the test started
     driver_namespace: str | None = None
     driver_daemonset: str | None = None
-    cluster_provider: str = "existing"  # kubelet journals only for "kind"
-    node_containers: Mapping[str, str] = field(default_factory=dict)  # node -> docker container
+    # (node, since epoch seconds, lines) -> the kubelet's journal; None: nodes out of reach
+    kubelet_log: Callable[[str, int, int], str] | None = None
+    kubelet_log_nodes: Sequence[str] = ()  # whose journal to read when no test pod had a node
     log_tail_lines: int = 500
 
 
@@ -278,29 +280,14 @@ def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> Diagnostics
                     write(f"control-plane/{name}.previous.log", previous or "<empty>")
 
     def kubelet_logs() -> None:
-        if req.cluster_provider != "kind":
+        if req.kubelet_log is None:
             return
-        from conformance import docker_client
-
-        docker = docker_client.client()
-        for node in result.nodes or sorted(req.node_containers):
-            container = docker.containers.get(req.node_containers.get(node, node))
-            code, out = container.exec_run(
-                [
-                    "journalctl",
-                    "-u",
-                    "kubelet",
-                    "--no-pager",
-                    "-o",
-                    "short-iso",
-                    "--since",
-                    f"@{int(req.since) - 5}",
-                    "-n",
-                    str(req.log_tail_lines * 6),
-                ]
-            )
-            text = out.decode(errors="replace") if isinstance(out, bytes) else str(out)
-            write(f"kubelet-{node}.log", text if code == 0 else f"journalctl exit {code}:\n{text}")
+        for node in result.nodes or sorted(req.kubelet_log_nodes):
+            try:
+                text = req.kubelet_log(node, int(req.since) - 5, req.log_tail_lines * 6)
+            except Exception as exc:  # noqa: BLE001 - written in its place, the rest goes on
+                text = f"the kubelet's journal could not be read: {exc}"
+            write(f"kubelet-{node}.log", text)
 
     step("claims", claims)
     step("events", namespace_events)

@@ -1,16 +1,18 @@
-"""Delete a Node object and bring the node back (kind clusters only).
+"""Delete a Node object and bring the node back.
 
 A kubelet registers its Node only when it starts, so a deleted Node comes back when the
-kubelet is restarted inside the node's container. What the kubelet does not set itself -
-labels and annotations others added, taints that are not the node controller's - is put back
-from a snapshot. The re-created Node has a new UID (and may get another pod CIDR), so the
-node's DaemonSet pods that are not on the host network are restarted: a driver's kubelet
-plugin must publish its slices again with the new Node as their owner.
+kubelet is restarted (by the caller's node access: conformance.node_access). What the kubelet
+does not set itself - labels and annotations others added, taints that are not the node
+controller's - is put back from a snapshot. The re-created Node has a new UID (and may get
+another pod CIDR), so the node's DaemonSet pods that are not on the host network are
+restarted: a driver's kubelet plugin must publish its slices again with the new Node as their
+owner.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -73,60 +75,6 @@ def is_ready(node: dict[str, Any] | None) -> bool:
     return False
 
 
-def restart_kubelet(container: str) -> None:
-    """`systemctl restart kubelet` in a kind node container (re-registers a deleted Node)."""
-    from conformance.docker_client import client
-
-    code, output = client().containers.get(container).exec_run(["systemctl", "restart", "kubelet"])
-    if code != 0:
-        raise RuntimeError(
-            f"systemctl restart kubelet in container {container} exited {code}: "
-            f"{output.decode(errors='replace')[-2000:]}"
-        )
-
-
-def restart_node_container(container: str, *, stop_timeout: int = 10) -> None:
-    """Restart a kind node container: a reboot as far as the node can tell (its processes
-    start anew and /run, a tmpfs, comes back empty). The node must keep its address: the
-    kubelet runs with --node-ip of the old one. Docker hands a restarted container the next
-    free address of its network, not its old one, once other containers came and went (as
-    other clusters do on a shared host), so the old addresses are pinned before the start."""
-    from docker.errors import APIError
-
-    from conformance.docker_client import client
-
-    docker = client()
-    node = docker.containers.get(container)
-
-    def addresses() -> dict[str, tuple[str, str]]:
-        node.reload()
-        networks = node.attrs["NetworkSettings"]["Networks"]
-        return {
-            name: (net.get("IPAddress") or "", net.get("GlobalIPv6Address") or "")
-            for name, net in networks.items()
-        }
-
-    before = addresses()
-    node.stop(timeout=stop_timeout)
-    for name, (ipv4, ipv6) in before.items():
-        network = docker.networks.get(name)
-        network.disconnect(node)
-        try:
-            network.connect(node, ipv4_address=ipv4 or None, ipv6_address=ipv6 or None)
-        except APIError:
-            # A network whose subnets Docker chose (kind's own `kind` network; the harness
-            # creates its clusters on one of its own) refuses fixed addresses: connect the node
-            # back as it was, and the check below says whether it kept its address.
-            network.connect(node)
-    node.start()
-    after = addresses()
-    if after != before:
-        raise RuntimeError(
-            f"kind node container {container} came back with other addresses ({before} -> "
-            f"{after}); its kubelet still uses the old one: recreate the cluster"
-        )
-
-
 def wait_registered(k8s: K8sClients, snapshot: NodeSnapshot, *, timeout: float) -> dict:
     """The Node is back (a new object) and Ready."""
     return wait_until(
@@ -182,13 +130,16 @@ def restart_pod_network_daemon_pods(k8s: K8sClients, node: str) -> list[str]:
     return deleted
 
 
+RestartKubelet = Callable[[str], None]  # node name -> its kubelet restarted
+
+
 def restore_node(
-    k8s: K8sClients, snapshot: NodeSnapshot, container: str, *, timeout: float
+    k8s: K8sClients, snapshot: NodeSnapshot, restart_kubelet: RestartKubelet, *, timeout: float
 ) -> None:
     """Bring a deleted node back: kubelet restart (if the Node is still missing), wait until
     it is registered and Ready, put back its metadata, restart its pod-network DaemonSet pods."""
     if read_node(k8s, snapshot.name) is None:
-        restart_kubelet(container)
+        restart_kubelet(snapshot.name)
     wait_registered(k8s, snapshot, timeout=timeout)
     restore_metadata(k8s, snapshot)
     restart_pod_network_daemon_pods(k8s, snapshot.name)
@@ -201,31 +152,33 @@ class DeletedNodeRegistry:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
 
-    def add(self, snapshot: NodeSnapshot, container: str) -> None:
+    def add(self, snapshot: NodeSnapshot) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        record = {"container": container, "snapshot": json.loads(snapshot.to_json())}
+        record = {"snapshot": json.loads(snapshot.to_json())}
         (self.directory / f"{snapshot.name}.json").write_text(json.dumps(record))
 
     def remove(self, node: str) -> None:
         (self.directory / f"{node}.json").unlink(missing_ok=True)
 
-    def entries(self) -> list[tuple[NodeSnapshot, str]]:
+    def entries(self) -> list[NodeSnapshot]:
         out = []
         for path in sorted(self.directory.glob("*.json")) if self.directory.is_dir() else ():
             record = json.loads(path.read_text())
-            out.append(
-                (NodeSnapshot.from_json(json.dumps(record["snapshot"])), record["container"])
-            )
+            out.append(NodeSnapshot.from_json(json.dumps(record["snapshot"])))
         return out
 
 
 def restore_recorded_nodes(
-    k8s: K8sClients, registry: DeletedNodeRegistry, *, timeout: float
+    k8s: K8sClients,
+    registry: DeletedNodeRegistry,
+    restart_kubelet: RestartKubelet,
+    *,
+    timeout: float,
 ) -> list[str]:
     """Restore every node in the registry (the sweep's part); returns their names."""
     restored = []
-    for snapshot, container in registry.entries():
-        restore_node(k8s, snapshot, container, timeout=timeout)
+    for snapshot in registry.entries():
+        restore_node(k8s, snapshot, restart_kubelet, timeout=timeout)
         registry.remove(snapshot.name)
         restored.append(snapshot.name)
     return restored

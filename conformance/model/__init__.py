@@ -23,7 +23,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `opaque_config`  | the profile's `opaqueConfig` (DRA-ALLOC-014)                            |
 | `cdi_paths`      | the profile's `cdi` section (spec directories, kubelet root)           |
 | `cdi_lookup`     | which CDI spec files are a claim's: by the kubelet's CDI ids or its UID |
-| `node_commands`  | the profile's `nodeCommands` (kubelet restart on an existing cluster)  |
+| `node_commands`  | the profile's `nodeCommands` (how the suite reaches a node)            |
 | `cel`            | CEL text for selectors: attribute/capacity names, references, literals |
 | `devices`        | published devices (from ResourceSlices) and which kinds can use them   |
 | `slice_checks`   | what DRA-CORE-002 demands of ResourceSlices (pure checks)              |

@@ -58,6 +58,7 @@ from conformance.plugin.fixtures import (
     device_lease,
     dra_context,
     k8s,
+    node_access,
     test_namespace,
 )
 from conformance.plugin.options import pytest_addoption
@@ -73,6 +74,7 @@ __all__ = [
     "device_lease",
     "dra_context",
     "k8s",
+    "node_access",
     "pytest_addoption",
     "pytest_collection_finish",
     "pytest_collection_modifyitems",

@@ -34,8 +34,12 @@ def _take_diagnostics(item: pytest.Item, context: RunContext, namespace: str) ->
         attach_to_allure,
         collect_diagnostics,
     )
+    from conformance.node_access import Operation
+    from conformance.node_access.choose import node_access_for
 
     profile = context.profile
+    access = node_access_for(context)
+    reachable = [n for n in context.nodes if access.unavailable(Operation.RUN, n) is None]
     request = DiagnosticsRequest(
         namespace=namespace,
         out_dir=context.run_dir / "diagnostics" / file_safe(item.nodeid),
@@ -43,8 +47,8 @@ def _take_diagnostics(item: pytest.Item, context: RunContext, namespace: str) ->
         since=item.stash.get(STARTED_KEY, time.time() - 600),
         driver_namespace=profile.readiness.daemonset_namespace,
         driver_daemonset=profile.readiness.daemonset_name,
-        cluster_provider=context.cluster.provider,
-        node_containers=context.cluster.node_containers,
+        kubelet_log=access.kubelet_log if reachable else None,
+        kubelet_log_nodes=reachable,
     )
     try:
         result = collect_diagnostics(

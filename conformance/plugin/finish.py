@@ -116,9 +116,11 @@ def _restore_deleted_nodes(k8s: K8sClients, context: RunContext) -> list[str]:
         DeletedNodeRegistry,
         restore_recorded_nodes,
     )
+    from conformance.node_access.choose import node_access_for
 
     registry = DeletedNodeRegistry(context.harness_dir / DELETED_NODES_DIR)
-    return restore_recorded_nodes(k8s, registry, timeout=context.timeout("driverReady"))
+    restart = node_access_for(context).restart_kubelet
+    return restore_recorded_nodes(k8s, registry, restart, timeout=context.timeout("driverReady"))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

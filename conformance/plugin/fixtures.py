@@ -19,6 +19,8 @@ from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.objects import ClusterObjects
 from conformance.model.naming import namespace_name, sanitize_label_value
 from conformance.model.outcome import not_run
+from conformance.node_access import NodeAccess
+from conformance.node_access.choose import node_access_for
 from conformance.plugin.collection import item_view
 from conformance.plugin.kubelet_check import KubeletWatch
 from conformance.plugin.kubelet_check import verdict as kubelet_verdict
@@ -70,6 +72,13 @@ def dra_context(request: pytest.FixtureRequest) -> RunContext:
 def k8s(dra_context: RunContext) -> K8sClients:
     """API clients for the run's cluster."""
     return load_clients(dra_context.cluster.kubeconfig, dra_context.cluster.context)
+
+
+@pytest.fixture(scope="session")
+def node_access(dra_context: RunContext) -> NodeAccess:
+    """What a test may do to a node (restart its kubelet, read its files, ...), the same way
+    on every cluster; an operation the run cannot do raises NodeOperationUnavailable."""
+    return node_access_for(dra_context)
 
 
 @pytest.fixture

@@ -248,12 +248,3 @@ class DevicePlugin:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-
-def kind_node_plugin_dir(container: str) -> Path:
-    """The kubelet's device-plugin directory of a kind node, as the host sees it: through the
-    node container's root in /proc (needs root on the Docker host)."""
-    from conformance import docker_client
-
-    pid = docker_client.client().containers.get(container).attrs["State"]["Pid"]
-    return Path(f"/proc/{pid}/root{DEVICE_PLUGIN_DIR}")

@@ -15,10 +15,11 @@ from conformance.kube import objects, waits
 from conformance.kube.builders import container
 from conformance.kube.client import K8sClients
 from conformance.model.outcome import not_run
+from conformance.node_access import NodeAccess, Operation
 from conformance.report import add_inventory
 from conformance.run.context import RunContext
 from conformance.run.node_marks import mark_no_kubelet_restart
-from conformance.scenario_api.deviceplugin import DevicePlugin, kind_node_plugin_dir
+from conformance.scenario_api.deviceplugin import DEVICE_PLUGIN_DIR, DevicePlugin
 from conformance.scenario_api.workloads import MAIN, Workloads
 
 # The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).
@@ -73,15 +74,15 @@ def stopped_plugins(dra_context: RunContext, k8s: K8sClients) -> Iterator[list[t
     """(node, resource) of device plugins stopped by this worker. Tests run meanwhile: only
     kubelet restarts wait, for the node's mark in the lease book.
 
-    On a kind cluster of the harness (`--dra-cluster kind`) every kubelet restart is the
-    harness's own, and each waits for that mark, which outlives the run in the cluster's lease
+    On a cluster the run made (`--dra-cluster kind`) every kubelet restart is the harness's
+    own, and each waits for that mark, which outlives the run in the cluster's lease
     book: the run need not wait out the grace period (the summary's inventory says until when
     a kubelet restart is unsafe). On any other cluster someone else may restart a kubelet
     right after the run, so the worker waits before it ends until each node's kubelet has
     dropped the resource, and leaves the nodes clean."""
     stopped: list[tuple[str, str]] = []
     yield stopped
-    if dra_context.cluster.provider == "kind":
+    if dra_context.cluster.provisioned:
         return
     for node, resource in stopped:
         _wait_until_kubelet_forgot_the_plugin(dra_context, k8s, node, resource)
@@ -89,23 +90,26 @@ def stopped_plugins(dra_context: RunContext, k8s: K8sClients) -> Iterator[list[t
 
 @pytest.fixture
 def plugin_node(
-    workload: Workloads, device_lease: Any, stopped_plugins: list[tuple[str, str]]
+    workload: Workloads,
+    device_lease: Any,
+    stopped_plugins: list[tuple[str, str]],
+    node_access: NodeAccess,
 ) -> Iterator[PluginNode]:
     """The leased node (dra_node_exclusive), with DRA devices of the extended-resource class,
     where a device plugin also advertises the resource. Afterwards the plugin stops and the
     fixture waits until the node no longer offers the resource from it (allocatable 0), so DRA
     serves it there again; it marks the node "no kubelet restart" for the kubelet's grace
     period instead of holding the lease through it."""
-    container_of = dict(workload.context.cluster.node_containers)
     per_node = {n: d for n, d in devices_per_node(workload, "extended-resource").items()}
     node = device_lease.node
-    if node not in container_of:
+    # The plugin serves from the harness host: it needs the node's directory seen from here.
+    if (refused := node_access.unavailable(Operation.HOST_PATH, node)) is not None:
         not_run(
-            "the harness can place a device plugin only on nodes it runs as containers "
-            f"(kind); node {node} of this cluster is not reachable that way",
-            "run this requirement on a kind cluster created by dra-conformance",
+            f"the harness can place a device plugin only on a node whose {DEVICE_PLUGIN_DIR} "
+            f"it reaches from its host: {refused.problem}",
+            refused.remedy,
         )
-    plugin_dir = kind_node_plugin_dir(container_of[node])
+    plugin_dir = node_access.host_path(node, DEVICE_PLUGIN_DIR)
     if not os.access(plugin_dir, os.W_OK):
         not_run(
             f"{plugin_dir} (the node's device-plugin directory) is not writable by the harness",

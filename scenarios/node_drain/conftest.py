@@ -18,7 +18,7 @@ from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
 from conformance.kube.cordon_seen import await_cordon_seen
 from conformance.kube.daemonsets import wait_driver_ready
-from conformance.model.outcome import not_run
+from conformance.node_access import NodeAccess, Operation, not_run_unless_available
 from conformance.run.context import RunContext
 from conformance.scenario_api.pods import node_selector_for
 
@@ -86,33 +86,26 @@ def node_ops(dra_context: RunContext, k8s: K8sClients, test_namespace: str) -> I
 
 
 class NodeDeletion:
-    """Delete Node objects of a kind cluster and bring them back (kubelet restart). Each
+    """Delete Node objects and bring them back (a kubelet restart re-registers the Node). Each
     deletion is recorded first, so the end-of-run sweep restores a node whose test was killed
     before this teardown ran."""
 
-    def __init__(self, context: RunContext, k8s: K8sClients) -> None:
+    def __init__(self, context: RunContext, k8s: K8sClients, access: NodeAccess) -> None:
         self.context = context
         self.k8s = k8s
+        self.access = access
         self.registry = nodes.DeletedNodeRegistry(context.harness_dir / nodes.DELETED_NODES_DIR)
         self.deleted: list[nodes.NodeSnapshot] = []
 
-    def container(self, node: str) -> str:
-        cluster = self.context.cluster
-        container = cluster.node_containers.get(node)
-        if cluster.provider != "kind" or not container:
-            # Only a kind node can be brought back (its kubelet restarted to re-register).
-            not_run(
-                f"node {node} cannot be restored after its Node object is deleted: that needs "
-                "a kind cluster (the kubelet is restarted in the node container to "
-                f"re-register), this is a {cluster.provider} cluster",
-                "run this requirement on a kind cluster created by dra-conformance",
-            )
-        return container
+    def check_restorable(self, node: str) -> None:
+        """Not run unless the node can be brought back: only a restarted kubelet re-registers."""
+        with not_run_unless_available():
+            self.access.require(Operation.RESTART_KUBELET, node)
 
     def delete(self, node: str) -> nodes.NodeSnapshot:
-        container = self.container(node)
+        self.check_restorable(node)
         snapshot = nodes.NodeSnapshot.read(self.k8s, node)
-        self.registry.add(snapshot, container)
+        self.registry.add(snapshot)
         self.deleted.append(snapshot)
         self.k8s.core.delete_node(node)
         return snapshot
@@ -125,9 +118,7 @@ class NodeDeletion:
             restored.append(snapshot.name)
             current = nodes.read_node(self.k8s, snapshot.name)
             if current is None or current["metadata"]["uid"] != snapshot.uid:
-                nodes.restore_node(
-                    self.k8s, snapshot, self.container(snapshot.name), timeout=timeout
-                )
+                nodes.restore_node(self.k8s, snapshot, self.access.restart_kubelet, timeout=timeout)
             self.registry.remove(snapshot.name)
         if restored:  # those nodes only: another test may be disrupting another node
             wait_driver_ready(self.k8s, self.context.profile, timeout=timeout, nodes=restored)
@@ -135,9 +126,9 @@ class NodeDeletion:
 
 @pytest.fixture
 def node_deletion(
-    dra_context: RunContext, k8s: K8sClients, test_namespace: str
+    dra_context: RunContext, k8s: K8sClients, test_namespace: str, node_access: NodeAccess
 ) -> Iterator[NodeDeletion]:
-    deletion = NodeDeletion(dra_context, k8s)
+    deletion = NodeDeletion(dra_context, k8s, node_access)
     try:
         yield deletion
     finally:

@@ -21,7 +21,7 @@ LONGEST_MARK_SECONDS = 360.0
 @pytest.mark.dra_node_exclusive(restarts_kubelet=True)  # deletes the Node
 def test_deleting_a_node_removes_its_resource_slices(dra_context, k8s, node_deletion, device_lease):
     node = pick_node(dra_context, lease=device_lease)
-    node_deletion.container(node)  # not applicable unless the node can be brought back
+    node_deletion.check_restorable(node)  # not run unless the node can be brought back
     # Restoring the node restarts its kubelet: respect the node's "no kubelet restart" mark.
     try:
         wait_until_kubelet_restart_allowed(

@@ -14,13 +14,13 @@ from collections.abc import Iterator
 import pytest
 from rehearsal import Rehearsal, RehearsalStopped
 
-from conformance.cluster.upgrade import KindUpgrade
 from conformance.kube import drain
 from conformance.kube.builders import Builders
 from conformance.kube.cleanup import NamespaceRegistry, create_test_namespace, release_namespace
 from conformance.kube.client import K8sClients
 from conformance.model.naming import namespace_name
 from conformance.model.outcome import not_run
+from conformance.node_access import NodeAccess, Operation
 from conformance.progress import Progress
 from conformance.run.context import RunContext
 from conformance.scenario_api.workloads import Workloads
@@ -48,12 +48,15 @@ class TerminalProgress(Progress):
 
 @pytest.fixture(scope="module")
 def rehearsal(
-    request: pytest.FixtureRequest, dra_context: RunContext, k8s: K8sClients
+    request: pytest.FixtureRequest,
+    dra_context: RunContext,
+    k8s: K8sClients,
+    node_access: NodeAccess,
 ) -> Iterator[Rehearsal]:
     target = request.config.getoption("dra_upgrade_to")
-    if dra_context.cluster.provider != "kind":
+    if (refused := node_access.unavailable(Operation.UPGRADE, "*")) is not None:
         not_run(
-            "the upgrade rehearsal upgrades a kind cluster in place",
+            f"the upgrade rehearsal upgrades the cluster in place: {refused.problem}",
             "run it with --cluster kind (`dra-conformance gate --rehearse --from V1 --to V2`)",
         )
     build = Builders(dra_context.run_id, "upgrade-rehearsal", dra_context.profile.verification)
@@ -61,12 +64,11 @@ def rehearsal(
     namespace = namespace_name(dra_context.run_id, REHEARSAL_ID)
     create_test_namespace(k8s, build, registry, namespace, REHEARSAL_ID)
     workload = Workloads(k8s, build, namespace, dra_context)  # no per-test metrics here
-    upgrade = KindUpgrade(
-        dra_context.cluster.name,
+    upgrade = node_access.in_place_upgrade(
         target,
-        k8s,
-        TerminalProgress(request.config),
-        dra_context.run_dir / "upgrade",
+        k8s=k8s,
+        progress=TerminalProgress(request.config),
+        logs_dir=dra_context.run_dir / "upgrade",
         run_id=dra_context.run_id,
     )
     journey = Rehearsal(workload, upgrade)

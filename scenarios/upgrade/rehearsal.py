@@ -1,6 +1,6 @@
-"""The upgrade rehearsal: live DRA workloads on a kind cluster of version V1, an in-place upgrade
-to V2 one step at a time (conformance/cluster/upgrade.py), and after every step the checks of
-each DRA-UPG requirement, recorded as evidence the suite's tests then judge one by one.
+"""The upgrade rehearsal: live DRA workloads on a cluster of version V1, an in-place upgrade
+to V2 one step at a time (conformance.node_access.InPlaceUpgrade), and after every step the
+checks of each DRA-UPG requirement, recorded as evidence the suite's tests then judge one by one.
 
 Before the upgrade: on every worker, a pod with a claim of its own ("keeper"), pinned there; a
 Deployment `app` of one pod with a claim from a template, on the first worker; the devices each
@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.cluster.upgrade import KindUpgrade
 from conformance.errors import ClusterError
 from conformance.kube.drain import DrainError
 from conformance.kube.waits import WaitTimeout, wait_until
 from conformance.model.outcome import HarnessError
+from conformance.node_access import InPlaceUpgrade
 from conformance.observe.steps import step
 from conformance.scenario_api import deployments
 from conformance.scenario_api.placement import devices_on
@@ -65,7 +65,7 @@ def _restarts(pod: dict[str, Any]) -> int:
 
 
 class Rehearsal:
-    def __init__(self, workload: Workloads, upgrade: KindUpgrade) -> None:
+    def __init__(self, workload: Workloads, upgrade: InPlaceUpgrade) -> None:
         self.workload = workload
         self.upgrade = upgrade
         self.context = workload.context

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 
-from conformance.kube import nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import Profile
+from conformance.node_access.kind import KindNodeContainers
 from conformance.run.lease import cluster_lease_dir
 from conformance.run.node_marks import wait_until_kubelet_restart_allowed
 
@@ -43,13 +43,14 @@ def run_then_reregister(
     the driver ready again."""
     yield run_scenario_against_broken_driver
     control = FakeDriverControl(k8s.core)
+    containers = KindNodeContainers(kind_cluster.name, {n: n for n in kind_cluster.nodes()})
     control.set_misbehaviour("register-once", False, ALL_NODES)
     for node in selected_nodes(k8s, fake_driver):
         control.wait_applied(node, timeout=60)
         wait_until_kubelet_restart_allowed(
             cluster_lease_dir(kind_cluster.name), node, timeout=LONGEST_MARK_SECONDS
         )
-        nodes.restart_kubelet(node)  # a kind node's container has the node's name
+        containers.restart_kubelet(node)
     wait_driver_ready(k8s, fake_driver, timeout=300)
 
 

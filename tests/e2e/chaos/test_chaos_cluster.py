@@ -19,13 +19,14 @@ import pytest
 from chaos_run import nothing_left, start, statuses_of, summary_of
 from leftovers_check import NotYet, poll
 
+from conformance import docker_client
 from conformance.cluster import kind
 from conformance.install import installer
-from conformance.kube import nodes
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
 from conformance.model.naming import RUN_LABEL
 from conformance.model.profile import Profile
+from conformance.node_access.kind_restart import restart_keeping_addresses
 from conformance.progress import Progress
 
 pytestmark = pytest.mark.e2e
@@ -71,7 +72,8 @@ def test_a_worker_node_stopped_and_started_mid_run(
     try:
         after_tests_started(run, k8s, run_id, 3)
         # Stopped and started again with its old address (the kubelet keeps --node-ip).
-        nodes.restart_node_container(f"{kind_cluster.name}-worker", stop_timeout=5)
+        worker = docker_client.client().containers.get(f"{kind_cluster.name}-worker")
+        restart_keeping_addresses(worker, stop_timeout=5)
         output = finish(run, timeout=900)
     finally:
         wait_driver_ready(k8s, fake_driver, timeout=300)  # the rest of the tier needs it

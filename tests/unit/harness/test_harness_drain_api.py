@@ -198,7 +198,6 @@ def test_the_sweep_restores_a_node_a_killed_test_deleted(
     api_namespace: str,
     cluster_scoped: ClusterScoped,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     core, name = apiserver_k8s.core, unique_name("w2")
     old = cluster_scoped.create(node(name, {"team": "a"}))
@@ -213,20 +212,22 @@ def test_the_sweep_restores_a_node_a_killed_test_deleted(
     )
     try:
         registry = nodes.DeletedNodeRegistry(tmp_path / nodes.DELETED_NODES_DIR)
-        registry.add(nodes.NodeSnapshot.read(apiserver_k8s, name), "c-worker2")
+        registry.add(nodes.NodeSnapshot.read(apiserver_k8s, name))
         core.delete_node(name)
         restarted: list[str] = []
 
-        def kubelet_registers(container: str) -> None:
+        def kubelet_registers(node_name: str) -> None:
             # The kubelet's part: a new Node object that turns Ready.
-            restarted.append(container)
+            restarted.append(node_name)
             core.create_node(node(name))
             ready = {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}
             core.patch_node_status(name, {"status": ready})
 
-        monkeypatch.setattr(nodes, "restart_kubelet", kubelet_registers)
-        assert nodes.restore_recorded_nodes(apiserver_k8s, registry, timeout=120) == [name]
-        assert restarted == ["c-worker2"]
+        restored_names = nodes.restore_recorded_nodes(
+            apiserver_k8s, registry, kubelet_registers, timeout=120
+        )
+        assert restored_names == [name]
+        assert restarted == [name]
         restored = core.read_node(name)
         assert restored.metadata.uid != old["metadata"]["uid"]
         assert restored.metadata.labels == {"team": "a"}

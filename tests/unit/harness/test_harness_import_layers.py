@@ -1,4 +1,4 @@
-"""The package layers, declared once as an import-linter contract in pyproject.toml
+"""The package layers, declared once as import-linter contracts in pyproject.toml
 (`[tool.importlinter]`), hold: a module imports only from layers below its own, function-level
 imports included. The check runs `lint-imports` itself, on the checkout and on a copy with one
 import that breaks a layer (the check can fail)."""
@@ -42,7 +42,7 @@ def _copy_of_checkout(dest: Path) -> Path:
 def test_the_layers_contract_holds() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 1 kept, 0 broken." in result.stdout
+    assert "Contracts: 2 kept, 0 broken." in result.stdout
 
 
 def test_a_kube_module_importing_the_report_breaks_the_contract(tmp_path: Path) -> None:
@@ -66,3 +66,16 @@ def test_model_reaching_up_into_faults_breaks_the_contract(tmp_path: Path) -> No
     result = lint_imports(copy)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "conformance.model.profile -> conformance.faults.registry" in result.stdout
+
+
+def test_scenario_code_using_docker_breaks_the_contract(tmp_path: Path) -> None:
+    copy = _copy_of_checkout(tmp_path)
+    (copy / "conformance" / "scenario_api" / "node_shell.py").write_text(
+        "def node_container(name):\n"
+        "    from conformance import docker_client  # nodes only through node_access\n\n"
+        "    return docker_client.client().containers.get(name)\n"
+    )
+    result = lint_imports(copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "scenario-facing code does not use Docker BROKEN" in result.stdout
+    assert "conformance.scenario_api.node_shell -> conformance.docker_client" in result.stdout

@@ -187,15 +187,36 @@ def test_collect_diagnostics_writes_files_and_survives_a_failing_step(
     restricted = clients_with_rules(
         kube_apiserver, apiserver_k8s, cluster_scoped, api_namespace, rules, tmp_path
     )
+    journals: list[tuple[str, int]] = []
+
+    def kubelet_log(name: str, since: int, lines: int) -> str:
+        journals.append((name, lines))
+        return f"kubelet of {name} token=hunter3"
+
     result = collect_diagnostics(
         restricted,
         DiagnosticsRequest(
-            namespace=api_namespace, out_dir=tmp_path / "d", driver=driver, since=time.time() - 60
+            namespace=api_namespace,
+            out_dir=tmp_path / "d",
+            driver=driver,
+            since=time.time() - 60,
+            kubelet_log=kubelet_log,
+            kubelet_log_nodes=["other-node"],
         ),
     )
     names = sorted(p.name for p in result.files)
-    assert names == ["claims.yaml", "errors.txt", "pods.txt", "resourceslices.yaml"]
+    assert names == [
+        "claims.yaml",
+        "errors.txt",
+        f"kubelet-{node}.log",
+        "pods.txt",
+        "resourceslices.yaml",
+    ]
     assert result.nodes == [node]
+    # Only the node the test's pod ran on, through the node access given; redacted.
+    assert journals == [(node, 3000)]
+    journal = (tmp_path / f"d/kubelet-{node}.log").read_text()
+    assert journal.startswith(f"kubelet of {node}") and "hunter3" not in journal
     assert result.errors == ["events: HTTP 403 Forbidden"]
     pods_text = (tmp_path / "d/pods.txt").read_text()
     claims_text = (tmp_path / "d/claims.yaml").read_text()

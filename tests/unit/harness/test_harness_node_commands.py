@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.kube.kubelet import run_node_command
 from conformance.model.node_commands import NodeCommands
 from conformance.model.profile import ProfileError
 from conformance.model.profile_parse import load_profile
+from conformance.node_access.commands import run_node_command
 
 GOOD: dict[str, Any] = {
     "apiVersion": "dra-conformance.io/v1alpha1",
@@ -58,9 +58,33 @@ def test_restart_kubelet_argv_and_timeout(tmp_path: Path) -> None:
     ]
 
 
+def test_exec_stop_start_and_privileged_pod(tmp_path: Path) -> None:
+    commands = load(
+        tmp_path,
+        {
+            "exec": ["ssh", "{node}", "--"],
+            "stopNode": ["cloud", "stop", "{node}"],
+            "startNode": ["cloud", "start", "{node}"],
+            "privilegedPod": {},
+        },
+    ).node_commands
+    assert commands.expand(commands.exec, "w1", "/k") == ["ssh", "w1", "--"]
+    assert (commands.stop_node, commands.start_node) == (
+        ("cloud", "stop", "{node}"),
+        ("cloud", "start", "{node}"),
+    )
+    assert commands.privileged_pod_namespace == "kube-system"
+    named = load(tmp_path, {"privilegedPod": {"namespace": "node-ops"}}).node_commands
+    assert named.privileged_pod_namespace == "node-ops"
+    assert load(tmp_path, {"exec": ["ssh"]}).node_commands.privileged_pod_namespace is None
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
+        ({"privilegedPod": {"namespce": "x"}}, "nodeCommands.privilegedPod.namespce: unknown"),
+        ({"privilegedPod": {"namespace": ""}}, "nodeCommands.privilegedPod.namespace: expected"),
+        ({"exec": "ssh {node}"}, "nodeCommands.exec: expected a non-empty list"),
         ({"restartKubelet": "ssh node"}, "nodeCommands.restartKubelet: expected a non-empty list"),
         ({"restartKubelet": ["x", "{device}"]}, "unknown placeholder {device}"),
         ({"restartKubelet": ["x"], "timeout": "soon"}, "nodeCommands.timeout: expected a positive"),
