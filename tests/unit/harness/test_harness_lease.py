@@ -431,7 +431,9 @@ def test_needs_no_node_can_hold_are_leased_cluster_wide(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
     assert broker.pin_candidates([DeviceNeed("default", 3)]) == []
     assert broker.pin_candidates([DeviceNeed("one", ALL)]) == []
-    assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == ["a", "b"]
+    assert broker.pin_candidates([DeviceNeed("default"), DeviceNeed("one")]) == ["a", "b"]
+    # Each fits a node alone, not both at once: three devices, where a node has two.
+    assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == []
     lease = broker.acquire(LeaseRequest("t", [DeviceNeed("default", 3)], pin=True), timeout=1)
     assert lease.node is None
 
