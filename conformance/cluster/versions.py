@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
+from conformance.cache_dir import cache_root as cache_root  # re-exported: cluster/ uses it
 from conformance.cluster.releases import release_for
 
 # Bump when the way an artefact is assembled changes, so old cache entries are not reused.
@@ -81,10 +80,3 @@ def rootfs_key(v: NodeVersions) -> str:
 
 def node_image_key(v: NodeVersions, extra_files_digest: str) -> str:
     return digest("node", asdict(v), extra_files_digest)
-
-
-def cache_root() -> Path:
-    base = os.environ.get("DRA_CONFORMANCE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dra-conformance"
-    )
-    return Path(base)

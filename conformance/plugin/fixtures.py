@@ -4,7 +4,6 @@ test namespace, tracked cluster-scoped objects."""
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,7 +39,6 @@ from conformance.run.lease import (
     DeviceLeaseBroker,
     LeaseRequest,
     LeaseTimeout,
-    cluster_lease_dir,
 )
 from conformance.run.lease_book import LeaseBook
 from conformance.scenario_api.placement import (
@@ -145,26 +143,24 @@ def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]
     return fit
 
 
-def lease_dir(config: pytest.Config, context: RunContext) -> Path:
-    """One lease book per cluster, not per run: two runs against the same cluster (a second
-    terminal, a broken-driver check) must not oversubscribe its devices either."""
-    given = config.getoption("dra_lease_dir", None)
-    if given:
-        return Path(given)
-    return cluster_lease_dir(context.cluster.name, context.cluster.context)
+def lease_book(config: pytest.Config, context: RunContext) -> LeaseBook:
+    """This process's handle on the cluster's lease book (one book per cluster, not per run:
+    two runs against it, from any machine, must not oversubscribe its devices either); it
+    renews this process's heartbeat until the run ends."""
+    state = plugin_state(config)
+    if state.book is None:
+        from conformance.run.cluster_lease_book import ClusterLeaseBook
+
+        core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
+        state.book = ClusterLeaseBook(core).start()
+    return state.book
 
 
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
     state = plugin_state(config)
     if state.broker is None:
-        book: Path | LeaseBook = lease_dir(config, context)
-        if config.getoption("dra_lease_book", "file") == "cluster":
-            from conformance.run.cluster_lease_book import ClusterLeaseBook
-
-            core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
-            book = ClusterLeaseBook(core, location=book).start()
         state.broker = DeviceLeaseBroker(
-            book,
+            lease_book(config, context),
             context.device_sets,
             device_nodes={d.id: d.node for d in context.devices},
         )

@@ -46,7 +46,8 @@ from typing import Any
 from xdist.scheduler import LoadScheduling
 
 from conformance.plugin.lanes import LANE_NAMES, Lanes, read_lanes
-from conformance.run.node_marks import marked_nodes_unlocked
+from conformance.run.lease_book import LeaseBook
+from conformance.run.node_marks import marked_nodes
 
 QUEUE_DEPTH = 2  # tests sent to a worker and not finished: the fewest it can run with
 
@@ -155,7 +156,7 @@ class LeaseAwareScheduling(LoadScheduling):
         *,
         harness_dir: Path,
         nodes: Sequence[str],
-        book: Path | None = None,
+        book: LeaseBook | None = None,
     ) -> None:
         super().__init__(config, log)
         self._harness_dir = harness_dir
@@ -178,7 +179,7 @@ class LeaseAwareScheduling(LoadScheduling):
 
     def _send_tests(self, node: Any, num: int) -> None:
         lanes = self._lanes_known()
-        marked = marked_nodes_unlocked(self._book) if self._book else set()
+        marked = marked_nodes(self._book) if self._book is not None else set()
         queued = self.node2pending[node]
         chosen: list[int] = []
         for _ in range(min(num, QUEUE_DEPTH - len(queued))):
