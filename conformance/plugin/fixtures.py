@@ -149,10 +149,11 @@ def lease_book(config: pytest.Config, context: RunContext) -> LeaseBook:
     renews this process's heartbeat until the run ends."""
     state = plugin_state(config)
     if state.book is None:
-        from conformance.run.cluster_lease_book import ClusterLeaseBook
+        from conformance.run.cluster_lease_book import CONFIG_MAP, ClusterLeaseBook
 
         core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
-        state.book = ClusterLeaseBook(core).start()
+        name = config.getoption("dra_lease_book_name", None) or CONFIG_MAP
+        state.book = ClusterLeaseBook(core, name=name).start()
     return state.book
 
 

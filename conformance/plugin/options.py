@@ -156,6 +156,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _add(
         group,
+        "--dra-lease-book-name",
+        dest="dra_lease_book_name",
+        default=None,
+        metavar="NAME",
+        help="the ConfigMap (namespace dra-conformance) of the device lease book, shared by "
+        "every run against the cluster (default dra-conformance-leases); only a run nested "
+        "inside another holder's exclusive lease (a broken-driver check) takes its own",
+    )
+    _add(
+        group,
         "--dra-lease-book",
         dest="dra_lease_book",
         choices=("file", "cluster"),

@@ -4,6 +4,7 @@ xdist hand-over to workers, the report collector, SIGTERM, the report header."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from typing import Any
 
@@ -54,6 +55,10 @@ from conformance.run.lease import (
     pid_alive,
 )
 
+DNS_SUBDOMAIN = re.compile(
+    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
@@ -85,6 +90,12 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{flag} is deprecated and ignored: the device lease book is kept in the "
                 "cluster under test (ConfigMap dra-conformance/dra-conformance-leases)"
             )
+    book_name = config.getoption("dra_lease_book_name", None)
+    if book_name is not None and not DNS_SUBDOMAIN.fullmatch(book_name):
+        raise pytest.UsageError(
+            f"--dra-lease-book-name {book_name!r} is not a ConfigMap name (lower-case letters, "
+            "digits, '-' and '.', at most 253 characters)"
+        )
     config.pluginmanager.register(InterruptHooks(config), "dra_conformance_interrupt")
     if is_worker(config):
         state.durations = config.workerinput.get(WORKERINPUT_DURATIONS) or {}  # type: ignore[attr-defined]

@@ -80,8 +80,8 @@ def run_cli(cluster: str, profile: Path, report_dir: Path) -> subprocess.Complet
         "--run-id",
         f"broken-readiness-{secrets.token_hex(3)}",
         "--dra-skip-install",
-        "--dra-lease-dir",
-        str(report_dir / "lease"),
+        "--dra-lease-book-name",  # inside the test's exclusive lease of the cluster's book
+        f"dra-conformance-leases-{secrets.token_hex(3)}",
         "--dra-html-report",
         "never",
     ]
