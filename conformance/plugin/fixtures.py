@@ -4,6 +4,7 @@ test namespace, tracked cluster-scoped objects."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,6 +40,7 @@ from conformance.run.lease import (
     DeviceLeaseBroker,
     LeaseRequest,
     LeaseTimeout,
+    reclaim,
 )
 from conformance.run.lease_book import LeaseBook
 from conformance.scenario_api.placement import (
@@ -154,7 +156,24 @@ def lease_book(config: pytest.Config, context: RunContext) -> LeaseBook:
         core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
         name = config.getoption("dra_lease_book_name", None) or CONFIG_MAP
         state.book = ClusterLeaseBook(core, name=name).start()
+        worker = getattr(config, "workerinput", {}).get("workerid")
+        if worker:  # for the controller, should this worker die holding a lease
+            _owners_dir(context).mkdir(parents=True, exist_ok=True)
+            (_owners_dir(context) / worker).write_text(state.book.owner)
     return state.book
+
+
+def _owners_dir(context: RunContext) -> Path:
+    return context.harness_dir / "lease-owners"
+
+
+def reclaim_worker_leases(config: pytest.Config, context: RunContext, worker: str) -> None:
+    """A worker of this run died (SIGKILL, OOM): its leases go now, not at their expiry."""
+    try:
+        owner = (_owners_dir(context) / worker).read_text().strip()
+    except OSError:
+        return  # it never leased
+    reclaim(lease_book(config, context), owner)
 
 
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:

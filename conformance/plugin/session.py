@@ -202,6 +202,9 @@ class _XdistHooks:
         context = get_run_context(self.config)
         if error is None or context is None:
             return
+        from conformance.plugin.fixtures import reclaim_worker_leases
+
+        reclaim_worker_leases(self.config, context, node.gateway.id)
         registry = NamespaceRegistry(context.harness_dir / "namespaces")
         k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
         dead = [r for r in registry.entries() if not pid_alive(r.get("pid", -1))]

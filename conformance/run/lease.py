@@ -47,6 +47,7 @@ __all__ = [
     "LeaseRequest",
     "LeaseTimeout",
     "pid_alive",
+    "reclaim",
 ]
 
 log = logging.getLogger("conformance.run.lease")
@@ -205,6 +206,20 @@ class DeviceLeaseBroker:
         return self.book.update(
             lambda state: [dict(entry_to_json(e), ticket=t) for t, e in state.entries.items()]
         )
+
+
+def reclaim(book: LeaseBook, owner: str) -> list[str]:
+    """Drop every entry of `owner`, a process known dead before its heartbeat expires (a
+    worker its controller saw die); journaled as releases. The holders dropped."""
+
+    def drop(state: BookState) -> list[str]:
+        gone = [t for t, e in state.entries.items() if e.owner == owner]
+        for ticket in gone:
+            entry = state.entries.pop(ticket)
+            state.journal.append(journal_line("release", entry, ticket=ticket, node=entry.node))
+        return [e["holder"] for e in state.journal]
+
+    return book.update(drop)
 
 
 def journal_line(event: str, entry: BookEntry, **fields: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ JOURNAL_FILE = "journal.jsonl"
 
 
 def _alive(owner: str) -> bool:
-    host, _, pid = owner.partition("/")
+    host, pid = ([*owner.split("/"), ""])[:2]
     return host != socket.gethostname() or (pid.isdigit() and pid_alive(int(pid)))
 
 

@@ -37,6 +37,7 @@ from conformance.run.lease import (
     LeaseError,
     LeaseRequest,
     LeaseTimeout,
+    reclaim,
 )
 from conformance.run.node_marks import (
     active_marks,
@@ -805,3 +806,23 @@ def test_grants_and_releases_are_journaled_with_their_node(tmp_path: Path) -> No
         ("release", "drains a node", "w2", "whole"),
     ]
     assert lines[0]["waited_s"] >= 0 and lines[0]["t"] <= lines[1]["t"]
+
+
+def test_reclaim_drops_a_dead_workers_leases_at_once_and_journals_them(tmp_path: Path) -> None:
+    book = FileLeaseBook(tmp_path)
+    broker = _nodes_broker(tmp_path)
+    mine = broker.acquire(LeaseRequest("mine", [DeviceNeed("small")]), timeout=1)
+    dead_owner = f"{book.owner}/dead-worker"  # this process's pid: it would never expire
+
+    def add_dead(state: lease_book_module.BookState) -> int:
+        entry = broker.policy.entry_for(LeaseRequest("dead's", [DeviceNeed("big")]), since=0.0)
+        entry.owner, entry.state = dead_owner, "held"
+        return state.add(entry)
+
+    book.update(add_dead)
+    assert sorted(h["holder"] for h in broker.holders()) == ["dead's", "mine"]
+    assert reclaim(book, dead_owner) == ["dead's"]
+    assert [h["holder"] for h in broker.holders()] == ["mine"]
+    lines = [json.loads(x) for x in (tmp_path / JOURNAL_FILE).read_text().splitlines()]
+    assert (lines[-1]["event"], lines[-1]["holder"]) == ("release", "dead's")
+    broker.release(mine)
