@@ -153,14 +153,26 @@ def lease_book(config: pytest.Config, context: RunContext) -> LeaseBook:
     if state.book is None:
         from conformance.run.cluster_lease_book import CONFIG_MAP, ClusterLeaseBook
 
-        core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
-        name = config.getoption("dra_lease_book_name", None) or CONFIG_MAP
-        state.book = ClusterLeaseBook(core, name=name).start()
+        state.book = config.hook.pytest_dra_lease_book(config=config, context=context)
+        if state.book is None:
+            core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
+            name = config.getoption("dra_lease_book_name", None) or CONFIG_MAP
+            state.book = ClusterLeaseBook(core, name=name).start()
         worker = getattr(config, "workerinput", {}).get("workerid")
         if worker:  # for the controller, should this worker die holding a lease
             _owners_dir(context).mkdir(parents=True, exist_ok=True)
             (_owners_dir(context) / worker).write_text(state.book.owner)
     return state.book
+
+
+def lease_book_if_reachable(config: pytest.Config, context: RunContext) -> LeaseBook | None:
+    """The book for what only orders tests (the scheduler's node marks): None, with a warning,
+    when the cluster does not answer; a test's lease then reports the problem itself."""
+    try:
+        return lease_book(config, context)
+    except Exception as exc:  # noqa: BLE001 - the order of tests is not worth a crash
+        warnings.warn(DRAHarnessWarning(f"the cluster's lease book: {exc}"), stacklevel=1)
+        return None
 
 
 def _owners_dir(context: RunContext) -> Path:

@@ -37,6 +37,12 @@ MARKERS = (
 )
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from conformance.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def _add(group: Any, *flags: str, **kwargs: Any) -> None:
     # The report's standalone mode (conformance.report.standalone) may have defined it first.
     with contextlib.suppress(ValueError):

@@ -186,7 +186,7 @@ class _XdistHooks:
         context = get_run_context(config)
         if context is None or config.getvalue("dist") != "load":
             return None  # xdist's own
-        from conformance.plugin.fixtures import lease_book
+        from conformance.plugin.fixtures import lease_book_if_reachable
         from conformance.plugin.scheduling import LeaseAwareScheduling
 
         return LeaseAwareScheduling(
@@ -194,7 +194,7 @@ class _XdistHooks:
             log,
             harness_dir=context.harness_dir,
             nodes=context.nodes,
-            book=lease_book(config, context),
+            book=lease_book_if_reachable(config, context),
         )
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -72,3 +72,22 @@ class FileLeaseBook:
                 with open(self.journal_file, "a") as journal:
                     journal.writelines(json.dumps(line) + "\n" for line in state.journal)
             return result
+
+
+CONFTEST = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, {harness!r})
+from file_lease_book import FileLeaseBook
+
+
+def pytest_dra_lease_book(config, context):
+    return FileLeaseBook(Path(__file__).parent / "leases")
+"""
+
+
+def use_file_lease_book(root: Path) -> None:
+    """A conftest.py in `root` that gives a run of the plugin there (and its xdist workers)
+    this double instead of a cluster's book."""
+    (root / "conftest.py").write_text(CONFTEST.format(harness=str(Path(__file__).parent)))
