@@ -249,6 +249,10 @@ def test_a_killed_runs_leases_come_back_within_their_expiry(
     # Not before the dead holder's expiry (its devices counted until then), and, from when the
     # next run asked (its start-up is not the book's), not longer than the expiry.
     assert granted >= last_beat + EXPIRY_S - 1.0, (granted, last_beat)
+    assert granted - waited < last_beat + EXPIRY_S, (
+        "the next run asked only after the dead run's lease had expired: nothing was shown "
+        "(its start-up took longer than the expiry)"
+    )
     assert waited <= EXPIRY_S + 10.0, f"the next run waited {waited:.1f}s for the devices"
     print(
         f"the next run waited {waited:.1f}s for the devices, "
