@@ -1,15 +1,16 @@
 """Where the wall time of one run went: each test's body on its xdist worker, over time.
 
-    python bench/timeline.py REPORT_DIR [LEASE_DIR]
+    python bench/timeline.py REPORT_DIR [JOURNAL]
 
 Reads REPORT_DIR/summary.json (worker, lease wait, body and total per test) and
 REPORT_DIR/allure-results (when each body started and stopped) and prints, per worker, one
 line per test: body start and end in seconds since the first body started, the lease wait
 before it, and the gap since the previous test of that worker ended (its set-up and the
 previous teardown). The tail of a run and the tests that queue behind a lease show up here.
-With LEASE_DIR (the cluster's lease book, ~/.cache/dra-conformance/leases/<cluster>-<context>),
-also the node each test's lease got and how long after its body the lease was released (the
-node's restore, the claims' deallocation), from the book's journal.jsonl; and the lease time by
+With JOURNAL (the lease book's journal, kept in the cluster: `kubectl -n dra-conformance get
+configmap dra-conformance-lease-journal -o jsonpath='{.data.journal}' > journal.jsonl`), also
+the node each test's lease got and how long after its body the lease was released (the
+node's restore, the claims' deallocation); and the lease time by
 scope with the chain of leases that exclude each other: an estimate of the wall time no
 schedule on these nodes goes below, counting cluster-wide and cluster-scope leases and
 whole-node leases that also take devices off their node one at a time, the other whole-node
@@ -137,7 +138,8 @@ def main() -> int:
     if len(sys.argv) == 3:
         summary = json.loads((report_dir / "summary.json").read_text())
         nodeids = {t["nodeid"].split("::")[-1]: t["nodeid"] for t in summary["tests"]}
-        add_leases(rows, Path(sys.argv[2]) / "journal.jsonl", nodeids)
+        journal = Path(sys.argv[2])
+        add_leases(rows, journal / "journal.jsonl" if journal.is_dir() else journal, nodeids)
     print(render(rows))
     if chain := lease_chain(rows):
         print(chain)

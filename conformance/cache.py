@@ -17,8 +17,11 @@ from filelock import FileLock
 BUILDER_REVISION = "1"
 
 
+CACHE_ENV = "DRA_CONFORMANCE_CACHE"
+
+
 def cache_root() -> Path:
-    base = os.environ.get("DRA_CONFORMANCE_CACHE") or os.path.join(
+    base = os.environ.get(CACHE_ENV) or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dra-conformance"
     )
     return Path(base)

@@ -1,7 +1,8 @@
 """`dra-conformance cleanup`: remove what a dead run (SIGKILL, a lost CI runner) left on a
 cluster: its namespaces, its labelled DeviceTaintRules, DeviceClasses and PriorityClasses, the
 cordons of nodes it cordoned, and the faults it injected (through the profile's injectors'
-`sweep`, or the bundled fake driver's control channel when no profile is given).
+`sweep`, or the bundled fake driver's control channel when no profile is given); and, in the
+cluster's device lease book, the leases and run records of holders that stopped renewing.
 
 Exit 0 when nothing of those runs is left afterwards, 1 when something could not be removed
 (named), 2 on bad input.
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
@@ -49,13 +49,17 @@ def add_cleanup_command(sub: argparse._SubParsersAction) -> None:
     cleanup.set_defaults(func=_cleanup)
 
 
-def _lease_book(args: argparse.Namespace) -> Path:
-    """The cluster's lease book, where live runs are registered (as `run` names it)."""
-    from conformance.run.lease import cluster_lease_dir
+def _expired_leases(book: Any) -> list[str]:
+    """Remove (by reading the book) the leases whose holders stopped renewing; name them."""
+    from conformance.run.lease import scope_text
+    from conformance.run.lease_policy import needs_text
 
-    if args.kubeconfig:
-        return cluster_lease_dir(args.context or "existing", args.context)
-    return cluster_lease_dir(args.name, None)
+    dropped = book.update(lambda state: list(state.dropped))
+    return [
+        f"{e.holder} ({e.state}, {needs_text(e.needs)}{scope_text(e)}; holder "
+        f"{e.owner or e.pid} stopped renewing)"
+        for e in dropped
+    ]
 
 
 def _fault_sweeper(args: argparse.Namespace, k8s: Any, served: dict) -> tuple[Any, FaultSweeper]:
@@ -101,11 +105,9 @@ def _fault_counts(control: Any) -> dict[str, int]:
 def _cleanup(args: argparse.Namespace) -> int:
     from conformance.cli.driver_commands import _target
     from conformance.install import installer
-    from conformance.kube.cleanup import sweep_run
-    from conformance.kube.leftovers import find_leftovers
     from conformance.model.naming import is_label_value
+    from conformance.run.cluster_lease_book import ClusterLeaseBook
     from conformance.run.context import read_served_resources
-    from conformance.run.live_runs import forget_dead_runs, live_run_ids
 
     if args.run_id is not None and not is_label_value(args.run_id):
         raise ConformanceError(
@@ -116,18 +118,39 @@ def _cleanup(args: argparse.Namespace) -> int:
     k8s = installer.ensure_reachable(kubeconfig, context)
     served = read_served_resources(k8s)
     control, sweeper = _fault_sweeper(args, k8s, served)
-    book = _lease_book(args)
+    book = ClusterLeaseBook(k8s.core)
+    try:
+        return _sweep(args, k8s, served, control, sweeper, book)
+    finally:
+        book.close()
+
+
+def _sweep(
+    args: argparse.Namespace,
+    k8s: Any,
+    served: dict,
+    control: Any,
+    sweeper: FaultSweeper,
+    book: Any,
+) -> int:
+    from conformance.kube.cleanup import sweep_run
+    from conformance.kube.leftovers import find_leftovers
+    from conformance.run.live_runs import dead_runs, forget_dead_runs, live_run_ids
+
+    for lease in _expired_leases(book):
+        print(f"device lease of {lease}: removed")
     live = live_run_ids(book)
     if args.run_id is not None and args.run_id in live:
         raise ConformanceError(
-            f"run {args.run_id} is still running (registered in {book / 'runs'})",
+            f"run {args.run_id} is still running (registered in the cluster's lease book, "
+            f"{book!r}, and renewing)",
             "stop it first; a live run removes its own objects when it ends",
         )
     found = find_leftovers(k8s, api_versions=list(served), fault_counts=_fault_counts(control))
     if args.run_id is not None:
         runs = [args.run_id]
     else:
-        runs = sorted(r for r in found if r not in live)
+        runs = sorted((set(found) | set(dead_runs(book))) - live)
         for run in sorted(r for r in found if r in live):
             print(f"run {run}: still running, left alone")
     problems: list[str] = []

@@ -15,6 +15,7 @@ only run tests. Without xdist the single process does both.
 | module              | owns                                                                  |
 |---------------------|-----------------------------------------------------------------------|
 | `options`           | `--dra-*` options and `dra_*` markers                                 |
+| `hookspecs`         | the plugin's own hook (a lease book double for its tests)             |
 | `state`             | stash keys, per-process state, the run's catalog                      |
 | `session`           | set-up: cluster, driver install, run context, xdist hand-over, header |
 | `setup_failure`     | a failed set-up: no test collected, NO-VERDICT, one error line        |
@@ -61,7 +62,7 @@ from conformance.plugin.fixtures import (
     node_access,
     test_namespace,
 )
-from conformance.plugin.options import pytest_addoption
+from conformance.plugin.options import pytest_addhooks, pytest_addoption
 from conformance.plugin.session import (
     pytest_configure,
     pytest_report_header,
@@ -75,6 +76,7 @@ __all__ = [
     "dra_context",
     "k8s",
     "node_access",
+    "pytest_addhooks",
     "pytest_addoption",
     "pytest_collection_finish",
     "pytest_collection_modifyitems",

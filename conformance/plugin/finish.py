@@ -100,13 +100,15 @@ def _fault_sweeper(context: RunContext, k8s: K8sClients) -> Any:
 
 
 def _unregister_run(config: pytest.Config, context: RunContext) -> None:
-    from conformance.plugin.fixtures import lease_dir
+    from conformance.plugin.fixtures import lease_book
     from conformance.run.live_runs import unregister_run
 
     try:
-        unregister_run(lease_dir(config, context), context.run_id)
-    except OSError as exc:
-        log.warning("could not remove the run's entry from the live-run registry: %s", exc)
+        book = lease_book(config, context)
+        unregister_run(book, context.run_id)
+        book.close()  # its heartbeat goes: nothing of this run is left in the book
+    except Exception as exc:  # noqa: BLE001 - it expires anyway; never fail the report
+        log.warning("could not remove the run from the cluster's live-run registry: %s", exc)
 
 
 def _restore_deleted_nodes(k8s: K8sClients, context: RunContext) -> list[str]:

@@ -45,7 +45,7 @@ from conformance.run.lease import (
     DeviceLeaseBroker,
     LeaseRequest,
     LeaseTimeout,
-    cluster_lease_dir,
+    reclaim,
 )
 from conformance.run.lease_book import LeaseBook
 from conformance.scenario_api.placement import (
@@ -157,26 +157,54 @@ def node_candidates(context: RunContext, whole_node: NodeExclusive) -> list[str]
     return fit
 
 
-def lease_dir(config: pytest.Config, context: RunContext) -> Path:
-    """One lease book per cluster, not per run: two runs against the same cluster (a second
-    terminal, a broken-driver check) must not oversubscribe its devices either."""
-    given = config.getoption("dra_lease_dir", None)
-    if given:
-        return Path(given)
-    return cluster_lease_dir(context.cluster.name, context.cluster.context)
+def lease_book(config: pytest.Config, context: RunContext) -> LeaseBook:
+    """This process's handle on the cluster's lease book (one book per cluster, not per run:
+    two runs against it, from any machine, must not oversubscribe its devices either); it
+    renews this process's heartbeat until the run ends."""
+    state = plugin_state(config)
+    if state.book is None:
+        from conformance.run.cluster_lease_book import CONFIG_MAP, ClusterLeaseBook
+
+        state.book = config.hook.pytest_dra_lease_book(config=config, context=context)
+        if state.book is None:
+            core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
+            name = config.getoption("dra_lease_book_name", None) or CONFIG_MAP
+            state.book = ClusterLeaseBook(core, name=name).start()
+        worker = getattr(config, "workerinput", {}).get("workerid")
+        if worker:  # for the controller, should this worker die holding a lease
+            _owners_dir(context).mkdir(parents=True, exist_ok=True)
+            (_owners_dir(context) / worker).write_text(state.book.owner)
+    return state.book
+
+
+def lease_book_if_reachable(config: pytest.Config, context: RunContext) -> LeaseBook | None:
+    """The book for what only orders tests (the scheduler's node marks): None, with a warning,
+    when the cluster does not answer; a test's lease then reports the problem itself."""
+    try:
+        return lease_book(config, context)
+    except Exception as exc:  # noqa: BLE001 - the order of tests is not worth a crash
+        warnings.warn(DRAHarnessWarning(f"the cluster's lease book: {exc}"), stacklevel=1)
+        return None
+
+
+def _owners_dir(context: RunContext) -> Path:
+    return context.harness_dir / "lease-owners"
+
+
+def reclaim_worker_leases(config: pytest.Config, context: RunContext, worker: str) -> None:
+    """A worker of this run died (SIGKILL, OOM): its leases go now, not at their expiry."""
+    try:
+        owner = (_owners_dir(context) / worker).read_text().strip()
+    except OSError:
+        return  # it never leased
+    reclaim(lease_book(config, context), owner)
 
 
 def _broker(config: pytest.Config, context: RunContext) -> DeviceLeaseBroker:
     state = plugin_state(config)
     if state.broker is None:
-        book: Path | LeaseBook = lease_dir(config, context)
-        if config.getoption("dra_lease_book", "file") == "cluster":
-            from conformance.run.cluster_lease_book import ClusterLeaseBook
-
-            core = load_clients(context.cluster.kubeconfig, context.cluster.context).core
-            book = ClusterLeaseBook(core, location=book).start()
         state.broker = DeviceLeaseBroker(
-            book,
+            lease_book(config, context),
             context.device_sets,
             device_nodes={d.id: d.node for d in context.devices},
         )

@@ -41,6 +41,12 @@ MARKERS = (
 )
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from conformance.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def _add(group: Any, *flags: str, **kwargs: Any) -> None:
     # The report's standalone mode (conformance.report.standalone) may have defined it first.
     with contextlib.suppress(ValueError):
@@ -156,18 +162,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="dra_lease_dir",
         default=None,
         metavar="DIR",
-        help="device lease book shared by every run against the same cluster "
-        "(default: one per cluster under the dra-conformance cache)",
+        help="deprecated, ignored: the device lease book is kept in the cluster under test",
+    )
+    _add(
+        group,
+        "--dra-lease-book-name",
+        dest="dra_lease_book_name",
+        default=None,
+        metavar="NAME",
+        help="the ConfigMap (namespace dra-conformance) of the device lease book, shared by "
+        "every run against the cluster (default dra-conformance-leases); only a run nested "
+        "inside another holder's exclusive lease (a broken-driver check) takes its own",
     )
     _add(
         group,
         "--dra-lease-book",
         dest="dra_lease_book",
         choices=("file", "cluster"),
-        default="file",
-        help="where the device lease book is kept: 'file' (the lease dir, this machine's runs "
-        "only) or 'cluster' (a ConfigMap in namespace dra-conformance of the cluster under "
-        "test, shared by runs from any machine; holders renew, a killed one expires in 60 s)",
+        default=None,
+        help="deprecated, ignored: the device lease book is always kept in the cluster under "
+        "test (a ConfigMap in namespace dra-conformance, shared by runs from any machine; "
+        "holders renew, a killed one expires in 60 s)",
     )
     _add(
         group,

@@ -4,6 +4,7 @@ xdist hand-over to workers, the report collector, SIGTERM, the report header."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 from typing import Any
 
@@ -54,6 +55,10 @@ from conformance.run.lease import (
     pid_alive,
 )
 
+DNS_SUBDOMAIN = re.compile(
+    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     for line in MARKERS:
@@ -76,6 +81,21 @@ def pytest_configure(config: pytest.Config) -> None:
     except ProfileError as exc:
         raise pytest.UsageError(f"{exc}\n(see docs/profile.md for the format)") from None
     state.catalog = load_run_catalog(config)
+    for dest, flag in (
+        ("dra_lease_dir", "--dra-lease-dir"),
+        ("dra_lease_book", "--dra-lease-book"),
+    ):
+        if config.getoption(dest, None) and not is_worker(config):
+            state.notes.append(
+                f"{flag} is deprecated and ignored: the device lease book is kept in the "
+                "cluster under test (ConfigMap dra-conformance/dra-conformance-leases)"
+            )
+    book_name = config.getoption("dra_lease_book_name", None)
+    if book_name is not None and not DNS_SUBDOMAIN.fullmatch(book_name):
+        raise pytest.UsageError(
+            f"--dra-lease-book-name {book_name!r} is not a ConfigMap name (lower-case letters, "
+            "digits, '-' and '.', at most 253 characters)"
+        )
     config.pluginmanager.register(InterruptHooks(config), "dra_conformance_interrupt")
     if is_worker(config):
         state.durations = config.workerinput.get(WORKERINPUT_DURATIONS) or {}  # type: ignore[attr-defined]
@@ -166,7 +186,7 @@ class _XdistHooks:
         context = get_run_context(config)
         if context is None or config.getvalue("dist") != "load":
             return None  # xdist's own
-        from conformance.plugin.fixtures import lease_dir
+        from conformance.plugin.fixtures import lease_book_if_reachable
         from conformance.plugin.scheduling import LeaseAwareScheduling
 
         return LeaseAwareScheduling(
@@ -174,7 +194,7 @@ class _XdistHooks:
             log,
             harness_dir=context.harness_dir,
             nodes=context.nodes,
-            book=lease_dir(config, context),
+            book=lease_book_if_reachable(config, context),
         )
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -182,6 +202,9 @@ class _XdistHooks:
         context = get_run_context(self.config)
         if error is None or context is None:
             return
+        from conformance.plugin.fixtures import reclaim_worker_leases
+
+        reclaim_worker_leases(self.config, context, node.gateway.id)
         registry = NamespaceRegistry(context.harness_dir / "namespaces")
         k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
         dead = [r for r in registry.entries() if not pid_alive(r.get("pid", -1))]
@@ -241,11 +264,11 @@ def _register_and_find_leftovers(config: pytest.Config, context: RunContext) -> 
     """Register this run as alive, then name what runs without a live process left on the
     cluster (never deleted here: `dra-conformance cleanup --run-id ID` does that)."""
     from conformance.kube.leftovers import dead_runs_note, find_leftovers
-    from conformance.plugin.fixtures import lease_dir
+    from conformance.plugin.fixtures import lease_book
     from conformance.run.live_runs import live_run_ids, register_run
 
-    book = lease_dir(config, context)
     try:
+        book = lease_book(config, context)
         register_run(book, context.run_id)
         k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
         leftovers = find_leftovers(k8s, api_versions=list(context.served_resources))

@@ -47,6 +47,7 @@ class PluginState:
     catalog: Catalog | None = None
     handle: Any = None  # conformance.cluster.provider.ClusterHandle (controller only)
     broker: DeviceLeaseBroker | None = None
+    book: Any = None  # conformance.run.cluster_lease_book.ClusterLeaseBook of this process
     deselected_scenarios: int = 0
     coverage_note: str = ""
     sweep_summary: str = ""

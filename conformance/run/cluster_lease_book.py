@@ -1,18 +1,19 @@
-"""The device lease book kept in the cluster under test: one ConfigMap
-(`dra-conformance-leases` in namespace `dra-conformance`), so runs from several machines, or
-from inside the cluster, share one book.
+"""The device lease book, kept in the cluster under test: one ConfigMap
+(`dra-conformance-leases` in namespace `dra-conformance`) holds the leases, the node marks, the
+live runs and every holder's heartbeat; a second one (`dra-conformance-lease-journal`) the
+journal of grants and releases. Runs from several machines, or from inside the cluster, share
+one book; the cluster is the coordinator.
 
 Each transaction reads the ConfigMap, applies the change and replaces it with the
 resourceVersion it read: a concurrent writer makes the API server answer 409 Conflict, and the
 transaction runs again on the new state (optimistic concurrency; the change may run more than
-once). Every process renews a heartbeat in the book (`RENEW_EVERY_S`); the entries of an owner
-whose heartbeat is older than `EXPIRE_AFTER_S` are dropped, so a runner killed with SIGKILL
-frees its devices within that time. Heartbeats are wall-clock times of the writer: the
-machines sharing a book must have clocks within a few seconds of each other.
+once). Every process renews a heartbeat in the book (`renew_every`) saying how long it may stay
+silent (`expire_after`); the entries and runs of an owner silent longer than that are dead, so
+a runner killed with SIGKILL frees its devices within its expiry. Heartbeats are wall-clock
+times of the writer: the machines sharing a book must have clocks within a few seconds.
 
-Not the default yet. To select it, build the broker over it:
-`DeviceLeaseBroker(ClusterLeaseBook(k8s.core, location=lease_dir), device_sets, ...)`; node
-marks and live runs stay in `location` on this machine meanwhile.
+The journal is appended after the book's transaction commits (a lost line is a missing
+timeline, never a wrong lease); its lines carry the time of their transaction.
 """
 
 from __future__ import annotations
@@ -25,15 +26,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from kubernetes.client.exceptions import ApiException
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_random
 
 from conformance.kube.field_manager import FIELD_MANAGER
-from conformance.run.lease_book import BookState, drop_entries, state_from_json, state_to_json
-from conformance.run.node_marks import marked_nodes_unlocked
+from conformance.run.lease_book import BookState, drop_dead, state_from_json, state_to_json
 
 log = logging.getLogger("conformance.run.lease")
 
@@ -41,18 +40,49 @@ T = TypeVar("T")
 
 NAMESPACE = "dra-conformance"
 CONFIG_MAP = "dra-conformance-leases"
+JOURNAL_CONFIG_MAP = "dra-conformance-lease-journal"
 RENEW_EVERY_S = 10.0
 EXPIRE_AFTER_S = 60.0
-JOURNAL_KEEP = 2000  # lines kept in the ConfigMap (its data is limited to 1 MiB)
+EXPIRY_ENV = "DRA_CONFORMANCE_LEASE_EXPIRY"  # seconds; shorter for tests of a killed holder
+JOURNAL_KEEP = 2000  # lines kept (a ConfigMap's data is limited to 1 MiB)
 CONFLICT_PATIENCE_S = 120.0  # retrying 409s this long means something else is wrong
 
 
 class _Conflict(Exception):
-    """Someone wrote the book since it was read: run the transaction again."""
+    """Someone wrote the object since it was read: run the transaction again."""
+
+
+def default_expiry() -> float:
+    """`EXPIRY_ENV` if set (a positive number of seconds), else `EXPIRE_AFTER_S`."""
+    given = os.environ.get(EXPIRY_ENV, "")
+    try:
+        value = float(given) if given else EXPIRE_AFTER_S
+    except ValueError:
+        value = EXPIRE_AFTER_S
+    return value if value > 0 else EXPIRE_AFTER_S
+
+
+def _retrying() -> Retrying:
+    return Retrying(
+        retry=retry_if_exception_type(_Conflict),
+        stop=stop_after_delay(CONFLICT_PATIENCE_S),
+        wait=wait_random(0.01, 0.2),
+        reraise=True,
+    )
+
+
+def _beats(raw: dict[str, Any], now: float) -> dict[str, list[float]]:
+    """The heartbeats still fresh: owner -> [time, the expiry it declared]."""
+    out = {}
+    for owner, beat in (raw.get("heartbeats") or {}).items():
+        at, expiry = (float(beat), EXPIRE_AFTER_S) if not isinstance(beat, list) else beat
+        if now - float(at) <= float(expiry):
+            out[owner] = [float(at), float(expiry)]
+    return out
 
 
 class ClusterLeaseBook:
-    """A `LeaseBook` in one ConfigMap, over a CoreV1Api."""
+    """A `LeaseBook` in a ConfigMap of the cluster, over a CoreV1Api."""
 
     def __init__(
         self,
@@ -60,34 +90,35 @@ class ClusterLeaseBook:
         *,
         namespace: str = NAMESPACE,
         name: str = CONFIG_MAP,
-        location: Path | None = None,
-        renew_every: float = RENEW_EVERY_S,
-        expire_after: float = EXPIRE_AFTER_S,
+        renew_every: float | None = None,
+        expire_after: float | None = None,
     ) -> None:
         self.core = core
         self.namespace, self.name = namespace, name
-        self._location = location
-        self.renew_every, self.expire_after = renew_every, expire_after
+        self.journal_name = f"{name}-journal" if name != CONFIG_MAP else JOURNAL_CONFIG_MAP
+        self.expire_after = expire_after if expire_after is not None else default_expiry()
+        self.renew_every = renew_every or min(RENEW_EVERY_S, self.expire_after / 4)
         # pid and host alone may repeat across CI containers: a random part makes it unique
         self._owner = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
         self._stop = threading.Event()
         self._renewer: threading.Thread | None = None
+        self._beating = False  # a heartbeat of this owner may be in the book
         self.conflicts = 0  # transactions run again after a 409 (for tests and benches)
-
-    @property
-    def location(self) -> Path | None:
-        return self._location
 
     @property
     def owner(self) -> str:
         return self._owner
 
+    def __repr__(self) -> str:
+        return f"ConfigMap {self.namespace}/{self.name}"
+
     # --- heartbeat -------------------------------------------------------------------------
 
     def start(self) -> ClusterLeaseBook:
-        """Renew this process's heartbeat in the background until `close` (or the process
-        ends: a daemon thread, so a killed process stops renewing)."""
+        """Renew this process's heartbeat now and in the background until `close` (or the
+        process ends: a daemon thread, so a killed process stops renewing)."""
         if self._renewer is None:
+            self.update(lambda state: None, renew=True)
             self._renewer = threading.Thread(target=self._renew_loop, daemon=True, name="lease")
             self._renewer.start()
         return self
@@ -97,73 +128,94 @@ class ClusterLeaseBook:
             try:
                 self.update(lambda state: None, renew=True)
             except Exception as exc:  # noqa: BLE001 - the next beat tries again
-                log.warning(
-                    "lease book %s/%s: heartbeat failed: %s", self.namespace, self.name, exc
-                )
+                log.warning("lease book %r: heartbeat failed: %s", self, exc)
 
     def close(self) -> None:
+        """Stop renewing and withdraw the heartbeat (this owner's entries then go at once)."""
         self._stop.set()
         if self._renewer is not None:
             self._renewer.join(timeout=5)
+            self._renewer = None
+        if self._beating:
+            try:
+                self.update(lambda state: None, withdraw=True)
+            except Exception as exc:  # noqa: BLE001 - it expires anyway
+                log.debug("lease book %r: could not withdraw the heartbeat: %s", self, exc)
+            self._beating = False
 
     # --- transactions ------------------------------------------------------------------------
 
-    def update(self, change: Callable[[BookState], T], *, renew: bool = False) -> T:
-        for attempt in Retrying(
-            retry=retry_if_exception_type(_Conflict),
-            stop=stop_after_delay(CONFLICT_PATIENCE_S),
-            wait=wait_random(0.01, 0.2),
-            reraise=True,
-        ):
+    def update(
+        self, change: Callable[[BookState], T], *, renew: bool = False, withdraw: bool = False
+    ) -> T:
+        for attempt in _retrying():
             with attempt:
-                return self._attempt(change, renew)
-        raise AssertionError("unreachable: tenacity reraises")  # pragma: no cover
-
-    def _attempt(self, change: Callable[[BookState], T], renew: bool) -> T:
-        config_map = self._read()
-        data = dict(config_map.data or {})
-        raw = json.loads(data.get("book") or "{}")
-        state = state_from_json(raw)
-        now = time.time()
-        beats = {
-            k: float(t)
-            for k, t in raw.get("heartbeats", {}).items()
-            if now - float(t) <= self.expire_after
-        }
-        drop_entries(state, lambda e: e.owner != self._owner and e.owner not in beats)
-        if renew or now - beats.get(self._owner, 0.0) >= self.renew_every:
-            beats[self._owner] = now
-        if self._location is not None:
-            state.marked = frozenset(marked_nodes_unlocked(self._location))
-        result = change(state)
-        book = {**state_to_json(state), "heartbeats": beats}
-        if book == raw and not state.journal:
-            return result
-        data["book"] = json.dumps(book, sort_keys=True)
-        if state.journal:
-            lines = (data.get("journal") or "").splitlines()
-            lines += [json.dumps(line) for line in state.journal]
-            data["journal"] = "\n".join(lines[-JOURNAL_KEEP:]) + "\n"
-        config_map.data = data
-        self._replace(config_map)
+                result, journal = self._attempt(change, renew, withdraw)
+        if journal:
+            self._append_journal(journal)
         return result
 
-    def journal(self) -> list[dict[str, Any]]:
-        """The journal lines kept in the book, oldest first."""
-        text = (self._read().data or {}).get("journal") or ""
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    def _attempt(
+        self, change: Callable[[BookState], T], renew: bool, withdraw: bool
+    ) -> tuple[T, list[dict[str, Any]]]:
+        config_map = self._read(self.name, {"book": "{}"})
+        data = dict(config_map.data or {})
+        raw = json.loads(data.get("book") or "{}")
+        now = time.time()
+        beats = _beats(raw, now)
+        mine = beats.get(self._owner)
+        if withdraw:
+            beats.pop(self._owner, None)
+        elif renew or mine is None or now - mine[0] >= self.renew_every:
+            beats[self._owner] = [now, self.expire_after]
+            self._beating = True
+        state = state_from_json(raw)
+        state.alive = lambda owner: owner in beats
+        drop_dead(state)
+        result = change(state)
+        book = {**state_to_json(state), "heartbeats": beats}
+        if book != raw:
+            data["book"] = json.dumps(book, sort_keys=True)
+            config_map.data = data
+            self._replace(config_map)
+        return result, state.journal
 
-    def _read(self) -> Any:
+    def journal(self) -> list[dict[str, Any]]:
+        """The journal lines kept in the cluster, in the order of their transactions (appends
+        of two processes may land the other way round)."""
+        for attempt in _retrying():
+            with attempt:
+                text = (self._read(self.journal_name, {}).data or {}).get("journal") or ""
+        lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return sorted(lines, key=lambda line: float(line.get("t", 0)))
+
+    def _append_journal(self, lines: list[dict[str, Any]]) -> None:
         try:
-            return self.core.read_namespaced_config_map(self.name, self.namespace)
+            for attempt in _retrying():
+                with attempt:
+                    config_map = self._read(self.journal_name, {})
+                    data = dict(config_map.data or {})
+                    kept = (data.get("journal") or "").splitlines()
+                    kept += [json.dumps(line, sort_keys=True) for line in lines]
+                    data["journal"] = "\n".join(kept[-JOURNAL_KEEP:]) + "\n"
+                    config_map.data = data
+                    self._replace(config_map)
+        except ApiException as exc:
+            log.warning("lease journal %s: %s", self.journal_name, exc)
+
+    # --- the API ------------------------------------------------------------------------------
+
+    def _read(self, name: str, initial: dict[str, str]) -> Any:
+        try:
+            return self.core.read_namespaced_config_map(name, self.namespace)
         except ApiException as exc:
             if exc.status != 404:
                 raise
-        self._create()
+        self._create(name, initial)
         raise _Conflict  # read what was created (by this process or another)
 
-    def _create(self) -> None:
-        body = {"metadata": {"name": self.name}, "data": {"book": "{}"}}
+    def _create(self, name: str, initial: dict[str, str]) -> None:
+        body = {"metadata": {"name": name}, "data": initial}
         for create in (
             lambda: self.core.create_namespace(
                 {"metadata": {"name": self.namespace}}, field_manager=FIELD_MANAGER
@@ -181,7 +233,7 @@ class ClusterLeaseBook:
     def _replace(self, config_map: Any) -> None:
         try:
             self.core.replace_namespaced_config_map(
-                self.name, self.namespace, config_map, field_manager=FIELD_MANAGER
+                config_map.metadata.name, self.namespace, config_map, field_manager=FIELD_MANAGER
             )
         except ApiException as exc:
             if exc.status == 409:

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from conformance.cache import cache_root
 from conformance.model.naming import file_safe
 from conformance.suite_root import SUITE_ROOT
 
@@ -40,8 +41,6 @@ def _read(path: Path) -> dict[str, float]:
 
 
 def book_path(driver: str) -> Path:
-    from conformance.cache import cache_root
-
     return cache_root() / "durations" / f"{file_safe(driver)}.json"
 
 

@@ -7,8 +7,8 @@ cluster shares. Three parts:
 
 - `run.lease_policy`: the admission rules and fairness (scopes, conflicts, guards, whole nodes,
   reservations, backfill), pure;
-- `run.lease_book`: where the book is kept (a file under a lock by default) and which holders
-  are alive;
+- `run.lease_book`: what the book holds and the interface of its storage, kept in the
+  cluster under test (`run.cluster_lease_book`), where holders renew and a dead one expires;
 - this module, the broker: a test's request goes into the book, the broker polls until the
   policy grants it (or the deadline passes: the error names who holds what), journals grants
   and releases, and releases.
@@ -23,18 +23,10 @@ import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
-from conformance.run.lease_book import (
-    JOURNAL_FILE,
-    BookState,
-    FileLeaseBook,
-    LeaseBook,
-    entry_to_json,
-    pid_alive,
-)
+from conformance.run.lease_book import BookState, LeaseBook, entry_to_json, pid_alive
 from conformance.run.lease_policy import EXCLUSIVE_PATIENCE_S, AdmissionPolicy, needs_text
 from conformance.run.lease_types import (
     ALL,
@@ -48,15 +40,14 @@ from conformance.run.lease_types import (
 
 __all__ = [
     "ALL",
-    "JOURNAL_FILE",
     "DeviceLease",
     "DeviceLeaseBroker",
     "DeviceNeed",
     "LeaseError",
     "LeaseRequest",
     "LeaseTimeout",
-    "cluster_lease_dir",
     "pid_alive",
+    "reclaim",
 ]
 
 log = logging.getLogger("conformance.run.lease")
@@ -74,36 +65,27 @@ class DeviceLease:
     exclusive: bool
     waited_s: float
     node: str | None = None  # where the test's pods go: the node leased whole, or pinned to
-    book: Path | None = None  # the lease book's directory (node marks live there too)
+    book: LeaseBook | None = None  # the lease book (node marks live there too)
     whole: bool = False  # `node` is leased whole (dra_node_exclusive), not only devices on it
     # devices no other lease may be allocated while this one is held (guarded needs, whole node)
     guarded: frozenset[str] = frozenset()
 
 
-def cluster_lease_dir(cluster_name: str, context: str | None = None) -> Path:
-    """The lease book of one cluster, shared by every run (and process) that targets it."""
-    from conformance.cache import cache_root
-    from conformance.model.naming import file_safe
-
-    return cache_root() / "leases" / file_safe(f"{cluster_name}-{context or 'default'}")
-
-
 class DeviceLeaseBroker:
-    """One per process; all brokers of a run share the book (a directory, or a `LeaseBook`)
-    and must get the same `device_sets` (kind -> ids of devices it may be allocated) and
+    """One per process; all brokers of every run against the cluster share its book and
+    must get the same `device_sets` (kind -> ids of devices it may be allocated) and
     `device_nodes` (device id -> its node, None for a network-attached device)."""
 
     def __init__(
         self,
-        book: Path | LeaseBook,
+        book: LeaseBook,
         device_sets: Mapping[str, frozenset[str]],
         *,
         device_nodes: Mapping[str, str | None] | None = None,
         poll_interval: float = 0.5,
         report_every: float = 30.0,
     ) -> None:
-        self.book: LeaseBook = FileLeaseBook(book) if isinstance(book, Path | str) else book
-        self.state_dir = self.book.location
+        self.book = book
         # Read when the broker is made, so a test that shortens it reaches the forked workers.
         self.policy = AdmissionPolicy(
             dict(device_sets), dict(device_nodes or {}), exclusive_patience_s=EXCLUSIVE_PATIENCE_S
@@ -183,6 +165,7 @@ class DeviceLeaseBroker:
             journal_line(
                 "grant",
                 me,
+                ticket=ticket,
                 node=me.node,
                 waited_s=round(waited, 3),
                 needs=entry_to_json(me)["needs"],
@@ -195,7 +178,7 @@ class DeviceLeaseBroker:
             request.exclusive,
             waited,
             node=me.node,
-            book=self.state_dir,
+            book=self.book,
             whole=me.scope is Scope.WHOLE,
             guarded=self.policy.guarded_devices(me),
         )
@@ -204,7 +187,9 @@ class DeviceLeaseBroker:
         def drop(state: BookState) -> None:
             entry = state.entries.pop(lease.ticket, None)
             if entry is not None:
-                state.journal.append(journal_line("release", entry, node=lease.node))
+                state.journal.append(
+                    journal_line("release", entry, ticket=lease.ticket, node=lease.node)
+                )
 
         self.book.update(drop)
 
@@ -223,10 +208,25 @@ class DeviceLeaseBroker:
         )
 
 
+def reclaim(book: LeaseBook, owner: str) -> list[str]:
+    """Drop every entry of `owner`, a process known dead before its heartbeat expires (a
+    worker its controller saw die); journaled as releases. The holders dropped."""
+
+    def drop(state: BookState) -> list[str]:
+        gone = [t for t, e in state.entries.items() if e.owner == owner]
+        for ticket in gone:
+            entry = state.entries.pop(ticket)
+            state.journal.append(journal_line("release", entry, ticket=ticket, node=entry.node))
+        return [e["holder"] for e in state.journal]
+
+    return book.update(drop)
+
+
 def journal_line(event: str, entry: BookEntry, **fields: Any) -> dict[str, Any]:
-    """One line of the journal (bench/timeline.py reads where the run's time went)."""
+    """One line of the journal (bench/timeline.py reads where the run's time went; a check of
+    two runs sharing a cluster replays it): when, what, whose, and in which process."""
     line = {"t": round(time.time(), 3), "event": event, "holder": entry.holder}
-    line.update(scope=str(entry.scope), **fields)
+    line.update(scope=str(entry.scope), owner=entry.owner, **fields)
     return line
 
 
@@ -235,9 +235,8 @@ def describe_others(state: BookState, ticket: int, now: float) -> str:
     for t, e in sorted(state.entries.items()):
         if t == ticket:
             continue
-        text = (
-            f"{e.holder} (pid {e.pid}, {needs_text(e.needs)}{scope_text(e)}, {now - e.since:.0f}s)"
-        )
+        where = f"pid {e.pid} on {e.host}"
+        text = f"{e.holder} ({where}, {needs_text(e.needs)}{scope_text(e)}, {now - e.since:.0f}s)"
         if e.state == HELD:
             held.append(text)
         elif t < ticket:

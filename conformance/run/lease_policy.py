@@ -161,16 +161,17 @@ class AdmissionPolicy:
             # A node leased whole is taken whole: the needs must fit in what is left.
             if used + len(ids & whole) > len(ids):
                 return False
-            # Pinned needs must also fit on their node.
-            for node in pinned_nodes:
-                on_node = ids & self.node_devices({node})
-                pinned = sum(
-                    self.count(n)
-                    for e, n, r in placed
-                    if node in self.pinned_nodes(e) and r & on_node
-                )
-                if pinned > len(on_node):
-                    return False
+        # Pinned needs must also get distinct devices on their node, all at once.
+        for node in pinned_nodes:
+            here = frozenset(self.node_devices({node}))
+            units = [
+                r & here
+                for e, n, r in placed
+                if node in self.pinned_nodes(e)
+                for _ in range(self.count(n))
+            ]
+            if not assignable(units):
+                return False
         return True
 
     # --- fairness ----------------------------------------------------------------------------
@@ -273,15 +274,21 @@ class AdmissionPolicy:
     # --- requests ----------------------------------------------------------------------------
 
     def pin_candidates(self, needs: Sequence[DeviceNeed]) -> list[str]:
-        """The nodes that publish enough devices for every need (ALL: every device of the kind)."""
+        """The nodes that publish enough devices for all the needs at once, each its own
+        (ALL: every device of the kind): two needs of one kind want two devices there."""
         if not needs:
             return []
-        return [n for n in self.nodes if all(self._on_node(n, need) for need in needs)]
+        return [n for n in self.nodes if self._on_node(n, needs)]
 
-    def _on_node(self, node: str, need: DeviceNeed) -> bool:
-        ids = self.device_sets[need.kind]
-        here = ids & self.node_devices({node})
-        return bool(here) and (here == ids if need.count == ALL else len(here) >= int(need.count))
+    def _on_node(self, node: str, needs: Sequence[DeviceNeed]) -> bool:
+        here = frozenset(self.node_devices({node}))
+        units: list[frozenset[str]] = []
+        for need in needs:
+            ids = self.device_sets[need.kind]
+            if need.count == ALL and not ids <= here:
+                return False
+            units += [ids & here] * self.count(need)
+        return assignable(units)
 
     def entry_for(self, request: LeaseRequest, *, since: float) -> BookEntry:
         """The book entry of a valid request (raises LeaseError for one that can never be
@@ -309,6 +316,13 @@ class AdmissionPolicy:
         for need in request.needs:
             self._validate_need(need)
         if request.nodes is None:
+            alone = BookEntry(holder=request.holder, needs=request.needs, scope=Scope.CLUSTER)
+            if not self.fits([alone]):
+                raise LeaseError(
+                    f"the test needs {needs_text(request.needs)} at once, more than the "
+                    "cluster's devices of those kinds",
+                    "add devices (or nodes) to the cluster, or fix the profile's selectors",
+                )
             return
         if request.exclusive:
             raise LeaseError("a lease is cluster-wide exclusive or of one node, not both")
@@ -343,6 +357,24 @@ class AdmissionPolicy:
                 f"publishes {size} matching it",
                 "add devices (or nodes) to the cluster, or fix the profile's selector",
             )
+
+
+def assignable(units: Sequence[frozenset[str]]) -> bool:
+    """Can each unit (one device wanted, among these) get a device of its own? Augmenting
+    paths: a handful of units and devices."""
+    owner: dict[str, int] = {}
+
+    def place(unit: int, seen: set[str]) -> bool:
+        for device in sorted(units[unit]):
+            if device in seen:
+                continue
+            seen.add(device)
+            if device not in owner or place(owner[device], seen):
+                owner[device] = unit
+                return True
+        return False
+
+    return all(place(u, set()) for u in range(len(units)))
 
 
 def _nodes_of(entry: BookEntry) -> set[str]:

@@ -1,66 +1,58 @@
-"""Which runs against a cluster are alive: one file per running run in the cluster's lease
-book (`runs/<run id>.json`: pid and host of its controller), written when the run starts and
-removed when it ends. A run killed by SIGKILL leaves its file behind with a dead pid.
+"""Which runs against a cluster are alive: each run registers in the cluster's lease book when
+it starts (its controller process renews the book's heartbeat while it runs) and removes itself
+when it ends. A run killed by SIGKILL leaves its record behind, and its heartbeat expires.
 
-Objects labelled with a run id that has no live process are leftovers of a dead run; two live
-runs against one cluster are legal, so a run only names another's leftovers, never deletes them.
+Objects labelled with a run id that has no live run are leftovers of a dead run; two live runs
+against one cluster are legal, so a run only names another's leftovers, never deletes them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
-from pathlib import Path
 from typing import Any
 
-from conformance.run.lease import pid_alive
-
-RUNS_DIR = "runs"
+from conformance.run.lease_book import BookState, LeaseBook
 
 
-def _path(book: Path, run_id: str) -> Path:
-    return Path(book) / RUNS_DIR / f"{run_id}.json"
+def register_run(book: LeaseBook, run_id: str) -> None:
+    record = {
+        "owner": book.owner,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": time.time(),
+    }
+    book.update(lambda state: state.runs.__setitem__(run_id, record))
 
 
-def register_run(book: Path, run_id: str) -> None:
-    path = _path(book, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"run_id": run_id, "pid": os.getpid(), "host": socket.gethostname()}
-    tmp = path.with_suffix(f".tmp.{os.getpid()}")
-    tmp.write_text(json.dumps({**record, "started": time.time()}))
-    os.replace(tmp, path)
+def unregister_run(book: LeaseBook, run_id: str) -> None:
+    book.update(lambda state: state.runs.pop(run_id, None))
 
 
-def unregister_run(book: Path, run_id: str) -> None:
-    _path(book, run_id).unlink(missing_ok=True)
+def live_run_ids(book: LeaseBook) -> set[str]:
+    """The runs registered in the book whose controller still renews its heartbeat."""
+    return book.update(lambda state: {r for r, rec in state.runs.items() if _live(state, rec)})
 
 
-def _records(book: Path) -> list[dict[str, Any]]:
-    out = []
-    for path in sorted((Path(book) / RUNS_DIR).glob("*.json")):
-        try:
-            out.append(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
-    return out
+def dead_runs(book: LeaseBook) -> dict[str, dict[str, Any]]:
+    """The registered runs whose controller stopped renewing (killed, or its machine lost)."""
+    return book.update(
+        lambda state: {r: dict(rec) for r, rec in state.runs.items() if not _live(state, rec)}
+    )
 
 
-def is_live(record: dict[str, Any], host: str | None = None) -> bool:
-    """A run of another host cannot be checked from here: it counts as alive."""
-    if record.get("host") != (host or socket.gethostname()):
-        return True
-    return pid_alive(int(record.get("pid", -1)))
+def forget_dead_runs(book: LeaseBook, run_ids: set[str]) -> None:
+    """Drop the records of `run_ids` that are dead (after their leftovers were removed)."""
+
+    def forget(state: BookState) -> None:
+        for run_id in run_ids:
+            record = state.runs.get(run_id)
+            if record is not None and not _live(state, record):
+                del state.runs[run_id]
+
+    book.update(forget)
 
 
-def live_run_ids(book: Path) -> set[str]:
-    """The runs registered in `book` whose controller is still alive."""
-    return {str(r.get("run_id")) for r in _records(book) if is_live(r)}
-
-
-def forget_dead_runs(book: Path, run_ids: set[str]) -> None:
-    """Drop the files of `run_ids` whose process is gone (after their leftovers were removed)."""
-    for record in _records(book):
-        if record.get("run_id") in run_ids and not is_live(record):
-            unregister_run(book, str(record["run_id"]))
+def _live(state: BookState, record: dict[str, Any]) -> bool:
+    return state.alive(str(record.get("owner", "")))

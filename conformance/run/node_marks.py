@@ -3,25 +3,17 @@
 A test that leaves a node in a state that a kubelet restart would break for a while (DRA-EXT-006:
 the kubelet's grace period for a stopped device plugin) records a mark instead of holding its
 lease until the clock runs out. Only a test that restarts a kubelet (DRA-DRAIN-005) waits for
-the mark of its node. Marks live beside the leases (one book per cluster, shared by every
-run), so the next run against the cluster respects them too.
+the mark of its node. Marks live in the lease book (in the cluster, shared by every run), so
+the next run against the cluster respects them too; an expired mark is gone on the next read.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from filelock import FileLock
-
-MARKS_FILE = "node_marks.json"
-LOCK_FILE = "leases.lock"  # the lease book's lock: one lock for the whole book
+from conformance.run.lease_book import BookState, LeaseBook
 
 
 @dataclass(frozen=True)
@@ -31,60 +23,41 @@ class NoKubeletRestart:
     why: str
 
 
-@contextlib.contextmanager
-def _locked_marks(book: Path) -> Iterator[dict[str, Any]]:
-    book.mkdir(parents=True, exist_ok=True)
-    path = book / MARKS_FILE
-    with FileLock(book / LOCK_FILE):
-        try:
-            marks = json.loads(path.read_text())
-        except (FileNotFoundError, ValueError):
-            marks = {}
-        before = json.dumps(marks, sort_keys=True)
-        marks = _live(marks)  # expired: gone
-        yield marks
-        if json.dumps(marks, sort_keys=True) != before:
-            tmp = path.with_suffix(f".tmp.{os.getpid()}")
-            tmp.write_text(json.dumps(marks, indent=1, sort_keys=True))
-            os.replace(tmp, path)
-
-
-def _live(marks: dict[str, Any]) -> dict[str, Any]:
-    now = time.time()
-    return {node: mark for node, mark in marks.items() if mark.get("until", 0) > now}
-
-
-def marked_nodes_unlocked(book: Path) -> set[str]:
-    """Nodes with a live mark, read without the book's lock, for a caller that holds it
-    already (the lease broker): the file is only ever replaced whole."""
-    try:
-        return set(_live(json.loads((book / MARKS_FILE).read_text())))
-    except (FileNotFoundError, ValueError):
-        return set()
-
-
-def mark_no_kubelet_restart(book: Path, node: str, until: float, why: str) -> None:
+def mark_no_kubelet_restart(book: LeaseBook, node: str, until: float, why: str) -> None:
     """Record that `node`'s kubelet must not restart before `until` (the later mark wins)."""
-    with _locked_marks(book) as marks:
-        current = marks.get(node)
-        if current is None or current["until"] < until:
-            marks[node] = {"until": until, "why": why}
+
+    def mark(state: BookState) -> None:
+        current = state.marks.get(node)
+        if current is None or float(current["until"]) < until:
+            state.marks[node] = {"until": until, "why": why}
+
+    book.update(mark)
 
 
-def no_kubelet_restart(book: Path, node: str) -> NoKubeletRestart | None:
+def _mark(state: BookState, node: str) -> NoKubeletRestart | None:
+    mark = state.marks.get(node) if node in state.marked else None
+    return None if mark is None else NoKubeletRestart(node, float(mark["until"]), mark["why"])
+
+
+def no_kubelet_restart(book: LeaseBook, node: str) -> NoKubeletRestart | None:
     """The node's mark while it lasts, else None."""
-    with _locked_marks(book) as marks:
-        mark = marks.get(node)
-    return None if mark is None else NoKubeletRestart(node, mark["until"], mark["why"])
+    return book.update(lambda state: _mark(state, node))
 
 
-def active_marks(book: Path) -> list[NoKubeletRestart]:
-    with _locked_marks(book) as marks:
-        return [NoKubeletRestart(n, m["until"], m["why"]) for n, m in sorted(marks.items())]
+def marked_nodes(book: LeaseBook) -> set[str]:
+    """The nodes with a live mark."""
+    return set(book.update(lambda state: state.marked))
+
+
+def active_marks(book: LeaseBook) -> list[NoKubeletRestart]:
+    def marks(state: BookState) -> list[NoKubeletRestart]:
+        return [m for n in sorted(state.marked) if (m := _mark(state, n)) is not None]
+
+    return book.update(marks)
 
 
 def wait_until_kubelet_restart_allowed(
-    book: Path,
+    book: LeaseBook,
     node: str,
     *,
     timeout: float,

@@ -199,7 +199,7 @@ class ReuseProbe:
                 f"{held_by}, neither the probe nor a claim the test released, were allocated "
                 f"of {sorted(self.wanted)}, which the test's device lease guards; something "
                 "outside the lease book allocates the driver's devices (another run with its "
-                "own --dra-lease-dir, or a workload of the cluster's own): run on a cluster "
+                "own --dra-lease-book-name, or a workload of the cluster's own): run on a cluster "
                 "nobody else uses meanwhile"
             )
         results = tuple(state.allocation_results(seen["probe"]))

@@ -8,6 +8,7 @@ tests/e2e/broken) against yours.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -18,6 +19,7 @@ from conformance.kube.client import K8sClients, load_clients
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.model.profile_parse import load_profile
 from conformance.progress import Progress
+from conformance.run.cluster_lease_book import ClusterLeaseBook
 
 CLUSTER = os.environ.get("DRA_CONFORMANCE_E2E_CLUSTER", "dra-conformance-e2e")
 FAKE_PROFILE = SUITE_ROOT / "drivers/fake/profile.yaml"
@@ -65,6 +67,15 @@ def fake_driver(
 @pytest.fixture(scope="session")
 def k8s(kind_cluster: kind.KindCluster) -> K8sClients:
     return load_clients(str(kind_cluster.kubeconfig), None)
+
+
+@pytest.fixture(scope="session")
+def lease_book(k8s: K8sClients) -> Iterator[ClusterLeaseBook]:
+    """The cluster's device lease book, as runs use it: a check that breaks the driver takes
+    its lease here, so a run against the cluster meanwhile waits."""
+    book = ClusterLeaseBook(k8s.core).start()
+    yield book
+    book.close()
 
 
 @pytest.hookimpl(trylast=True)

@@ -26,6 +26,10 @@ from conformance.kube import objects
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
 from conformance.model.profile import SUITE_ROOT, Profile
+from conformance.run.cluster_lease_book import EXPIRY_ENV, ClusterLeaseBook
+from conformance.run.live_runs import live_run_ids
+
+EXPIRY_S = 10.0
 
 
 def _unschedulable_nodes(k8s: K8sClients) -> list[str]:
@@ -83,6 +87,9 @@ def test_killed_run_is_named_and_cleaned_up(
             kind_cluster.name, run_id, tmp_path / "killed", "--dra-requirement", "DRA-DRAIN-001"
         ),
         cwd=SUITE_ROOT,
+        # A run counts as alive while its heartbeat in the cluster's lease book is fresh: a
+        # short expiry, so the next run sees it dead within seconds of the kill.
+        env={**os.environ, EXPIRY_ENV: str(EXPIRY_S)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # its own process group: SIGKILL reaches every process
@@ -104,6 +111,14 @@ def test_killed_run_is_named_and_cleaned_up(
         killed.wait(timeout=30)
     before = left_of(k8s, run_id)
     assert all(before.values()), f"the killed run should have left one of each: {before}"
+    book = ClusterLeaseBook(k8s.core)
+
+    def dead() -> None:
+        if run_id in live_run_ids(book):
+            raise NotYet(f"run {run_id} still renews its heartbeat")
+
+    poll(dead, timeout=EXPIRY_S + 30)
+    book.close()
 
     # The next run names the leftovers and the command (its selection is empty: header only).
     header = subprocess.run(

@@ -132,8 +132,8 @@ def run_scenarios(
         "--dra-cluster-name",
         cluster,
         "--dra-skip-install",
-        "--dra-lease-dir",
-        str(report_dir / "lease"),
+        "--dra-lease-book-name",  # inside the fixture's exclusive lease of the cluster's book
+        f"dra-conformance-leases-{run_id}",
         "--dra-report-dir",
         str(report_dir / "report"),
         "--dra-run-id",

@@ -20,19 +20,24 @@ from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 from conformance.kube.client import K8sClients
 from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import Profile
-from conformance.run.lease import DeviceLeaseBroker, LeaseRequest, cluster_lease_dir
+from conformance.run.cluster_lease_book import ClusterLeaseBook
+from conformance.run.lease import DeviceLeaseBroker, LeaseRequest
 
 
 @pytest.fixture
 def run_scenario_against_broken_driver(
-    fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, tmp_path: Path
+    fake_driver: Profile,
+    kind_cluster: Any,
+    k8s: K8sClients,
+    tmp_path: Path,
+    lease_book: ClusterLeaseBook,
 ) -> Iterator[Callable[..., BrokenRun]]:
     """`run(requirement_id, misbehaviours, node="*", extra=(), timeouts=None)` -> BrokenRun
     (`timeouts`: profile timeouts for this run); misbehaviours are switched off again (and
     the driver confirmed it) before the fixture ends, also on failure."""
     control = FakeDriverControl(k8s.core)
     nodes = selected_nodes(k8s, fake_driver)
-    broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
+    broker = DeviceLeaseBroker(lease_book, {})
     switched: list[tuple[str, str]] = []
     leases: list[Any] = []
 

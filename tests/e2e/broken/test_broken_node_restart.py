@@ -21,7 +21,7 @@ from conformance.kube.daemonsets import wait_driver_ready
 from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import Profile
 from conformance.node_access.kind import KindNodeContainers
-from conformance.run.lease import cluster_lease_dir
+from conformance.run.cluster_lease_book import ClusterLeaseBook
 from conformance.run.node_marks import wait_until_kubelet_restart_allowed
 
 pytestmark = pytest.mark.e2e
@@ -36,6 +36,7 @@ def run_then_reregister(
     fake_driver: Profile,
     kind_cluster: Any,
     k8s: K8sClients,
+    lease_book: ClusterLeaseBook,
 ) -> Iterator[Callable[..., Any]]:
     """`run_scenario_against_broken_driver`, and afterwards (still under its exclusive lease):
     `register-once` off, every driver node's kubelet restarted so it registers the plugin at
@@ -47,9 +48,7 @@ def run_then_reregister(
     control.set_misbehaviour("register-once", False, ALL_NODES)
     for node in selected_nodes(k8s, fake_driver):
         control.wait_applied(node, timeout=60)
-        wait_until_kubelet_restart_allowed(
-            cluster_lease_dir(kind_cluster.name), node, timeout=LONGEST_MARK_SECONDS
-        )
+        wait_until_kubelet_restart_allowed(lease_book, node, timeout=LONGEST_MARK_SECONDS)
         containers.restart_kubelet(node)
     wait_driver_ready(k8s, fake_driver, timeout=300)
 

@@ -28,7 +28,8 @@ from conformance.install import installer
 from conformance.kube.client import K8sClients
 from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import SUITE_ROOT, Profile
-from conformance.run.lease import DeviceLeaseBroker, LeaseRequest, cluster_lease_dir
+from conformance.run.cluster_lease_book import ClusterLeaseBook
+from conformance.run.lease import DeviceLeaseBroker, LeaseRequest
 
 pytestmark = pytest.mark.e2e
 
@@ -79,8 +80,8 @@ def run_cli(cluster: str, profile: Path, report_dir: Path) -> subprocess.Complet
         "--run-id",
         f"broken-readiness-{secrets.token_hex(3)}",
         "--dra-skip-install",
-        "--dra-lease-dir",
-        str(report_dir / "lease"),
+        "--dra-lease-book-name",  # inside the test's exclusive lease of the cluster's book
+        f"dra-conformance-leases-{secrets.token_hex(3)}",
         "--dra-html-report",
         "never",
     ]
@@ -95,11 +96,15 @@ def run_cli(cluster: str, profile: Path, report_dir: Path) -> subprocess.Complet
 
 
 def test_a_driver_whose_slices_are_rejected_still_gets_a_report(
-    fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, tmp_path: Path
+    fake_driver: Profile,
+    kind_cluster: Any,
+    k8s: K8sClients,
+    tmp_path: Path,
+    lease_book: ClusterLeaseBook,
 ) -> None:
     control = FakeDriverControl(k8s.core)
     node = selected_nodes(k8s, fake_driver)[0]
-    broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
+    broker = DeviceLeaseBroker(lease_book, {})
     lease = broker.acquire(
         LeaseRequest("broken-driver-check readiness", [], exclusive=True), timeout=1800
     )

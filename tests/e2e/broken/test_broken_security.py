@@ -29,7 +29,8 @@ from conformance.kube.access import driver_service_accounts
 from conformance.kube.client import K8sClients
 from conformance.model.driver_workloads import DriverMarks
 from conformance.model.profile import Profile
-from conformance.run.lease import DeviceLeaseBroker, LeaseRequest, cluster_lease_dir
+from conformance.run.cluster_lease_book import ClusterLeaseBook
+from conformance.run.lease import DeviceLeaseBroker, LeaseRequest
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +57,7 @@ def leftovers(rbac: Any) -> list[str]:
 
 @pytest.fixture
 def widen_driver_rights(
-    fake_driver: Profile, kind_cluster: Any, k8s: K8sClients
+    fake_driver: Profile, kind_cluster: Any, k8s: K8sClients, lease_book: ClusterLeaseBook
 ) -> Iterator[Callable[..., None]]:
     """widen(name, cluster_role=None, rules=None): bind every account of the driver's pods to
     `cluster_role`, or to a new ClusterRole of `rules`; all removed afterwards."""
@@ -64,7 +65,7 @@ def widen_driver_rights(
     marks = DriverMarks.of(fake_driver, install_objects(fake_driver))
     accounts = driver_service_accounts(k8s, marks)
     assert accounts, "the fake driver's pods run as no ServiceAccount the harness can find"
-    broker = DeviceLeaseBroker(cluster_lease_dir(kind_cluster.name), {})
+    broker = DeviceLeaseBroker(lease_book, {})
     lease = broker.acquire(
         LeaseRequest("broken-driver-check security", [], exclusive=True), timeout=1800
     )

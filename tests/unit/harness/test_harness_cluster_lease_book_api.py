@@ -1,6 +1,7 @@
 """The lease book kept in the cluster (conformance.run.cluster_lease_book), against a real API
-server: optimistic concurrency on resourceVersion, processes contending for one device, and
-the grants of a killed holder expiring."""
+server: optimistic concurrency on resourceVersion, processes contending for one device and
+writing at once, the grants of a killed holder expiring (and `cleanup` naming them), node marks
+and live runs shared by the books of two machines."""
 
 from __future__ import annotations
 
@@ -14,11 +15,20 @@ import pytest
 from kube_apiserver.server import ApiServer, unique_name
 from kubernetes.client.exceptions import ApiException
 
+from conformance.cli.cleanup import _expired_leases
 from conformance.kube.client import K8sClients
 from conformance.run.cluster_lease_book import CONFIG_MAP, ClusterLeaseBook
 from conformance.run.lease import DeviceLeaseBroker, DeviceNeed, LeaseRequest
 from conformance.run.lease_book import BookState
 from conformance.run.lease_types import BookEntry, Scope
+from conformance.run.live_runs import (
+    dead_runs,
+    forget_dead_runs,
+    live_run_ids,
+    register_run,
+    unregister_run,
+)
+from conformance.run.node_marks import active_marks, mark_no_kubelet_restart, no_kubelet_restart
 
 SETS = {"one": frozenset({"n/1"})}
 NODES = {"n/1": "n"}
@@ -131,3 +141,85 @@ def test_the_grant_of_a_killed_holder_expires(
         broker.release(lease)
     finally:
         broker.book.close()  # its heartbeat must not outlive the test's API server
+
+
+def test_runs_and_marks_are_shared_by_the_books_of_two_machines(
+    kube_apiserver: ApiServer, api_namespace: str
+) -> None:
+    core = kube_apiserver.clients().core
+    here = ClusterLeaseBook(core, namespace=api_namespace, renew_every=0.3, expire_after=30).start()
+    gone = ClusterLeaseBook(core, namespace=api_namespace, expire_after=1.0)  # never renews
+    try:
+        register_run(here, "alive")
+        register_run(gone, "dead")
+        mark_no_kubelet_restart(here, "w1", time.time() + 60, "device plugin grace period")
+        mark = no_kubelet_restart(gone, "w1")  # the other machine sees the mark
+        assert mark is not None and mark.why == "device plugin grace period"
+        time.sleep(1.5)  # the second book's heartbeat is now older than its expiry
+        assert live_run_ids(here) == {"alive"}
+        assert set(dead_runs(here)) == {"dead"}
+        forget_dead_runs(here, {"alive", "dead"})  # only the dead one goes
+        assert live_run_ids(here) == {"alive"} and dead_runs(here) == {}
+        unregister_run(here, "alive")
+        assert live_run_ids(here) == set()
+        assert [m.node for m in active_marks(here)] == ["w1"]
+    finally:
+        here.close()
+
+
+def _register_many(server: ApiServer, namespace: str, name: str, queue: multiprocessing.Queue):
+    book = ClusterLeaseBook(server.clients().core, namespace=namespace)
+    for n in range(8):
+        register_run(book, f"{name}-{n}")
+        mark_no_kubelet_restart(book, f"{name}-node", time.time() + 60 + n, f"{name} {n}")
+    queue.put(book.conflicts)
+
+
+def test_writers_in_several_processes_lose_no_update(
+    kube_apiserver: ApiServer, api_namespace: str
+) -> None:
+    queue: multiprocessing.Queue = CTX.Queue()
+    procs = [
+        CTX.Process(target=_register_many, args=(kube_apiserver, api_namespace, name, queue))
+        for name in ("a", "b", "c")
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(300)
+        assert p.exitcode == 0
+    conflicts = sum(queue.get(timeout=30) for _ in procs)
+    book = ClusterLeaseBook(kube_apiserver.clients().core, namespace=api_namespace)
+    runs = book.update(lambda state: set(state.runs))
+    assert runs == {f"{name}-{n}" for name in "abc" for n in range(8)}, f"{conflicts} conflicts"
+    marks = {m.node: m.why for m in active_marks(book)}
+    assert marks == {"a-node": "a 7", "b-node": "b 7", "c-node": "c 7"}  # the later mark wins
+
+
+def test_cleanup_names_and_removes_the_leases_of_a_holder_that_stopped_renewing(
+    kube_apiserver: ApiServer, api_namespace: str
+) -> None:
+    core = kube_apiserver.clients().core
+    silent = ClusterLeaseBook(core, namespace=api_namespace, expire_after=1.0)  # never renews
+    broker = DeviceLeaseBroker(silent, SETS, device_nodes=NODES, poll_interval=0.05)
+    broker.acquire(LeaseRequest("stalled", [DeviceNeed("one")], pin=True), timeout=30)
+    cleaner = ClusterLeaseBook(core, namespace=api_namespace)
+    assert _expired_leases(cleaner) == []  # still within its expiry
+    time.sleep(1.5)
+    [line] = _expired_leases(cleaner)
+    assert line.startswith("stalled (held, one×1 (on node n); holder ") and silent.owner in line
+    assert _expired_leases(cleaner) == [] and cleaner.update(lambda s: s.entries) == {}
+
+
+def test_a_closed_book_withdraws_its_heartbeat_and_its_entries_go_at_once(
+    kube_apiserver: ApiServer, api_namespace: str
+) -> None:
+    core = kube_apiserver.clients().core
+    leaving = ClusterLeaseBook(core, namespace=api_namespace, expire_after=600).start()
+    DeviceLeaseBroker(leaving, SETS, device_nodes=NODES).acquire(
+        LeaseRequest("left behind", [DeviceNeed("one")]), timeout=30
+    )
+    other = ClusterLeaseBook(core, namespace=api_namespace)
+    assert [e.holder for e in other.update(lambda s: list(s.entries.values()))] == ["left behind"]
+    leaving.close()
+    assert other.update(lambda s: s.entries) == {}

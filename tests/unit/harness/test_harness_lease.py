@@ -12,6 +12,7 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pytest
+from file_lease_book import JOURNAL_FILE, FileLeaseBook
 
 from conformance.kube.waits import wait_until
 from conformance.model.devices import PublishedDevice
@@ -26,16 +27,17 @@ from conformance.plugin.markers import (
     run_order,
 )
 from conformance.run import lease as lease_module
+from conformance.run import lease_book as lease_book_module
 from conformance.run import node_marks as node_marks_module
 from conformance.run.context import ClusterInfo, RunContext
 from conformance.run.lease import (
     ALL,
-    JOURNAL_FILE,
     DeviceLeaseBroker,
     DeviceNeed,
     LeaseError,
     LeaseRequest,
     LeaseTimeout,
+    reclaim,
 )
 from conformance.run.node_marks import (
     active_marks,
@@ -79,7 +81,7 @@ def _hold(
     (an order that must not depend on how fast a loaded machine forks). Hold it `hold`
     seconds, or until the named holder is in the book, or until another holder meets this
     one at the barrier (both hold it then, however slowly either was scheduled)."""
-    broker = DeviceLeaseBroker(Path(state_dir), SETS, poll_interval=0.02)
+    broker = DeviceLeaseBroker(FileLeaseBook(state_dir), SETS, poll_interval=0.02)
     if isinstance(start_after, str):
         _await_entry(broker, start_after)
     else:
@@ -163,7 +165,7 @@ def test_an_exclusive_waiter_is_not_overtaken(
 
 def test_a_dead_holder_does_not_wedge_the_run(tmp_path: Path) -> None:
     def die_holding() -> None:
-        DeviceLeaseBroker(tmp_path, SETS).acquire(
+        DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS).acquire(
             LeaseRequest("doomed", [DeviceNeed("big")]), timeout=5
         )
         os._exit(0)  # no release
@@ -174,20 +176,20 @@ def test_a_dead_holder_does_not_wedge_the_run(tmp_path: Path) -> None:
     assert p.exitcode == 0
     # Polling only every 60 s, past the timeout: granted at the first look or not at all,
     # whatever time a loaded machine takes for that look.
-    broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=60)
+    broker = DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS, poll_interval=60)
     assert [h["holder"] for h in broker.holders()] == []  # the dead entry is dropped
     broker.acquire(LeaseRequest("next", [DeviceNeed("big")]), timeout=1)
 
 
 def test_default_lease_counts_against_the_kinds_it_overlaps(tmp_path: Path) -> None:
-    broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
+    broker = DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS, poll_interval=0.02)
     held = broker.acquire(LeaseRequest("holder-a", [DeviceNeed("big")]), timeout=1)
     # A default claim might land on the only big device: it must wait.
     with pytest.raises(LeaseTimeout) as err:
         broker.acquire(LeaseRequest("tests/x.py::test_b", [DeviceNeed("default")]), timeout=0.2)
     assert re.match(
         r"tests/x.py::test_b: gave up after \d+s waiting for devices default×1; "
-        rf"held by: holder-a \(pid {os.getpid()}, big×1, \d+s\)",
+        rf"held by: holder-a \(pid {os.getpid()} on \S+, big×1, \d+s\)",
         str(err.value),
     )
     # The small devices are disjoint from big: no wait.
@@ -200,7 +202,7 @@ def test_default_lease_counts_against_the_kinds_it_overlaps(tmp_path: Path) -> N
 
 
 def test_a_timed_out_waiter_leaves_no_trace(tmp_path: Path) -> None:
-    broker = DeviceLeaseBroker(tmp_path, SETS, poll_interval=0.02)
+    broker = DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS, poll_interval=0.02)
     held = broker.acquire(LeaseRequest("a", [DeviceNeed("big")]), timeout=1)
     with pytest.raises(LeaseTimeout):
         broker.acquire(LeaseRequest("b", [DeviceNeed("big")], exclusive=True), timeout=0.1)
@@ -225,7 +227,7 @@ def test_a_timed_out_waiter_leaves_no_trace(tmp_path: Path) -> None:
     ],
 )
 def test_impossible_requests_fail_at_once(tmp_path: Path, need: DeviceNeed, message: str) -> None:
-    broker = DeviceLeaseBroker(tmp_path, SETS)
+    broker = DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS)
     with pytest.raises(LeaseError) as err:
         broker.acquire(LeaseRequest("x", [need]), timeout=100)
     assert str(err.value) == message
@@ -237,7 +239,7 @@ NODES = {"w1/a": "w1", "w1/b": "w1", "w2/c": "w2"}
 
 
 def _nodes_broker(tmp_path: Path) -> DeviceLeaseBroker:
-    return DeviceLeaseBroker(tmp_path, SETS, device_nodes=NODES, poll_interval=0.02)
+    return DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS, device_nodes=NODES, poll_interval=0.02)
 
 
 def test_node_leases_get_different_nodes_and_a_third_waits(tmp_path: Path) -> None:
@@ -245,7 +247,7 @@ def test_node_leases_get_different_nodes_and_a_third_waits(tmp_path: Path) -> No
     first = broker.acquire(LeaseRequest("a", [], nodes=["w1", "w2"]), timeout=1)
     second = broker.acquire(LeaseRequest("b", [], nodes=["w1", "w2"]), timeout=1)
     assert (first.node, second.node) == ("w1", "w2")
-    assert first.book == tmp_path
+    assert first.book == FileLeaseBook(tmp_path)
     with pytest.raises(LeaseTimeout, match=r"held by: a \(.*node w1 whole"):
         broker.acquire(LeaseRequest("c", [], nodes=["w1", "w2"]), timeout=0.1)
 
@@ -360,28 +362,42 @@ class _MarksClock:
 def marks_clock(monkeypatch: pytest.MonkeyPatch) -> _MarksClock:
     clock = _MarksClock()
     monkeypatch.setattr(node_marks_module, "time", clock)
+    monkeypatch.setattr(lease_book_module, "time", clock)
     return clock
 
 
 def test_node_marks_last_until_they_expire(tmp_path: Path, marks_clock: _MarksClock) -> None:
-    assert no_kubelet_restart(tmp_path, "w1") is None
-    mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 30, "device plugin grace period")
-    mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 10, "shorter: the later mark wins")
-    mark = no_kubelet_restart(tmp_path, "w1")
+    assert no_kubelet_restart(FileLeaseBook(tmp_path), "w1") is None
+    mark_no_kubelet_restart(
+        FileLeaseBook(tmp_path), "w1", marks_clock.now + 30, "device plugin grace period"
+    )
+    mark_no_kubelet_restart(
+        FileLeaseBook(tmp_path), "w1", marks_clock.now + 10, "shorter: the later mark wins"
+    )
+    mark = no_kubelet_restart(FileLeaseBook(tmp_path), "w1")
     assert mark is not None and mark.why == "device plugin grace period"
-    assert no_kubelet_restart(tmp_path, "w2") is None
+    assert no_kubelet_restart(FileLeaseBook(tmp_path), "w2") is None
     with pytest.raises(TimeoutError, match=r"kubelet on w1 must not restart for another 30s"):
-        wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=20, sleep=marks_clock.sleep)
-    waited = wait_until_kubelet_restart_allowed(tmp_path, "w1", timeout=60, sleep=marks_clock.sleep)
+        wait_until_kubelet_restart_allowed(
+            FileLeaseBook(tmp_path), "w1", timeout=20, sleep=marks_clock.sleep
+        )
+    waited = wait_until_kubelet_restart_allowed(
+        FileLeaseBook(tmp_path), "w1", timeout=60, sleep=marks_clock.sleep
+    )
     assert waited == pytest.approx(30)
-    assert no_kubelet_restart(tmp_path, "w1") is None and active_marks(tmp_path) == []
+    assert (
+        no_kubelet_restart(FileLeaseBook(tmp_path), "w1") is None
+        and active_marks(FileLeaseBook(tmp_path)) == []
+    )
 
 
 def test_a_test_that_restarts_no_kubelet_takes_a_marked_node_first(tmp_path: Path) -> None:
     broker = _nodes_broker(tmp_path)
     # w1 got a "no kubelet restart" mark: a node lease that restarts no kubelet takes it, so the
     # unmarked w2 stays free for the tests that restart one
-    mark_no_kubelet_restart(tmp_path, "w1", time.time() + 60, "device plugin grace period")
+    mark_no_kubelet_restart(
+        FileLeaseBook(tmp_path), "w1", time.time() + 60, "device plugin grace period"
+    )
     lease = broker.acquire(LeaseRequest("drains a node", [], nodes=["w2", "w1"]), timeout=1)
     assert lease.node == "w1"
     restart = broker.acquire(
@@ -409,7 +425,9 @@ PIN_NODES = {"a/1": "a", "a/2": "a", "b/1": "b", "b/2": "b"}
 
 
 def _pin_broker(tmp_path: Path) -> DeviceLeaseBroker:
-    return DeviceLeaseBroker(tmp_path, PIN_SETS, device_nodes=PIN_NODES, poll_interval=0.02)
+    return DeviceLeaseBroker(
+        FileLeaseBook(tmp_path), PIN_SETS, device_nodes=PIN_NODES, poll_interval=0.02
+    )
 
 
 def test_pinned_leases_spread_over_the_nodes_and_fit_each_node(tmp_path: Path) -> None:
@@ -431,7 +449,9 @@ def test_needs_no_node_can_hold_are_leased_cluster_wide(tmp_path: Path) -> None:
     broker = _pin_broker(tmp_path)
     assert broker.pin_candidates([DeviceNeed("default", 3)]) == []
     assert broker.pin_candidates([DeviceNeed("one", ALL)]) == []
-    assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == ["a", "b"]
+    assert broker.pin_candidates([DeviceNeed("default"), DeviceNeed("one")]) == ["a", "b"]
+    # Each fits a node alone, not both at once: three devices, where a node has two.
+    assert broker.pin_candidates([DeviceNeed("default", 2), DeviceNeed("one")]) == []
     lease = broker.acquire(LeaseRequest("t", [DeviceNeed("default", 3)], pin=True), timeout=1)
     assert lease.node is None
 
@@ -573,7 +593,7 @@ def test_pick_node_takes_the_leased_node_and_checks_it_qualifies(tmp_path: Path)
     devices = [PublishedDevice("w1", "a", "w1"), PublishedDevice("w1", "b", "w1")]
     devices.append(PublishedDevice("w2", "c", "w2"))
     context = _context(tmp_path, devices, {"default": frozenset(d.id for d in devices)})
-    broker = DeviceLeaseBroker(tmp_path, context.device_sets, device_nodes=NODES)
+    broker = DeviceLeaseBroker(FileLeaseBook(tmp_path), context.device_sets, device_nodes=NODES)
     on_w1 = broker.acquire(LeaseRequest("t", [], nodes=["w1"]), timeout=1)
     assert pick_node(context, lease=on_w1) == "w1"  # not w2, which has fewer devices
     with pytest.raises(PlacementError, match="w1=2, w2=1"):
@@ -660,7 +680,9 @@ def test_a_test_that_restarts_kubelets_is_never_granted_a_marked_node(
     tmp_path: Path, marks_clock: _MarksClock
 ) -> None:
     broker = _nodes_broker(tmp_path)
-    mark_no_kubelet_restart(tmp_path, "w1", marks_clock.now + 60, "device plugin grace period")
+    mark_no_kubelet_restart(
+        FileLeaseBook(tmp_path), "w1", marks_clock.now + 60, "device plugin grace period"
+    )
     other = broker.acquire(LeaseRequest("on w2", [], nodes=["w2"]), timeout=1)
     with pytest.raises(LeaseTimeout):
         broker.acquire(
@@ -670,7 +692,7 @@ def test_a_test_that_restarts_kubelets_is_never_granted_a_marked_node(
     lease = broker.acquire(
         LeaseRequest("restart", [], nodes=["w1", "w2"], avoid_marked=True), timeout=5
     )
-    assert lease.node == "w1" and no_kubelet_restart(tmp_path, "w1") is None
+    assert lease.node == "w1" and no_kubelet_restart(FileLeaseBook(tmp_path), "w1") is None
     broker.release(other)
 
 
@@ -784,3 +806,23 @@ def test_grants_and_releases_are_journaled_with_their_node(tmp_path: Path) -> No
         ("release", "drains a node", "w2", "whole"),
     ]
     assert lines[0]["waited_s"] >= 0 and lines[0]["t"] <= lines[1]["t"]
+
+
+def test_reclaim_drops_a_dead_workers_leases_at_once_and_journals_them(tmp_path: Path) -> None:
+    book = FileLeaseBook(tmp_path)
+    broker = _nodes_broker(tmp_path)
+    mine = broker.acquire(LeaseRequest("mine", [DeviceNeed("small")]), timeout=1)
+    dead_owner = f"{book.owner}/dead-worker"  # this process's pid: it would never expire
+
+    def add_dead(state: lease_book_module.BookState) -> int:
+        entry = broker.policy.entry_for(LeaseRequest("dead's", [DeviceNeed("big")]), since=0.0)
+        entry.owner, entry.state = dead_owner, "held"
+        return state.add(entry)
+
+    book.update(add_dead)
+    assert sorted(h["holder"] for h in broker.holders()) == ["dead's", "mine"]
+    assert reclaim(book, dead_owner) == ["dead's"]
+    assert [h["holder"] for h in broker.holders()] == ["mine"]
+    lines = [json.loads(x) for x in (tmp_path / JOURNAL_FILE).read_text().splitlines()]
+    assert (lines[-1]["event"], lines[-1]["holder"]) == ("release", "dead's")
+    broker.release(mine)

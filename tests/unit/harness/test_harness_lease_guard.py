@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from file_lease_book import FileLeaseBook
 
 from conformance.kube.waits import wait_until
 from conformance.plugin.markers import (
@@ -25,7 +26,7 @@ NODES = {"a/1": "a", "a/2": "a", "b/1": "b", "b/2": "b"}
 
 
 def _broker(tmp_path: Path) -> DeviceLeaseBroker:
-    return DeviceLeaseBroker(tmp_path, SETS, device_nodes=NODES, poll_interval=0.02)
+    return DeviceLeaseBroker(FileLeaseBook(tmp_path), SETS, device_nodes=NODES, poll_interval=0.02)
 
 
 def test_a_guarded_lease_keeps_every_device_its_pods_may_get_from_other_tests(

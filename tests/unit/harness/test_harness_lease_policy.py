@@ -342,3 +342,42 @@ def test_among_equal_waiting_requests_a_later_one_is_never_granted_before_an_ear
                 assert policy.decide(book.entries, earlier, now=book.now).grant, (
                     f"ticket {later} is grantable while the equal, earlier {earlier} is not"
                 )
+
+
+@st.composite
+def pinned_requests(draw: st.DrawFn, policy: AdmissionPolicy) -> LeaseRequest:
+    """Two or three needs pinned to one node, of overlapping kinds or the same one."""
+    kinds = sorted(policy.device_sets)
+    needs = draw(
+        st.lists(
+            st.builds(DeviceNeed, st.sampled_from(kinds), st.sampled_from([1, 1, 2])),
+            min_size=2,
+            max_size=3,
+        )
+    )
+    return LeaseRequest("pinned", tuple(needs), pin=True)
+
+
+@SETTINGS
+@given(st.data())
+def test_a_node_offered_to_a_pinned_lease_holds_all_its_needs_at_once(
+    data: st.DataObject,
+) -> None:
+    policy = data.draw(clusters())
+    request = data.draw(pinned_requests(policy))
+    try:
+        entry = policy.entry_for(request, since=0.0)
+    except LeaseError:
+        return
+    for node in entry.candidates:
+        placed = BookEntry(request.holder, request.needs, Scope.NODE, node=node, state=HELD)
+        assert matching_exists(policy, [placed]), (
+            f"node {node} is offered to {request.needs}, yet cannot give them distinct devices"
+        )
+    book = Book(policy)
+    ticket = book.ask(request)
+    assert ticket is not None
+    event(f"scope {book.entries[ticket].scope}")
+    # Grantable alone: pinned where the node holds every need at once, else devices anywhere.
+    assert book.poll(ticket), f"{request.needs} is never granted on an empty book"
+    check_held(policy, book.held())

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from file_lease_book import use_file_lease_book
 from test_harness_plugin import PROFILE, stub_cluster
 
 from conformance.model.frozen import FrozenMap
@@ -100,6 +101,7 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     (scenarios / "requirements.yaml").write_text(yaml.safe_dump(CATALOG))
     (scenarios / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     (pytester.path / "profile.yaml").write_text(yaml.safe_dump(PROFILE))
+    use_file_lease_book(pytester.path)  # no cluster: the book's double
     return pytester
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from file_lease_book import use_file_lease_book
 from kube_apiserver.server import ApiServer, unique_name
 
 from conformance.kube.cleanup import SweepResult
@@ -68,6 +69,7 @@ def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.
     (pytester.path / "scenarios").mkdir()
     (pytester.path / "scenarios/requirements.yaml").write_text(yaml.safe_dump(CATALOG))
     (pytester.path / "profile.yaml").write_text(yaml.safe_dump(PROFILE))
+    use_file_lease_book(pytester.path)  # no cluster: the book's double
     return pytester
 
 

@@ -1,14 +1,12 @@
-"""Leftovers of dead runs: the live-run registry (pure, on disk), what a cluster holds per run
-id and the header's line (against the real test API server), the worker's own uncordon, and
-the end-of-run fault sweep over the profile's injectors."""
+"""Leftovers of dead runs: what a cluster holds per run id and the header's line (against the
+real test API server), the worker's own uncordon, and the end-of-run fault sweep over the
+profile's injectors. (Which runs are alive: test_harness_cluster_lease_book_api.py.)"""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-from pathlib import Path
 
 from dra_objects import namespace, node
 from kube_apiserver.server import ClusterScoped, unique_name
@@ -24,12 +22,6 @@ from conformance.kube.leftovers import RunLeftovers, dead_runs_note, find_leftov
 from conformance.kube.objects import ClusterObjects
 from conformance.model.fault_config import FaultsConfig, FaultSpec
 from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
-from conformance.run.live_runs import (
-    forget_dead_runs,
-    live_run_ids,
-    register_run,
-    unregister_run,
-)
 
 RG = "resource.k8s.io/v1"
 
@@ -38,22 +30,6 @@ def _dead_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     return child.pid
-
-
-def test_live_runs_are_those_with_a_live_process(tmp_path: Path) -> None:
-    register_run(tmp_path, "alive")
-    register_run(tmp_path, "dead")
-    dead = tmp_path / "runs" / "dead.json"
-    dead.write_text(dead.read_text().replace(f'"pid": {os.getpid()}', f'"pid": {_dead_pid()}'))
-    elsewhere = tmp_path / "runs" / "elsewhere.json"
-    elsewhere.write_text(
-        f'{{"run_id": "elsewhere", "pid": {_dead_pid()}, "host": "not-{socket.gethostname()}"}}'
-    )
-    assert live_run_ids(tmp_path) == {"alive", "elsewhere"}  # another host's cannot be checked
-    forget_dead_runs(tmp_path, {"alive", "dead", "elsewhere"})
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["alive.json", "elsewhere.json"]
-    unregister_run(tmp_path, "alive")
-    assert live_run_ids(tmp_path) == {"elsewhere"}
 
 
 def test_note_names_only_dead_runs_with_the_command() -> None:
