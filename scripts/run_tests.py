@@ -61,14 +61,14 @@ SECOND_DRIVER_CLUSTER = "dra-conformance-e2e-second"
 GATE_BASELINE = "tests/e2e/test_gate.py"
 # What the broken shards run between them, and what the main tier therefore leaves out.
 BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
-# The suite in the cluster as a Sonobuoy plugin: run by hand until it has a shard of its own
-# (`pytest tests/e2e/test_sonobuoy_plugin.py`).
-NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER)
+# Two machines sharing one cluster's lease book: three runs, about 25 minutes; run by hand.
+SHARED_LEASES = "tests/e2e/test_shared_cluster_leases.py"
+NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, SECOND_DRIVER, SHARED_LEASES)
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine: allocation, node_restart, extended_resource, node_drain,
 # driver_update and security 1411 s; the rest with the chaos runs 1831 s, of which
-# no_preemption ~130 s). Every other file of the two folders goes to the second shard, so a new
+# no_preemption ~130 s; the lifecycle checks, about 8 minutes, go with the first). Every other file of the two folders goes to the second shard, so a new
 # file is never left out.
 FIRST_SHARD = tuple(
     f"{BROKEN_DIR}/test_broken_{suite}.py"
@@ -80,6 +80,7 @@ FIRST_SHARD = tuple(
         "driver_update",
         "security",
         "no_preemption",
+        "lifecycle",
     )
 ) + (GATE_BASELINE,)
 

@@ -1,5 +1,8 @@
 """Runs from two machines share one cluster through its device lease book (ConfigMaps in
-namespace dra-conformance), and a killed run's leases come back within their expiry.
+namespace dra-conformance).
+
+Run by hand (`pytest tests/e2e/test_shared_cluster_leases.py`): three runs of the contended
+allocation requirements take about 25 minutes on a loaded 2-core machine, past the CI budget.
 
 Two "machines" are two cache directories (`DRA_CONFORMANCE_CACHE`): nothing on disk is shared
 but the Go tools a runner has installed; the second reaches the cluster by a kubeconfig
@@ -13,7 +16,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Mapping
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from leftovers_check import NotYet, cli, poll, run_cmd
+from leftovers_check import cli, run_cmd
 
 from conformance.cache import CACHE_ENV, cache_root
 from conformance.cluster import kind
@@ -164,97 +166,4 @@ def test_two_machines_share_the_cluster_without_oversubscribing_it(
     print(
         f"alone {since - started:.0f}s; two runs together {together:.0f}s; "
         f"{len(journal)} journal lines, at most {most} leases held at once"
-    )
-
-
-def test_a_killed_runs_leases_come_back_within_their_expiry(
-    kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
-) -> None:
-    env = {**os.environ, EXPIRY_ENV: str(EXPIRY_S)}
-    killed_id = f"killed-{secrets.token_hex(3)}"
-    killed = subprocess.Popen(
-        run_cmd(kind_cluster.name, killed_id, tmp_path / "killed")
-        + _requirements(HOLDS_ALL_OF_A_KIND),
-        cwd=SUITE_ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own process group: SIGKILL reaches every process
-    )
-    try:
-
-        def holding() -> tuple[str, list[float]]:
-            if killed.poll() is not None:
-                pytest.fail(f"the run ended (exit {killed.returncode}) before it held a lease")
-            book = _book(k8s)
-            held = [
-                e["owner"]
-                for e in book.get("entries", {}).values()
-                if e["state"] == HELD and "test_alloc_count" in e["holder"]
-            ]
-            if not held:
-                raise NotYet(f"no lease of the run held yet: {book.get('entries')}")
-            return held[0], book["heartbeats"][held[0]]
-
-        owner, beat = poll(holding, timeout=240, interval=0.5)
-    finally:
-        os.killpg(killed.pid, signal.SIGKILL)
-        killed.wait(timeout=30)
-    killed_at = time.time()
-    last_beat = float(_book(k8s)["heartbeats"].get(owner, beat)[0])
-    assert last_beat + EXPIRY_S > time.time(), "the test was too slow to see the lease held"
-
-    # The next run asks for the same devices at once; the dead run's lease stands in its way
-    # until the expiry, then goes. Its leftovers (the pod holding the devices) go with cleanup.
-    next_run = subprocess.Popen(
-        run_cmd(kind_cluster.name, f"next-{secrets.token_hex(3)}", tmp_path / "next")
-        + _requirements(HOLDS_ALL_OF_A_KIND),
-        cwd=SUITE_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        book = ClusterLeaseBook(k8s.core, expire_after=EXPIRY_S)
-
-        def dead() -> None:
-            from conformance.run.live_runs import live_run_ids
-
-            if killed_id in live_run_ids(book):
-                raise NotYet(f"run {killed_id} still counts as alive")
-
-        poll(dead, timeout=EXPIRY_S + 30, interval=0.5)
-        book.close()
-        cleanup = subprocess.run(
-            cli("cleanup", "--run-id", killed_id, "--name", kind_cluster.name),
-            cwd=SUITE_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert cleanup.returncode == 0, cleanup.stdout + cleanup.stderr
-        output = next_run.communicate(timeout=600)[0]
-    finally:
-        if next_run.poll() is None:
-            next_run.kill()
-    assert next_run.returncode == 0, output[-3000:]
-    grants = [
-        x
-        for x in ClusterLeaseBook(k8s.core).journal()
-        if x["event"] == "grant" and x["t"] >= killed_at and x["owner"] != owner
-    ]
-    assert grants, "the next run's lease is not in the journal"
-    granted, waited = grants[0]["t"], grants[0]["waited_s"]
-    # Not before the dead holder's expiry (its devices counted until then), and, from when the
-    # next run asked (its start-up is not the book's), not longer than the expiry.
-    assert granted >= last_beat + EXPIRY_S - 1.0, (granted, last_beat)
-    assert granted - waited < last_beat + EXPIRY_S, (
-        "the next run asked only after the dead run's lease had expired: nothing was shown "
-        "(its start-up took longer than the expiry)"
-    )
-    assert waited <= EXPIRY_S + 10.0, f"the next run waited {waited:.1f}s for the devices"
-    print(
-        f"the next run waited {waited:.1f}s for the devices, "
-        f"{granted - killed_at:.1f}s after the kill"
     )
