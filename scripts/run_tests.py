@@ -68,8 +68,8 @@ LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
 # one machine: allocation, node_restart, extended_resource, node_drain,
 # driver_update and security 1411 s; the rest with the chaos runs 1831 s, of which
-# no_preemption ~130 s; the lifecycle checks, about 8 minutes, go with the first). Every other file of the two folders goes to the second shard, so a new
-# file is never left out.
+# no_preemption ~130 s; the lifecycle checks, about 8 minutes, go with the first). Every other
+# file of the two folders goes to the second shard, so a new file is never left out.
 FIRST_SHARD = tuple(
     f"{BROKEN_DIR}/test_broken_{suite}.py"
     for suite in (
