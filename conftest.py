@@ -10,7 +10,7 @@ The plugin is not registered here either. The `pytest11` entry point `dra_confor
 installed in (a checkout's editable install, a wheel, a vendor's CI), for runs in this
 repository and outside it alike; inert without `--dra-profile`. Naming it here as well, in
 `pytest_plugins`, makes pytest stop at start-up ("Plugin already registered under a different
-name"). tests/unit/harness/test_harness_plugin_registration.py checks both.
+name"). tests/unit/plugin/test_registration.py checks both.
 
 Where things live instead:
 

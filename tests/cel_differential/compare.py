@@ -1,7 +1,7 @@
 """Compare the evaluator's verdicts with the API server's and the scheduler's.
 
 Pure functions over plain values, so a deliberately wrong verdict can be fed in and must come
-out as a disagreement (tests/unit/cel_corpus).
+out as a disagreement (tests/unit/cel/test_corpus.py).
 """
 
 from __future__ import annotations

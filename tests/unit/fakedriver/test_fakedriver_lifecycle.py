@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from conftest import make_claim
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
-from test_fakedriver_prepare import UID, UID2, prepare, spec_path, unprepare
+
+from unit.fakedriver.conftest import make_claim
+from unit.fakedriver.test_prepare import UID, UID2, prepare, spec_path, unprepare
 
 UID3 = "5f0c8b0e-7b7a-4a37-9a51-3b0c2f1e0a03"
 

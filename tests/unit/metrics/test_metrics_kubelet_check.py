@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from metric_pages import DRIVER, V1, V1BETA1, grpc, kubelet_page, operation
+from helpers.metric_pages import DRIVER, V1, V1BETA1, grpc, kubelet_page, operation
 
 from conformance.plugin import kubelet_check
 from conformance.plugin.kubelet_check import KubeletWatch, count_per_node, verdict

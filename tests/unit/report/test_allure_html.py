@@ -18,7 +18,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from typed_outcome_suite import CATALOG, TESTS
 
 from conformance.report.allure import write_categories
 from conformance.report.allure_html import (
@@ -28,6 +27,7 @@ from conformance.report.allure_html import (
     generate_html_report,
     npm_prefix,
 )
+from unit.report.typed_outcome_suite import CATALOG, TESTS
 
 pytest_plugins = ["pytester"]
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typed_outcome_suite import CATALOG, EXPECTED, SUITE_OF, TESTS
 
 from conformance.report.allure import CATEGORIES
+from unit.report.typed_outcome_suite import CATALOG, EXPECTED, SUITE_OF, TESTS
 
 pytest_plugins = ["pytester"]
 
