@@ -193,112 +193,127 @@ class DiagnosticsResult:
 
 def collect_diagnostics(k8s: K8sClients, req: DiagnosticsRequest) -> DiagnosticsResult:
     req.out_dir.mkdir(parents=True, exist_ok=True)
-    result = DiagnosticsResult(req.out_dir)
+    collector = _Collector(k8s, req)
+    collector.step("claims", collector.claims)
+    collector.step("events", collector.namespace_events)
+    collector.step("pods", collector.pods_describe)
+    collector.step("resourceslices", collector.slices)
+    collector.step("driver logs", collector.driver_logs)
+    collector.step("kubelet logs", collector.kubelet_logs)
+    collector.step("control-plane logs", collector.control_plane_logs)
+    result = collector.result
+    if result.errors:
+        collector.write("errors.txt", "\n".join(result.errors))
+    return result
 
-    def write(name: str, text: str) -> None:
-        path = req.out_dir / name
+
+class _Collector:
+    """One collection: each step writes its files; the pods' nodes and the namespace's events
+    found by the earlier steps narrow the later ones."""
+
+    def __init__(self, k8s: K8sClients, req: DiagnosticsRequest) -> None:
+        self.k8s = k8s
+        self.req = req
+        self.result = DiagnosticsResult(req.out_dir)
+        self.pods: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.since_s = max(1, int(time.time() - req.since) + 5)  # logs since the test started
+
+    def write(self, name: str, text: str) -> None:
+        path = self.req.out_dir / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(redact(text))
-        result.files.append(path)
+        self.result.files.append(path)
 
-    def step(name: str, fn: Any) -> None:
+    def step(self, name: str, fn: Callable[[], None]) -> None:
         try:
             fn()
         except ApiException as exc:
-            result.errors.append(f"{name}: HTTP {exc.status} {exc.reason}")
+            self.result.errors.append(f"{name}: HTTP {exc.status} {exc.reason}")
         except Exception as exc:  # noqa: BLE001 - one failing step must not lose the rest
-            result.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            self.result.errors.append(f"{name}: {type(exc).__name__}: {exc}")
 
-    pods: list[dict[str, Any]] = []
-    events: list[dict[str, Any]] = []
-    since_s = max(1, int(time.time() - req.since) + 5)  # logs since the test started
+    def claims(self) -> None:
+        items = self.k8s.resource.list_namespaced_resource_claim(self.req.namespace).items
+        self.write("claims.yaml", to_yaml([self.k8s.to_dict(c) for c in items]))
 
-    def claims() -> None:
-        items = k8s.resource.list_namespaced_resource_claim(req.namespace).items
-        write("claims.yaml", to_yaml([k8s.to_dict(c) for c in items]))
+    def namespace_events(self) -> None:
+        self.events.extend(state.events_for(self.k8s, self.req.namespace))
+        self.write("events.txt", format_events(self.events) or "<no events>")
 
-    def namespace_events() -> None:
-        events.extend(state.events_for(k8s, req.namespace))
-        write("events.txt", format_events(events) or "<no events>")
-
-    def pods_describe() -> None:
-        pods.extend(k8s.to_dict(p) for p in k8s.core.list_namespaced_pod(req.namespace).items)
+    def pods_describe(self) -> None:
+        k8s = self.k8s
+        self.pods.extend(
+            k8s.to_dict(p) for p in k8s.core.list_namespaced_pod(self.req.namespace).items
+        )
         texts = []
-        for pod in pods:
+        for pod in self.pods:
             name = (pod.get("metadata") or {}).get("name")
-            own = [e for e in events if (e.get("involvedObject") or {}).get("name") == name]
+            own = [e for e in self.events if (e.get("involvedObject") or {}).get("name") == name]
             texts.append(describe_pod(pod, own))
-        write("pods.txt", "\n\n".join(texts) or "<no pods>")
-        result.nodes = sorted(
-            {p["spec"]["nodeName"] for p in pods if (p.get("spec") or {}).get("nodeName")}
+        self.write("pods.txt", "\n\n".join(texts) or "<no pods>")
+        self.result.nodes = sorted(
+            {p["spec"]["nodeName"] for p in self.pods if (p.get("spec") or {}).get("nodeName")}
         )
 
-    def slices() -> None:
-        items = k8s.resource.list_resource_slice(field_selector=f"spec.driver={req.driver}").items
-        write("resourceslices.yaml", to_yaml([k8s.to_dict(s) for s in items]))
+    def slices(self) -> None:
+        items = self.k8s.resource.list_resource_slice(
+            field_selector=f"spec.driver={self.req.driver}"
+        ).items
+        self.write("resourceslices.yaml", to_yaml([self.k8s.to_dict(s) for s in items]))
 
-    def driver_logs() -> None:
+    def driver_logs(self) -> None:
+        req, core = self.req, self.k8s.core
         if not (req.driver_namespace and req.driver_daemonset):
             return
-        ds = k8s.apps.read_namespaced_daemon_set(req.driver_daemonset, req.driver_namespace)
+        ds = self.k8s.apps.read_namespaced_daemon_set(req.driver_daemonset, req.driver_namespace)
         labels = ds.spec.selector.match_labels or {}
         selector = ",".join(f"{k}={v}" for k, v in labels.items())
-        for pod in k8s.core.list_namespaced_pod(
-            req.driver_namespace, label_selector=selector
-        ).items:
-            if result.nodes and pod.spec.node_name not in result.nodes:
+        for pod in core.list_namespaced_pod(req.driver_namespace, label_selector=selector).items:
+            if self.result.nodes and pod.spec.node_name not in self.result.nodes:
                 continue  # only the nodes the test's pods ran on
             for c in pod.spec.containers:
-                log = k8s.core.read_namespaced_pod_log(
+                log = core.read_namespaced_pod_log(
                     pod.metadata.name,
                     req.driver_namespace,
                     container=c.name,
-                    since_seconds=since_s,
+                    since_seconds=self.since_s,
                     tail_lines=req.log_tail_lines,
                 )
-                write(f"driver-logs/{pod.metadata.name}_{c.name}.log", log or "<empty>")
+                self.write(f"driver-logs/{pod.metadata.name}_{c.name}.log", log or "<empty>")
 
-    def control_plane_logs() -> None:
+    def control_plane_logs(self) -> None:
         """The scheduler's and controller manager's log since the test started: a pod never
         scheduled, a claim never allocated or deallocated is decided there. With the previous
         container's log when one restarted (a crash). Only where they run as pods (kubeadm,
         kind); elsewhere the list is empty."""
+        core, tail = self.k8s.core, self.req.log_tail_lines
         for component in CONTROL_PLANE_COMPONENTS:
-            for pod in k8s.core.list_namespaced_pod(
+            for pod in core.list_namespaced_pod(
                 "kube-system", label_selector=f"component={component}"
             ).items:
                 name = pod.metadata.name
-                log = k8s.core.read_namespaced_pod_log(
-                    name, "kube-system", since_seconds=since_s, tail_lines=req.log_tail_lines
+                log = core.read_namespaced_pod_log(
+                    name, "kube-system", since_seconds=self.since_s, tail_lines=tail
                 )
-                write(f"control-plane/{name}.log", log or "<empty>")
+                self.write(f"control-plane/{name}.log", log or "<empty>")
                 statuses = pod.status.container_statuses or ()
                 if any(s.restart_count for s in statuses):
-                    previous = k8s.core.read_namespaced_pod_log(
-                        name, "kube-system", previous=True, tail_lines=req.log_tail_lines
+                    previous = core.read_namespaced_pod_log(
+                        name, "kube-system", previous=True, tail_lines=tail
                     )
-                    write(f"control-plane/{name}.previous.log", previous or "<empty>")
+                    self.write(f"control-plane/{name}.previous.log", previous or "<empty>")
 
-    def kubelet_logs() -> None:
+    def kubelet_logs(self) -> None:
+        req = self.req
         if req.kubelet_log is None:
             return
-        for node in result.nodes or sorted(req.kubelet_log_nodes):
+        for node in self.result.nodes or sorted(req.kubelet_log_nodes):
             try:
                 text = req.kubelet_log(node, int(req.since) - 5, req.log_tail_lines * 6)
             except Exception as exc:  # noqa: BLE001 - written in its place, the rest goes on
                 text = f"the kubelet's journal could not be read: {exc}"
-            write(f"kubelet-{node}.log", text)
-
-    step("claims", claims)
-    step("events", namespace_events)
-    step("pods", pods_describe)
-    step("resourceslices", slices)
-    step("driver logs", driver_logs)
-    step("kubelet logs", kubelet_logs)
-    step("control-plane logs", control_plane_logs)
-    if result.errors:
-        write("errors.txt", "\n".join(result.errors))
-    return result
+            self.write(f"kubelet-{node}.log", text)
 
 
 def attach_to_allure(result: DiagnosticsResult) -> None:

@@ -16,12 +16,6 @@ MAX_FUNCTION_LINES = 80
 # The option declarations are one long, flat list of `addoption` calls: splitting them by length
 # would only scatter them.
 FUNCTION_LENGTH_EXEMPT = {"conformance/plugin/options.py"}
-# Functions still over the limit, each to be split by the change that owns its module. The test
-# fails once one is short enough, so that its entry is removed and the limit holds from then on.
-KNOWN_LONG_FUNCTIONS = {
-    # node operations are moving behind the cluster provider; the kind kubelet log goes with them
-    "conformance/kube/diagnostics.py::collect_diagnostics",
-}
 
 
 def _modules() -> list[Path]:
@@ -76,10 +70,7 @@ def test_no_function_is_over_80_lines() -> None:
             continue
         for name, lines in long_functions(path.read_text(), MAX_FUNCTION_LINES).items():
             too_long[f"{_name(path)}::{name}"] = lines
-    unexpected = {k: v for k, v in too_long.items() if k not in KNOWN_LONG_FUNCTIONS}
-    assert not unexpected, f"functions over {MAX_FUNCTION_LINES} lines: {unexpected}"
-    fixed = KNOWN_LONG_FUNCTIONS - too_long.keys()
-    assert not fixed, f"now within the limit, remove from KNOWN_LONG_FUNCTIONS: {sorted(fixed)}"
+    assert not too_long, f"functions over {MAX_FUNCTION_LINES} lines: {too_long}"
 
 
 @pytest.mark.parametrize("body_lines, expected", [(77, {}), (78, {"outer": 81})])
