@@ -66,11 +66,14 @@ def test_claim_deleted_while_the_plugin_is_down_is_released_once_it_is_back(
     wait_ready_pod_on_node(
         k8s, namespace, name, node, timeout=timeout, not_uid=plugin["metadata"]["uid"]
     )
+    # The probe's claim counts in the gauge once its pod runs: a driver that prepares the
+    # device again before the stale claim is unprepared (the kubelet retries both) must not
+    # hide the stale claim behind the probe's, nor the probe's running pod fail the wait.
     waits.wait_until(
-        lambda: read_kubelet_dra(k8s, node, driver),
-        lambda now: (now.claims_in_use or 0) <= (before.claims_in_use or 0),
+        lambda: (read_kubelet_dra(k8s, node, driver), _running(k8s, workload, probe.name)),
+        lambda now: (now[0].claims_in_use or 0) <= (before.claims_in_use or 0) + int(now[1]),
         describe=f"the kubelet on {node} to unprepare the claim deleted while the plugin was "
-        f"down ({CLAIMS_IN_USE} back to {before.claims_in_use})",
+        f"down ({CLAIMS_IN_USE} back to {before.claims_in_use}, one more once the probe runs)",
         timeout=workload.timeout("podDeleted") + timeout,
         interval=1.0,
         show=_shown,
@@ -86,5 +89,15 @@ def _pod_uid(k8s, namespace: str, name: str) -> str | None:
     return ((pod or {}).get("metadata") or {}).get("uid")
 
 
-def _shown(now: KubeletDra) -> dict[str, object]:
-    return {"claims in use": now.claims_in_use, "unprepare errors": now.unprepare_errors}
+def _running(k8s, workload, name: str) -> bool:
+    pod = state.read_pod(k8s, workload.namespace, name) or {}
+    return (pod.get("status") or {}).get("phase") == "Running"
+
+
+def _shown(now: tuple[KubeletDra, bool]) -> dict[str, object]:
+    dra, probe_running = now
+    return {
+        "claims in use": dra.claims_in_use,
+        "unprepare errors": dra.unprepare_errors,
+        "probe running": probe_running,
+    }
