@@ -10,6 +10,7 @@ import pytest
 from conformance.kube.client import load_clients
 from conformance.model.naming import file_safe
 from conformance.plugin.state import (
+    CALL_FAILED_KEY,
     NAMESPACE_KEY,
     STARTED_KEY,
     get_run_context,
@@ -20,6 +21,8 @@ from conformance.run.context import RunContext
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
+    if report.when == "call":
+        item.stash[CALL_FAILED_KEY] = report.failed
     namespace = item.stash.get(NAMESPACE_KEY, None)
     context = get_run_context(item.config)
     if report.failed and report.when in ("setup", "call") and namespace and context:

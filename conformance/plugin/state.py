@@ -34,6 +34,7 @@ CONTEXT_KEY = pytest.StashKey[RunContext]()
 REQUIREMENT_KEY = pytest.StashKey[Requirement]()  # on scenario items
 NAMESPACE_KEY = pytest.StashKey[str]()  # on items using test_namespace
 STARTED_KEY = pytest.StashKey[float]()
+CALL_FAILED_KEY = pytest.StashKey[bool]()  # the test body failed (set by its report)
 STATE_KEY = pytest.StashKey["PluginState"]()
 
 

@@ -109,6 +109,7 @@ class ReportCollector:
         self.html_failed = False
         self.collect_only = bool(getattr(config.option, "collectonly", False))
         self.html_mode = str(option(config, "dra_html_report", "auto"))
+        self.charts = str(option(config, "dra_charts", "auto")) != "never"
         self.allure_results: Path | None = None
         self.scope = verdict_scope(config)
         if not self.is_worker and not self.collect_only:
@@ -277,7 +278,9 @@ class ReportCollector:
         junit_path = finalize_junit(self.config, run_dir)
         run = self._run_info(exitstatus)
         summary = self._summarize(run, junit_path)
-        charts = draw_charts(run_dir, summary, interrupted=run.interrupted, problems=self.problems)
+        charts = draw_charts(
+            run_dir, summary, skip=run.interrupted or not self.charts, problems=self.problems
+        )
         # The verdict in JUnit too (the run directory's copy and the user's --junitxml file),
         # before redaction, which may leave the XML unparseable.
         for path in {junit_path, junit_source(self.config)}:

@@ -15,6 +15,7 @@ import pytest
 from conformance.report.facts import WORKERINPUT_RUN_DIR, get_run_id
 
 HTML_MODES = ("auto", "always", "never")
+CHART_MODES = ("auto", "never")
 
 
 def option(config: pytest.Config, name: str, default: Any = None) -> Any:
@@ -47,6 +48,17 @@ def add_report_options(parser: pytest.Parser) -> None:
         choices=HTML_MODES,
         help="generate the Allure HTML report at the end of the run: auto (when node and the "
         "allure npm package are installed), always (fail the report step if not), never",
+    )
+    _add(
+        parser,
+        group,
+        "--dra-charts",
+        dest="dra_charts",
+        default="auto",
+        choices=CHART_MODES,
+        help="draw the run's SVG charts (driver latency, timeline) beside summary.md and in "
+        "Allure: auto, or never (a short run that only wants its verdict: drawing costs a few "
+        "seconds of CPU)",
     )
     _add(
         parser,

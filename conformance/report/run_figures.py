@@ -11,12 +11,12 @@ from conformance.report.charts import write_charts
 
 
 def draw_charts(
-    run_dir: Path, summary: dict[str, Any], *, interrupted: bool, problems: list[str]
+    run_dir: Path, summary: dict[str, Any], *, skip: bool, problems: list[str]
 ) -> list[Path]:
-    """The charts beside summary.md, listed in summary["artifacts"]["charts"]; none for an
-    interrupted run, which must end now."""
+    """The charts beside summary.md, listed in summary["artifacts"]["charts"]; none when
+    `skip` (an interrupted run, which must end now, or one run with `--dra-charts never`)."""
     summary["artifacts"]["charts"] = []
-    if interrupted:
+    if skip:
         return []
     try:
         charts = write_charts(run_dir, summary)

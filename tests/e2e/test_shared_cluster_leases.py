@@ -41,7 +41,7 @@ from conformance.run.lease_book import entry_from_json
 from conformance.run.lease_policy import AdmissionPolicy
 from conformance.run.lease_types import HELD
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.e2e_by_hand]  # past the CI budget
 
 EXPIRY_S = 15.0
 # Contended: ALLOC-005 wants every device of a kind, ALLOC-004 several, ALLOC-001 one of them.

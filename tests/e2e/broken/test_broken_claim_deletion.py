@@ -54,7 +54,9 @@ def test_del_006_fails_when_the_driver_prepares_a_device_still_in_use(
     result.assert_requirement_failed("the driver prepared a device still in use")
 
 
-@pytest.mark.parametrize("requirement", ["DRA-DEL-001", "DRA-DEL-005"])
+@pytest.mark.parametrize(
+    "requirement", ["DRA-DEL-001", pytest.param("DRA-DEL-005", marks=pytest.mark.e2e_by_hand)]
+)
 def test_reuse_probes_fail_when_the_driver_keeps_a_released_device_busy(
     run_scenario_against_broken_driver, requirement
 ):

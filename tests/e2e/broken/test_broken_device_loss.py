@@ -47,6 +47,7 @@ def test_loss_006_fails_when_the_driver_loses_its_checkpoint_on_restart(
     result.assert_requirement_failed("container main of pod survivor")
 
 
+@pytest.mark.e2e_by_hand
 def test_loss_006_fails_when_the_restarted_plugin_never_publishes_again(
     run_scenario_against_broken_driver,
 ):

@@ -29,6 +29,7 @@ def test_ext_004_fails_when_the_driver_cannot_unprepare(run_scenario_against_bro
     result.assert_requirement_failed("/user to be deleted")
 
 
+@pytest.mark.e2e_by_hand
 def test_ext_004_fails_when_the_driver_keeps_the_released_device_busy(
     run_scenario_against_broken_driver,
 ):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.e2e_by_hand]  # past the CI budget
 
 
 def test_life_001_fails_when_unprepare_needs_the_deleted_claim(run_scenario_against_broken_driver):

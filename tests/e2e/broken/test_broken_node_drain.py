@@ -13,6 +13,7 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.e2e_by_hand
 def test_drain_001_fails_when_the_driver_evicts_the_pods_on_the_cordoned_node(
     run_scenario_against_broken_driver,
 ):

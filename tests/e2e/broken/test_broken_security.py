@@ -137,6 +137,7 @@ def test_cluster_admin_fails_every_security_requirement(
         assert allowed in result.output, f"no mention of {allowed!r}:\n{result.explain()}"
 
 
+@pytest.mark.e2e_by_hand
 def test_reading_secrets_fails_sec_001_only(
     widen_driver_rights: Callable[..., None],
     fake_driver: Profile,

@@ -63,6 +63,7 @@ def finish(run: subprocess.Popen, timeout: float) -> str:
     return output
 
 
+@pytest.mark.e2e_by_hand
 def test_a_worker_node_stopped_and_started_mid_run(
     kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
 ) -> None:

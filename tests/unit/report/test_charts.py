@@ -45,7 +45,7 @@ def _summary(**extra: object) -> dict:
 
 def test_latency_and_timeline_charts_are_svg_listed_in_the_summary(tmp_path: Path) -> None:
     summary, problems = _summary(), []
-    charts = draw_charts(tmp_path, summary, interrupted=False, problems=problems)
+    charts = draw_charts(tmp_path, summary, skip=False, problems=problems)
     assert problems == []
     assert summary["artifacts"]["charts"] == ["charts/driver-latency.svg", "charts/timeline.svg"]
     latency = charts[0].read_text()
@@ -64,16 +64,16 @@ def test_latency_and_timeline_charts_are_svg_listed_in_the_summary(tmp_path: Pat
 
 def test_no_figures_no_charts_and_an_interrupted_run_draws_none(tmp_path: Path) -> None:
     empty = {"driver_operations": {"not_available": "x"}, "tests": [], "artifacts": {}}
-    assert draw_charts(tmp_path, empty, interrupted=False, problems=[]) == []
+    assert draw_charts(tmp_path, empty, skip=False, problems=[]) == []
     assert charts_section(empty) == []
     summary = _summary()
-    assert draw_charts(tmp_path, summary, interrupted=True, problems=[]) == []
+    assert draw_charts(tmp_path, summary, skip=True, problems=[]) == []
     assert summary["artifacts"]["charts"] == []
 
 
 def test_a_chart_that_cannot_be_drawn_is_a_warning_not_an_exception(tmp_path: Path) -> None:
     broken = {**ROW, "buckets": {"le": [0.01], "counts": "not a list of numbers"}}
     summary, problems = _summary(driver_operations={"grpc": [broken]}, tests=[]), []
-    assert draw_charts(tmp_path, summary, interrupted=False, problems=problems) == []
+    assert draw_charts(tmp_path, summary, skip=False, problems=problems) == []
     assert summary["artifacts"]["charts"] == []
     assert problems and problems[0].startswith("charts not drawn: ")
