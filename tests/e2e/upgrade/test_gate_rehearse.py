@@ -1,9 +1,9 @@
 """`dra-conformance gate --from v1.36.3 --to v1.37.2 --rehearse` on real kind clusters, as a
 platform team runs it before an upgrade: the core suite and the allocation suite's selector
-requirements on both versions (the whole allocation suite is past the CI budget), compared, and the in-place upgrade rehearsal with live claims (DRA-UPG-001..005) on the v1.36.3
-cluster once its run is over. Two clusters of its own, one after the other, each deleted; the
-node images of both versions are built once and cached (a cold v1.36.3 image adds 15-30
-minutes)."""
+requirements on both versions (the whole allocation suite is past the CI budget), compared, and
+the in-place upgrade rehearsal with live claims (DRA-UPG-001..005) on the v1.36.3 cluster once
+its run is over. Two clusters of its own, one after the other, each deleted; the node images of
+both versions are built once and cached (a cold v1.36.3 image adds 15-30 minutes)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ installed, and without `--dra-profile` it does nothing a run would notice (pytes
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -96,11 +98,16 @@ def test_another_plugin_defining_kubeconfig_and_context_works(foreign: pytest.Py
     result.assert_outcomes(passed=3)
 
 
+def _entries(path: Path) -> list[str]:
+    # Python's bytecode cache (written unless PYTHONDONTWRITEBYTECODE is set) is not ours
+    return sorted(p.name for p in path.iterdir() if p.name != "__pycache__")
+
+
 def test_inert_without_a_profile_leaves_no_trace(foreign: pytest.Pytester) -> None:
-    before = sorted(p.name for p in foreign.path.iterdir())
+    before = _entries(foreign.path)
     result = _run(foreign, "--junitxml", "junit.xml")
     result.assert_outcomes(passed=2)
-    after = sorted(p.name for p in foreign.path.iterdir())
+    after = _entries(foreign.path)
     assert after == sorted([*before, "junit.xml"])  # no reports/, no lease or harness dir
     assert "<property" not in (foreign.path / "junit.xml").read_text()  # no requirement stamps
 
