@@ -15,8 +15,8 @@ conformance: bootstrap
 
 ## The project's own tests: unit tests, then end-to-end tests on a real kind cluster; the
 ## broken-driver and chaos checks run side by side in two shards, each on a cluster of its own,
-## and the upgrade gate with its in-place rehearsal (v1.36.3 -> v1.37.2), then the second
-## driver, in a third (scripts/run_tests.py)
+## and the upgrade gate with its in-place rehearsal (v1.36.3 -> v1.37.2), then the whole-suite
+## run, in a third (scripts/run_tests.py); tests marked e2e_by_hand are left out
 test: bootstrap
 	$(VENV)/bin/python scripts/run_tests.py $(PYTEST_ARGS)
 
