@@ -68,12 +68,12 @@ GATE_BASELINE = "tests/e2e/test_gate.py"
 # What the broken shards run between them, and what the main tier therefore leaves out.
 BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
 NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, WHOLE_SUITE_RUN)
-# Every e2e shard leaves out what runs by hand (see the module's docstring).
+# Every pytest run of the tiers leaves out what runs by hand (see the module's docstring).
 NOT_BY_HAND = ("-m", "not e2e_by_hand")
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
-# one machine in session 26: the first shard's files without readiness and the interrupts
-# took about 48 minutes, the rest about 58). Every other file of the two folders goes to the
+# one machine: about 53 and 55 minutes, before the readiness check and the interrupt chaos runs
+# moved to the first). Every other file of the two folders goes to the
 # second shard, so a new file is never left out.
 FIRST_SHARD = tuple(
     f"{BROKEN_DIR}/test_broken_{suite}.py"
@@ -116,7 +116,15 @@ def pytest_cmd(name: str, *args: str) -> list[str]:
     # the slowest tests in the CI log, beside the e2e stage wall times; every test's time in
     # reports/tests/<name>.xml, for bench/ and for balancing the shards
     junit = LOGS / f"{name}.xml"
-    return [sys.executable, "-m", "pytest", "--durations=10", f"--junitxml={junit}", *args]
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--durations=10",
+        f"--junitxml={junit}",
+        *NOT_BY_HAND,
+        *args,
+    ]
 
 
 def delete_cluster(name: str) -> None:
@@ -129,18 +137,17 @@ def delete_cluster(name: str) -> None:
 def broken_shards() -> list[Shard]:
     upgrade = Shard(
         UPGRADE_CLUSTER,
-        [UPGRADE_SHARD, WHOLE_SUITE_RUN, *NOT_BY_HAND],
+        [UPGRADE_SHARD, WHOLE_SUITE_RUN],
         LOGS / "upgrade.log",
         leftovers=UPGRADE_CLUSTERS,
     )
     own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
     if own:
-        args = [*BROKEN_PATHS, *NOT_BY_HAND]
-        return [Shard(own, args, LOGS / "broken.log", own_cluster=True), upgrade]
+        return [Shard(own, list(BROKEN_PATHS), LOGS / "broken.log", own_cluster=True), upgrade]
     second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]  # the rest
     return [
         *(
-            Shard(f"{CLUSTER_PREFIX}-{n}", [*args, *NOT_BY_HAND], LOGS / f"broken-{n}.log")
+            Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")
             for n, args in ((1, list(FIRST_SHARD)), (2, second))
         ),
         upgrade,
@@ -192,7 +199,6 @@ def main(extra: list[str]) -> int:
                 "main",
                 "tests/e2e",
                 *(f"--ignore={path}" for path in NOT_IN_MAIN),
-                *NOT_BY_HAND,
                 *extra,
             ),
             cwd=ROOT,

@@ -90,8 +90,7 @@ def _pod_uid(k8s, namespace: str, name: str) -> str | None:
 
 
 def _running(k8s, workload, name: str) -> bool:
-    pod = state.read_pod(k8s, workload.namespace, name) or {}
-    return (pod.get("status") or {}).get("phase") == "Running"
+    return state.pod_phase(state.read_pod(k8s, workload.namespace, name)) == "Running"
 
 
 def _shown(now: tuple[KubeletDra, bool]) -> dict[str, object]:
