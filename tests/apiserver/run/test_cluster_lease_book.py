@@ -34,6 +34,8 @@ SETS = {"one": frozenset({"n/1"})}
 NODES = {"n/1": "n"}
 CTX = multiprocessing.get_context("fork")
 EXPIRE = 8.0  # seconds without a heartbeat: long enough for a loaded machine to look first
+# A book that never renews: its expiry must outlast a loaded machine's first look at it.
+SILENT_EXPIRE = 6.0
 
 
 @pytest.fixture
@@ -148,14 +150,14 @@ def test_runs_and_marks_are_shared_by_the_books_of_two_machines(
 ) -> None:
     core = kube_apiserver.clients().core
     here = ClusterLeaseBook(core, namespace=api_namespace, renew_every=0.3, expire_after=30).start()
-    gone = ClusterLeaseBook(core, namespace=api_namespace, expire_after=1.0)  # never renews
+    gone = ClusterLeaseBook(core, namespace=api_namespace, expire_after=SILENT_EXPIRE)
     try:
         register_run(here, "alive")
         register_run(gone, "dead")
         mark_no_kubelet_restart(here, "w1", time.time() + 60, "device plugin grace period")
         mark = no_kubelet_restart(gone, "w1")  # the other machine sees the mark
         assert mark is not None and mark.why == "device plugin grace period"
-        time.sleep(1.5)  # the second book's heartbeat is now older than its expiry
+        time.sleep(SILENT_EXPIRE + 0.5)  # the second book's heartbeat is now older than its expiry
         assert live_run_ids(here) == {"alive"}
         assert set(dead_runs(here)) == {"dead"}
         forget_dead_runs(here, {"alive", "dead"})  # only the dead one goes
@@ -200,12 +202,12 @@ def test_cleanup_names_and_removes_the_leases_of_a_holder_that_stopped_renewing(
     kube_apiserver: ApiServer, api_namespace: str
 ) -> None:
     core = kube_apiserver.clients().core
-    silent = ClusterLeaseBook(core, namespace=api_namespace, expire_after=1.0)  # never renews
+    silent = ClusterLeaseBook(core, namespace=api_namespace, expire_after=SILENT_EXPIRE)
     broker = DeviceLeaseBroker(silent, SETS, device_nodes=NODES, poll_interval=0.05)
     broker.acquire(LeaseRequest("stalled", [DeviceNeed("one")], pin=True), timeout=30)
     cleaner = ClusterLeaseBook(core, namespace=api_namespace)
     assert _expired_leases(cleaner) == []  # still within its expiry
-    time.sleep(1.5)
+    time.sleep(SILENT_EXPIRE + 0.5)
     [line] = _expired_leases(cleaner)
     assert line.startswith("stalled (held, one×1 (on node n); holder ") and silent.owner in line
     assert _expired_leases(cleaner) == [] and cleaner.update(lambda s: s.entries) == {}
