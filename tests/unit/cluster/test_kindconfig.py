@@ -55,9 +55,13 @@ def test_offline_cgroup_v1_config():
     assert "enable_cdi = true" in config["containerdConfigPatches"][0]
 
 
-def test_online_cgroup_v2_patches_only_the_kubelets_status_cadence_and_has_default_cni():
+def test_online_cgroup_v2_patches_the_kubelets_status_cadence_and_etcds_fsync_only():
     config = kind_config(ClusterOptions(offline=False, cgroup_v1=False))
-    [kubelet] = [yaml.safe_load(p) for p in config["kubeadmConfigPatches"]]
+    [kubelet, cluster] = [yaml.safe_load(p) for p in config["kubeadmConfigPatches"]]
+    assert cluster == {
+        "kind": "ClusterConfiguration",
+        "etcd": {"local": {"extraArgs": [{"name": "unsafe-no-fsync", "value": "true"}]}},
+    }
     assert kubelet == {
         "kind": "KubeletConfiguration",
         "nodeStatusUpdateFrequency": "2s",
