@@ -64,10 +64,10 @@ NODE_STATUS_REPORT = "5m"
 
 
 # Every etcd write otherwise ends in an fdatasync of its write-ahead log: on ext4 each is an
-# extent conversion and a journal commit in kernel workers, measured at a third of a loaded
-# machine's CPU while a test cluster churns pods. A kind cluster is thrown away, never
-# recovered after a host crash (a node container's restart keeps the page cache), so its
-# etcd leaves the flushing to the kernel's writeback.
+# extent conversion and a journal commit in kernel workers (without them a broken-driver shard
+# used 13% less CPU, bench/suite.md). A kind cluster is thrown away, never recovered after a
+# host crash (a node container's restart keeps the page cache), so its etcd leaves the
+# flushing to the kernel's writeback.
 ETCD_NO_FSYNC_PATCH = """kind: ClusterConfiguration
 etcd:
   local:
