@@ -72,9 +72,8 @@ NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, WHOLE_SUITE_RUN)
 NOT_BY_HAND = ("-m", "not e2e_by_hand")
 LOGS = ROOT / "reports" / "tests"
 # The first shard's files, chosen so both shards take about as long (measured side by side on
-# one machine, bench/suite.md: 2552 s and 2145 s with the driver-update check in the first, which
-# took 170 s there). Every other file of the two folders goes to the second shard, so a new file
-# is never left out.
+# one machine, bench/suite.md: 2481 s and 2182 s). Every other file of the two folders goes to
+# the second shard, so a new file is never left out.
 FIRST_SHARD = tuple(
     f"{BROKEN_DIR}/test_broken_{suite}.py"
     for suite in (

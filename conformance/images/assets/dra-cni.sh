@@ -5,7 +5,7 @@
 # rebooted or readdressed later still get networking. A node may list the nodes but not watch
 # them, so it polls: every few seconds while the cluster forms (the first two minutes after
 # this node's start) and for a minute after anything changed, otherwise every SLOW seconds.
-# Polling every node every few seconds throughout cost a tenth of a core per idle cluster.
+# (A poll every few seconds throughout costs each idle cluster a tenth of a core.)
 set -u
 KUBECONFIG_FILE=/etc/kubernetes/kubelet.conf
 CONF=/etc/cni/net.d/10-dra-conformance-ptp.conflist
