@@ -4,6 +4,6 @@ recorded text goes through. It imports nothing else of the harness.
 
 | module   | owns                                                                         |
 |----------|------------------------------------------------------------------------------|
-| `steps`  | steps (`step`, `wait_step`) and attachments (`attach_yaml`), cut and redacted |
+| `steps`  | steps (`step`, `wait_step`), attachments (`attach_yaml`, `attach_text`), redacted |
 | `redact` | credentials removed from everything a report carries                         |
 """

@@ -113,3 +113,9 @@ def attach_yaml(name: str, obj: Any | Callable[[], Any]) -> None:
     except Exception as exc:  # noqa: BLE001 - a report detail must not change the outcome
         text = f"# could not build this attachment: {type(exc).__name__}: {exc}\n"
     allure.attach(text, name=name, attachment_type=allure.attachment_type.YAML)
+
+
+def attach_text(name: str, text: str) -> None:
+    """Attach plain text (already built: a figure table), redacted; a no-op when not recording."""
+    if recording():
+        allure.attach(redact_text(text), name=name, attachment_type=allure.attachment_type.TEXT)

@@ -22,6 +22,7 @@ from conformance.model.outcome import not_run
 from conformance.node_access import NodeAccess
 from conformance.node_access.choose import node_access_for
 from conformance.plugin.collection import item_view
+from conformance.plugin.driver_calls import record_driver_calls
 from conformance.plugin.kubelet_check import KubeletWatch
 from conformance.plugin.kubelet_check import verdict as kubelet_verdict
 from conformance.plugin.markers import (
@@ -242,6 +243,7 @@ def test_namespace(
     failed = request.node.stash.get(CALL_FAILED_KEY, False)
     scale = 0.0 if failed else dra_context.timeout_scale
     problems = watch.finish(events, expected, scale, judged)
+    record_driver_calls(request.node, watch.call_figures(), dra_context.profile.driver, shared)
     if problems:
         pytest.fail(kubelet_verdict(problems, watch.nodes, shared), pytrace=False)
 

@@ -37,7 +37,12 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
 from conformance.metrics.parse import MetricsParseError
-from conformance.scenario_api.kubelet_dra import KubeletDra, describe_failures, read_kubelet_dra
+from conformance.scenario_api.kubelet_dra import (
+    KubeletDra,
+    call_figures,
+    describe_failures,
+    read_kubelet_dra,
+)
 
 EVENT_REASONS = ("FailedPrepareDynamicResources", "FailedUnprepareDynamicResources")
 SETTLE_S = 15.0  # a force-deleted pod's claims: the kubelet stops the pod (>= 2 s), unprepares
@@ -97,6 +102,7 @@ class KubeletWatch:
     start: dict[str, KubeletDra] = field(default_factory=dict)
     start_excess: dict[str, float | None] = field(default_factory=dict)
     started: float = 0.0
+    deltas: dict[str, KubeletDra] = field(default_factory=dict)  # per node, set by `finish`
 
     @classmethod
     def begin(cls, k8s: K8sClients, driver: str, nodes: Iterable[str]) -> KubeletWatch:
@@ -168,6 +174,7 @@ class KubeletWatch:
             if not leaks or time.monotonic() >= deadline:
                 break
             time.sleep(1.0)
+        self.deltas = {n: r.since(self.start[n]) for n, r in reads.items() if n in self.start}
         for node, read in sorted(reads.items()):
             start = self.start.get(node)
             if errors_expected or start is None or read.restarted_since(start):
@@ -176,6 +183,10 @@ class KubeletWatch:
             if failures:
                 problems.append(f"the kubelet on node {node} reported {failures}")
         return problems + leaks
+
+    def call_figures(self) -> list[dict[str, Any]]:
+        """The driver's gRPC calls on the judged nodes during the window (after `finish`)."""
+        return call_figures(self.deltas.values())
 
     def _leaks(
         self, reads: Mapping[str, KubeletDra], allocated: Mapping[str, int] | None

@@ -1,7 +1,8 @@
 """SVG charts beside summary.md, drawn from summary.json with matplotlib (no pyplot: no global
-state, no display): the latency distribution of each driver operation and the run's timeline
-(one row per worker, each test a bar coloured by its outcome, its lease wait shaded); beside
-gate.md, the two runs' latency per operation side by side."""
+state, no display): the latency distribution of each driver operation, the run's timeline (one
+row per worker, each test a bar coloured by its outcome, its lease wait shaded) and the driver's
+prepare and unprepare latency per test; beside gate.md, the two runs' latency per operation side
+by side."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from conformance.report.gate_latency import (
 CHARTS_DIR = "charts"
 LATENCY_SVG = "driver-latency.svg"
 TIMELINE_SVG = "timeline.svg"
+PER_TEST_SVG = "driver-calls-per-test.svg"
+PER_TEST_METHODS = (("NodePrepareResources", "#4a78b5"), ("NodeUnprepareResources", "#e08a1e"))
+TEST_LABEL_CHARS = 60
 GATE_LATENCY_SVG = "gate-latency.svg"
 SIDE_COLOURS = ("#8fb3de", "#2f5f9e")  # the earlier run, the later one
 OUTCOME_COLOURS = {
@@ -42,7 +46,23 @@ def write_charts(run_dir: Path, summary: Mapping[str, Any]) -> list[Path]:
     tests = [t for t in summary.get("tests") or () if t.get("start") and t.get("stop")]
     if tests:
         written.append(_save(_timeline_figure(tests), out / TIMELINE_SVG))
+    measured = per_test_calls(summary)
+    if measured:
+        written.append(_save(_per_test_figure(measured), out / PER_TEST_SVG))
     return written
+
+
+def per_test_calls(summary: Mapping[str, Any]) -> list[tuple[str, dict[str, Mapping[str, Any]]]]:
+    """(test, {method: its driver_calls row}) of each test whose window saw a prepare or an
+    unprepare, in the summary's order."""
+    wanted = {method for method, _ in PER_TEST_METHODS}
+    found = []
+    for test in summary.get("tests") or ():
+        rows = {r["method"]: r for r in test.get("driver_calls") or () if r.get("calls")}
+        rows = {m: r for m, r in rows.items() if m in wanted}
+        if rows:
+            found.append((str(test.get("nodeid", "")), rows))
+    return found
 
 
 def latency_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -95,6 +115,42 @@ def _timeline_figure(tests: list[Mapping[str, Any]]) -> Any:
     handles.append(Patch(facecolor="white", edgecolor="#777777", label="lease wait"))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=6)
     return figure
+
+
+def _per_test_figure(measured: list[tuple[str, dict[str, Mapping[str, Any]]]]) -> Any:
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    figure = Figure(figsize=(10, 1.6 + 0.34 * len(measured)), layout="constrained")
+    ax = figure.subplots()
+    height = 0.8 / len(PER_TEST_METHODS)
+    for index, (_, rows) in enumerate(measured):
+        for side, (method, colour) in enumerate(PER_TEST_METHODS):
+            row = rows.get(method)
+            if row is None:
+                continue
+            y = index + (side - (len(PER_TEST_METHODS) - 1) / 2) * height
+            ax.barh(y, row["mean_s"], height=height, color=colour)
+            errors = f", {row['errors']} failed" if row.get("errors") else ""
+            ax.annotate(f" {row['calls']}{errors}", (row["mean_s"], y), va="center", fontsize=6)
+    labels = [_short_test_name(nodeid) for nodeid, _ in measured]
+    ax.set_yticks(range(len(measured)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean latency of the kubelet's calls to the driver, seconds (calls after a bar)")
+    ax.set_title(
+        "Driver calls per test, on the test's nodes while it ran "
+        "(a node shared with other tests counts their calls too)",
+        fontsize=9,
+    )
+    handles = [Patch(color=c, label=m) for m, c in PER_TEST_METHODS]
+    ax.legend(handles=handles, loc="lower right", fontsize=7)
+    return figure
+
+
+def _short_test_name(nodeid: str) -> str:
+    """The test's name without its file path (and its parameters' id kept), cut to fit."""
+    name = nodeid.rsplit("::", 1)[-1] or nodeid
+    return name if len(name) <= TEST_LABEL_CHARS else name[: TEST_LABEL_CHARS - 1] + "…"
 
 
 def write_gate_chart(

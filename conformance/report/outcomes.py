@@ -35,6 +35,7 @@ PROP_CLAIM = "dra_claim"  # "name=value": a reserved property the test's own cod
 PROP_METRIC = "metric"
 PROP_INVENTORY = "inventory"
 PROP_LEASE_WAIT = "dra_lease_wait_s"  # seconds the test waited for its device lease
+PROP_DRIVER_CALLS = "dra_driver_calls"  # JSON: the kubelet's gRPC calls to the driver meanwhile
 
 STAMP = "dra_stamp"  # report attribute: {reserved property name: value}, set by the harness
 SUITE_TEST_KEY = pytest.StashKey[str]()  # on an item of the suite: the requirement it proves
@@ -177,6 +178,17 @@ class TestRecord:
         return waits[-1] if waits else None
 
     @property
+    def driver_calls(self) -> list[dict[str, Any]] | None:
+        """The kubelet's gRPC calls to the driver on the test's nodes while it ran, per method
+        (None: not measured, e.g. a test without a namespace or unreadable kubelets)."""
+        found = [v for n, v in self.properties if n == PROP_DRIVER_CALLS]
+        try:
+            rows = json.loads(found[-1]) if found else None
+        except ValueError:
+            return None
+        return rows if isinstance(rows, list) else None
+
+    @property
     def metrics(self) -> list[dict[str, Any]]:
         found = (_json_dict(v) for n, v in self.properties if n == PROP_METRIC)
         return [m for m in found if m is not None]
@@ -258,6 +270,7 @@ class TestRecord:
             "worker": self.worker,
             "start": None if self.start is None else round(self.start, 3),
             "stop": None if self.stop is None else round(self.stop, 3),
+            "driver_calls": self.driver_calls,
         }
 
 

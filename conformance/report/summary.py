@@ -54,7 +54,10 @@ rendered from this document rather than from the inputs.
                       duration_s (set-up + body + teardown), body_s (the test body; null
                       if it never ran), lease_wait_s (waiting for the device lease; null
                       without one), reason, remedy, worker, start, stop (epoch seconds:
-                      set-up began, teardown ended; null when unknown), requirements[]}
+                      set-up began, teardown ended; null when unknown), requirements[],
+                      driver_calls[] {method, calls, errors, mean_s, p95, nodes[]}: the
+                      kubelet's gRPC calls to the driver on the test's nodes while it ran
+                      (other tests' too on a shared node; null: not measured)}
     performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
                       requirement_duration_s {unit, count, p50, p95, min, max, mean} | null,
                       test_body_s, lease_wait_s: the same statistics over tests[] | null

@@ -11,11 +11,13 @@ what it did since its restart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.kube.client import K8sClients
 from conformance.kube.kubelet import kubelet_metrics
+from conformance.metrics.histogram import HistogramSeries, bucket_quantile, merged
 from conformance.metrics.parse import parse_metrics
 
 GRPC = "dra_grpc_operations_duration_seconds"
@@ -34,6 +36,8 @@ class KubeletDra:
     unprepare_errors: float = 0.0  # failed UnprepareResources operations (any driver)
     calls: Mapping[Call, float] = field(default_factory=dict)  # gRPC calls to the driver
     claims_in_use: float | None = None  # None: this kubelet does not expose the gauge
+    # the driver's gRPC call latency per method (every status code): the test's own figures
+    latency: Mapping[str, HistogramSeries] = field(default_factory=dict)
 
     def failed_calls(self) -> dict[Call, float]:
         return {call: n for call, n in self.calls.items() if call[1] not in ("OK", "")}
@@ -51,11 +55,13 @@ class KubeletDra:
         if self.restarted_since(start):
             return self
         calls = {c: n - start.calls.get(c, 0.0) for c, n in self.calls.items()}
+        latency = {m: s.minus(start.latency.get(m))[0] for m, s in self.latency.items()}
         return KubeletDra(
             self.node,
             self.unprepare_errors - start.unprepare_errors,
             {c: n for c, n in calls.items() if n > 0},
             self.claims_in_use,
+            {m: s for m, s in latency.items() if s.count > 0},
         )
 
     def count(self, method: str, code: str | None = None) -> int:
@@ -72,17 +78,21 @@ def parse_kubelet_dra(text: str, node: str, driver: str) -> KubeletDra:
         if s.label("operation_name") == UNPREPARE and s.label("is_error") == "true"
     )
     calls: dict[Call, float] = {}
+    by_method: dict[str, list[HistogramSeries]] = {}
     for series in parsed.histograms.get(GRPC, []):
         if series.label("driver_name") != driver:
             continue
         # "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources": any API version
-        key = (series.label("method_name").rsplit("/", 1)[-1], series.label("grpc_status_code"))
+        method = series.label("method_name").rsplit("/", 1)[-1]
+        key = (method, series.label("grpc_status_code"))
         calls[key] = calls.get(key, 0.0) + series.count
+        by_method.setdefault(method, []).append(series)
+    latency = {m: merged(s, (("method", m),)) for m, s in by_method.items()}
     gauge = parsed.gauges.get(CLAIMS_IN_USE)
     in_use = (
         None if gauge is None else sum(s.value for s in gauge if s.label("driver_name") == driver)
     )
-    return KubeletDra(node, errors, calls, in_use)
+    return KubeletDra(node, errors, calls, in_use, {m: s for m, s in latency.items() if s})
 
 
 def read_kubelet_dra(k8s: K8sClients, node: str, driver: str) -> KubeletDra:
@@ -101,3 +111,47 @@ def describe_failures(delta: KubeletDra) -> str:
     for (method, code), n in sorted(delta.failed_calls().items()):
         parts.append(f"gRPC {method} {code} x{int(n)} (dra_grpc_operations_duration_seconds)")
     return ", ".join(parts)
+
+
+def call_figures(deltas: Iterable[KubeletDra]) -> list[dict[str, Any]]:
+    """Per gRPC method, over the nodes of `deltas` (one window each): calls, failed calls, the
+    mean latency (exact: the histogram's sum over its count) and p95 from the buckets."""
+    deltas = list(deltas)
+    rows = []
+    for method in sorted({m for d in deltas for m in d.latency}):
+        series = merged(d.latency[method] for d in deltas if method in d.latency)
+        if series is None or series.count <= 0:
+            continue
+        p95 = bucket_quantile(series, 0.95)
+        rows.append(
+            {
+                "method": method,
+                "calls": int(series.count),
+                "errors": int(
+                    sum(n for d in deltas for (m, _), n in d.failed_calls().items() if m == method)
+                ),
+                "mean_s": round(series.sum / series.count, 6),
+                "p95": None if p95 is None else p95.to_dict(),
+                "nodes": sorted(d.node for d in deltas if method in d.latency),
+            }
+        )
+    return rows
+
+
+def describe_call_figures(rows: list[dict[str, Any]], driver: str, note: str = "") -> str:
+    """The figures as a text table (the test's Allure attachment)."""
+    lines = [
+        f"gRPC calls of the kubelet to {driver} while this test ran "
+        f"(dra_grpc_operations_duration_seconds){note}",
+        "",
+        f"{'method':<28} {'calls':>6} {'errors':>6} {'mean':>10} {'p95':>12}  nodes",
+    ]
+    for row in rows:
+        p95 = row["p95"] or {}
+        bound = f"≤ {p95['le']:g} s" if "le" in p95 else f"> {p95.get('gt', 0):g} s"
+        lines.append(
+            f"{row['method']:<28} {row['calls']:>6} {row['errors']:>6} "
+            f"{row['mean_s']:>8.4f} s {bound:>12}  {', '.join(row['nodes'])}"
+        )
+    lines += ["", "p95 is the upper bound of the histogram bucket holding that rank."]
+    return "\n".join(lines) + "\n"

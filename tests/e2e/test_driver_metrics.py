@@ -11,6 +11,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -82,6 +83,35 @@ def test_prepare_and_unprepare_counts_match_the_pods_the_run_started(
         assert abs(count - started) <= TOLERANCE * started, (method, count, started, rows)
         assert rows[method]["errors"] == 0, rows[method]
     assert "Driver operations" in (report / "summary.md").read_text()
+    _assert_every_call_is_in_a_tests_figures(summary, report, rows["NodePrepareResources"])
+
+
+def _assert_every_call_is_in_a_tests_figures(
+    summary: dict, report: Path, run_row: dict[str, Any]
+) -> None:
+    """Each test's own figures (its window on its nodes) hold every prepare of the run: their
+    sum is at least the run's count (more where tests shared a node), none exceeds it, and
+    each measured test's Allure page has the table."""
+    measured = {
+        t["nodeid"]: r
+        for t in summary["tests"]
+        for r in t.get("driver_calls") or ()
+        if r["method"] == "NodePrepareResources"
+    }
+    assert measured, "no test carries its own driver figures (tests[].driver_calls)"
+    total = sum(r["calls"] for r in measured.values())
+    assert total >= (1 - TOLERANCE) * run_row["count"], (total, run_row, measured)
+    assert all(r["calls"] <= run_row["count"] for r in measured.values()), measured
+    attached = [
+        a
+        for path in (report / "allure-results").glob("*-container.json")
+        for fixture in json.loads(path.read_text()).get("afters") or ()
+        for a in fixture.get("attachments") or ()
+        if a["name"] == "driver calls (kubelet)"
+    ]
+    assert len(attached) >= len(measured), (len(attached), sorted(measured))
+    table = (report / "allure-results" / attached[0]["source"]).read_text()
+    assert "NodePrepareResources" in table and "mean" in table, table
 
 
 RBAC = SUITE_ROOT / "deploy/rbac/dra-conformance.yaml"

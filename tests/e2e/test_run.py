@@ -86,7 +86,7 @@ def test_whole_suite_conformant(whole_suite_run):
 
 def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
     """Under -n 4 every test reaches allure-results, and the HTML shows them all; the run's
-    charts (driver latency, timeline) are in it and Chromium draws each one."""
+    charts (driver latency, timeline, calls per test) are in it and Chromium draws each one."""
     report = whole_suite_run["report"]
     junit = parse_junit_counts(report / "junit.xml")
     results = [json.loads(p.read_text()) for p in (report / "allure-results").glob("*-result.json")]
@@ -97,7 +97,11 @@ def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
         assert labels.get("severity") in ("critical", "normal", "minor"), labels
     assert read_allure_html(report).total == junit.tests
     charts = whole_suite_run["summary"]["artifacts"]["charts"]
-    assert sorted(charts) == ["charts/driver-latency.svg", "charts/timeline.svg"], charts
+    assert sorted(charts) == [
+        "charts/driver-calls-per-test.svg",
+        "charts/driver-latency.svg",
+        "charts/timeline.svg",
+    ], charts
     images = allure_chart_images(report)
     assert len(images) == len(charts), images
     for path, image in images.items():

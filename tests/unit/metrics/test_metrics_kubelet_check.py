@@ -12,7 +12,13 @@ from helpers.metric_pages import DRIVER, V1, V1BETA1, grpc, kubelet_page, operat
 
 from conformance.plugin import kubelet_check
 from conformance.plugin.kubelet_check import KubeletWatch, count_per_node, verdict
-from conformance.scenario_api.kubelet_dra import KubeletDra, describe_failures, parse_kubelet_dra
+from conformance.scenario_api.kubelet_dra import (
+    KubeletDra,
+    call_figures,
+    describe_call_figures,
+    describe_failures,
+    parse_kubelet_dra,
+)
 
 NODE = "worker"
 
@@ -174,3 +180,46 @@ def test_a_restarted_kubelet_counts_no_error_and_unjudged_nodes_are_not_read() -
     watch = KubeletWatch.begin(cluster, DRIVER, [NODE])  # type: ignore[arg-type]
     assert watch.finish([], errors_expected=False, judged={"elsewhere"}) == []
     assert cluster.pages == [page(unavailable=1)]  # never read at the end
+
+
+def calls_page(prepared: tuple[int, ...], prepare_s: float, failed: int = 0) -> str:
+    """A page with the driver's prepares (cumulative buckets) and `failed` Unavailable ones."""
+    series = [grpc(DRIVER, V1 + "NodePrepareResources", "OK", prepared, prepare_s)]
+    if failed:
+        series.append(
+            grpc(DRIVER, V1 + "NodePrepareResources", "Unavailable", (0,) * 4 + (failed,), 2.0)
+        )
+    return kubelet_page(*series)
+
+
+def test_a_windows_calls_are_its_own_latency_figures() -> None:
+    # before: 3 prepares of 0.06 s in all; after: 2 more of 0.02 s and 0.08 s, one failed call
+    start = calls_page((1, 2, 3, 3, 3), 0.06)
+    end = calls_page((2, 3, 4, 5, 5), 0.16, failed=1)
+    cluster = ScriptedCluster([start, end], [[]])
+    watch = KubeletWatch.begin(cluster, DRIVER, [NODE])  # type: ignore[arg-type]
+    watch.finish([], errors_expected=True)
+    assert watch.call_figures() == [
+        {
+            "method": "NodePrepareResources",
+            "calls": 3,
+            "errors": 1,
+            "mean_s": round((0.1 + 2.0) / 3, 6),
+            "p95": {"gt": 1.0},  # the failed call is beyond the last bucket
+            "nodes": [NODE],
+        }
+    ]
+
+
+def test_no_call_in_the_window_no_figures_and_two_nodes_add_up() -> None:
+    same = calls_page((1, 2, 3, 3, 3), 0.06)
+    watch = KubeletWatch.begin(ScriptedCluster([same, same], [[]]), DRIVER, [NODE])  # type: ignore[arg-type]
+    watch.finish([], errors_expected=False)
+    assert watch.call_figures() == []
+    start = parse_kubelet_dra(same, "a", DRIVER)
+    later = parse_kubelet_dra(calls_page((2, 3, 4, 4, 4), 0.1), "a", DRIVER)
+    other = parse_kubelet_dra(calls_page((0, 1, 1, 1, 1), 0.03), "b", DRIVER)
+    rows = call_figures([later.since(start), other])  # `other` counts since its kubelet started
+    assert [(r["calls"], r["nodes"], r["p95"]) for r in rows] == [(2, ["a", "b"], {"le": 0.05})]
+    text = describe_call_figures(rows, DRIVER, "; shared")
+    assert "NodePrepareResources" in text and "≤ 0.05 s" in text and "; shared" in text

@@ -77,3 +77,24 @@ def test_a_chart_that_cannot_be_drawn_is_a_warning_not_an_exception(tmp_path: Pa
     assert draw_charts(tmp_path, summary, skip=False, problems=problems) == []
     assert summary["artifacts"]["charts"] == []
     assert problems and problems[0].startswith("charts not drawn: ")
+
+
+def test_the_per_test_chart_draws_each_test_that_saw_a_prepare(tmp_path: Path) -> None:
+    calls = [
+        {"method": "NodePrepareResources", "calls": 2, "errors": 0, "mean_s": 0.04},
+        {"method": "NodeUnprepareResources", "calls": 2, "errors": 1, "mean_s": 0.3},
+        {"method": "NodeWatchResources", "calls": 1, "errors": 0, "mean_s": 9.0},
+    ]
+    tests = [
+        {**TESTS[0], "nodeid": "scenarios/core/test_a.py::test_prepares", "driver_calls": calls},
+        {**TESTS[1], "nodeid": "scenarios/core/test_b.py::test_no_prepare", "driver_calls": []},
+    ]
+    summary, problems = _summary(tests=tests), []
+    charts = draw_charts(tmp_path, summary, skip=False, problems=problems)
+    assert problems == []
+    assert summary["artifacts"]["charts"][-1] == "charts/driver-calls-per-test.svg"
+    svg = charts[-1].read_text()
+    assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+    assert "test_prepares" in svg and "test_no_prepare" not in svg
+    assert "NodeUnprepareResources" in svg and "2, 1 failed" in svg
+    assert "NodeWatchResources" not in svg  # a stream, not a call with a latency

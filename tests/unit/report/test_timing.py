@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from conformance.report.outcomes import PROP_LEASE_WAIT, TestRecord
+from conformance.report.outcomes import PROP_DRIVER_CALLS, PROP_LEASE_WAIT, TestRecord
 from conformance.report.summary import _described
 
 
@@ -44,3 +46,16 @@ def test_statistics_skip_tests_without_the_figure() -> None:
     stats = _described([1.0, None, 3.0])
     assert stats is not None and stats["count"] == 2 and stats["max"] == 3.0
     assert _described([None, None]) is None
+
+
+def test_the_driver_calls_of_the_teardown_report_reach_the_summary() -> None:
+    rows = [{"method": "NodePrepareResources", "calls": 1, "errors": 0, "mean_s": 0.01}]
+    record = TestRecord("t.py::test_x")
+    record.add_report(phase("setup", 1.0))
+    record.add_report(phase("call", 1.0))
+    # the kubelet check records them in the namespace fixture's teardown
+    record.add_report(phase("teardown", 1.0, [(PROP_DRIVER_CALLS, json.dumps(rows))]))
+    assert record.to_dict()["driver_calls"] == rows
+    unmeasured = TestRecord("t.py::test_x")
+    unmeasured.add_report(phase("call", 1.0, [(PROP_DRIVER_CALLS, "not json")]))
+    assert unmeasured.to_dict()["driver_calls"] is None
