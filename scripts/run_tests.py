@@ -65,8 +65,11 @@ UPGRADE_CLUSTER = "dra-conformance-e2e-second"
 # `gate --baseline` breaks the fake driver to gate red, like a broken-driver check: it runs in
 # the first broken shard instead of on the critical path.
 GATE_BASELINE = "tests/e2e/test_gate.py"
+# The second driver swaps the fake driver out and back: like a broken-driver check, it runs in
+# the second broken shard, the shorter one, last.
+SECOND_DRIVER = "tests/e2e/test_second_driver_figures.py"
 # What the broken shards run between them, and what the main tier therefore leaves out.
-BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE)
+BROKEN_PATHS = (BROKEN_DIR, CHAOS_DIR, GATE_BASELINE, SECOND_DRIVER)
 NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, WHOLE_SUITE_RUN)
 # Every pytest run of the tiers leaves out what runs by hand (see the module's docstring).
 NOT_BY_HAND = ("-m", "not e2e_by_hand")
@@ -142,7 +145,8 @@ def broken_shards() -> list[Shard]:
     own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
     if own:
         return [Shard(own, list(BROKEN_PATHS), LOGS / "broken.log", own_cluster=True), upgrade]
-    second = [BROKEN_DIR, CHAOS_DIR, *(f"--ignore={path}" for path in FIRST_SHARD)]  # the rest
+    # the rest
+    second = [BROKEN_DIR, CHAOS_DIR, SECOND_DRIVER, *(f"--ignore={p}" for p in FIRST_SHARD)]
     return [
         *(
             Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")

@@ -15,19 +15,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from runs import run_cli
+from second_driver import assert_own_driver_operations
+from second_driver import k8s_test_driver_run as swapped_run
 
 from conformance.cluster import kind
-from conformance.install import installer
-from conformance.model.profile import SUITE_ROOT, Profile
-from conformance.model.profile_parse import load_profile
+from conformance.model.profile import Profile
 from conformance.progress import Progress
 
 # The whole suite against a second driver: about 20 minutes of a loaded CI machine, past the
 # CI budget; run by hand (results in bench/suite.md).
 pytestmark = pytest.mark.e2e_by_hand
-
-PROFILE = "docs/examples/k8s-test-driver/profile.yaml"
 
 PASSED = "passed"
 # Requirement -> (outcome, a stable part of its reason) for every requirement that does not
@@ -87,42 +84,19 @@ def test_driver_run(
 ) -> Iterator[dict[str, Any]]:
     """The fake driver swapped out for the test driver, the whole suite run, the fake driver
     restored (and ready) afterwards for the rest of the tier."""
-    kubeconfig = str(kind_cluster.kubeconfig)
-    profile = load_profile(SUITE_ROOT / PROFILE)
     report = tmp_path_factory.mktemp("second-driver") / "report"
-    start = time.monotonic()
-    installer.uninstall(fake_driver, kubeconfig, None, progress)
-    try:
-        result = run_cli(
-            kind_cluster.name,
-            report,
-            "-n",
-            "4",
-            run_id=f"e2e-k8s-test-driver-{int(time.time())}",
-            profile=PROFILE,
-            timeout=2400,
-        )
-        wall_s = time.monotonic() - start
-        summary_file = report / "summary.json"
-        yield {
-            "result": result,
-            "output": result.stdout + result.stderr,
-            "summary": json.loads(summary_file.read_text()) if summary_file.is_file() else None,
-            "wall_s": wall_s,
-        }
-    finally:
-        restore_start = time.monotonic()
-        installer.uninstall(profile, kubeconfig, None, progress)
-        installer.install(
-            fake_driver, kubeconfig, None, installer.KindTarget(kind_cluster.name), progress
-        )
-        installer.wait_ready(fake_driver, kubeconfig, None, progress=progress)
-        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:  # a measurement for bench/suite.md, not an assertion
-            reporter.write_line(
-                f"\nsecond driver: swap + whole suite -n 4 {wall_s:.0f} s, "
-                f"restore fake driver {time.monotonic() - restore_start:.0f} s"
-            )
+    with swapped_run(
+        request.config,
+        kind_cluster,
+        fake_driver,
+        progress,
+        report,
+        "-n",
+        "4",
+        run_id=f"e2e-k8s-test-driver-{int(time.time())}",
+        timeout=2400,
+    ) as run:
+        yield run
 
 
 def test_verdict_and_exit_code(test_driver_run: dict[str, Any]) -> None:
@@ -149,13 +123,4 @@ def test_every_requirement_has_its_expected_outcome(test_driver_run: dict[str, A
 
 
 def test_its_own_driver_operations_are_measured(test_driver_run: dict[str, Any]) -> None:
-    """What the kubelets measured of this driver, under its own name: it prepared and released
-    claims through the whole run, so neither count can be zero."""
-    summary = test_driver_run["summary"]
-    assert summary is not None, test_driver_run["output"][-6000:]
-    driver = load_profile(SUITE_ROOT / PROFILE).driver
-    ops = summary["driver_operations"]
-    assert ops.get("grpc") is not None, ops
-    counts = {r["method"]: r["count"] for r in ops["grpc"] if r["driver"] == driver}
-    for method in ("NodePrepareResources", "NodeUnprepareResources"):
-        assert counts.get(method, 0) > 0, (method, ops["grpc"], ops.get("sources"))
+    assert_own_driver_operations(test_driver_run["summary"], test_driver_run["output"])
