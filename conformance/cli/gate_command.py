@@ -41,6 +41,12 @@ def add_gate_command(sub: argparse._SubParsersAction) -> None:
     versions = gate.add_argument_group("two kind clusters")
     versions.add_argument("--from", dest="from_version", metavar="V1", help="e.g. v1.36.3")
     versions.add_argument("--to", dest="to_version", metavar="V2", help="e.g. v1.37.2")
+    versions.add_argument(
+        "--to-profile",
+        metavar="FILE",
+        help="the --to run's profile (default: --profile): a new version or configuration of "
+        "the driver gated with the Kubernetes upgrade; it must name the same driver",
+    )
     baseline = gate.add_argument_group("against a stored run")
     baseline.add_argument(
         "--baseline", type=Path, metavar="SUMMARY", help="a run's summary.json (or its directory)"
@@ -117,9 +123,27 @@ def _check(args: argparse.Namespace) -> None:
             "--rehearse upgrades a kind cluster of --from to --to",
             "give --from V1 --to V2 with --rehearse",
         )
+    if args.to_profile and not args.to_version:
+        raise ConformanceError(
+            "--to-profile is the profile of the --to run", "give it with --from V1 --to V2"
+        )
+    if args.to_profile:
+        _same_driver(args.profile, args.to_profile)
     if args.baseline is not None and not args.baseline.exists():
         raise ConformanceError(
             f"baseline {args.baseline} does not exist", "pass a run's summary.json"
+        )
+
+
+def _same_driver(profile: str, to_profile: str) -> None:
+    """Both sides of a gate measure one driver: a profile of another would compare nothing."""
+    from conformance.model.profile_parse import load_profile
+
+    drivers = [load_profile(Path(p)).driver for p in (profile, to_profile)]
+    if drivers[0] != drivers[1]:
+        raise ConformanceError(
+            f"--profile is for driver {drivers[0]}, --to-profile for {drivers[1]}",
+            "give --to-profile a profile of the same driver (its new version or configuration)",
         )
 
 
@@ -130,6 +154,7 @@ def _run(
     *,
     workers: str | None = None,
     selection: list[str] | None = None,
+    profile: str | None = None,
 ) -> Path:
     """One `dra-conformance run` into report_dir; its summary.json (exit 2 if none)."""
     argv = [
@@ -138,7 +163,7 @@ def _run(
         "conformance.cli",
         "run",
         "--profile",
-        args.profile,
+        profile or args.profile,
         "--report-dir",
         str(report_dir),
         "-n",
@@ -218,7 +243,12 @@ def _gate(args: argparse.Namespace) -> int:
         finally:
             if args.rehearse:  # the rehearsal deletes it; not when it did not get that far
                 _delete_kind_cluster(_cluster_name(args.from_version), args.from_version)
-        after_path = _run(args, report_dir / args.to_version, _kind_cluster(args.to_version))
+        after_path = _run(
+            args,
+            report_dir / args.to_version,
+            _kind_cluster(args.to_version),
+            profile=args.to_profile,
+        )
         before_summary, after_summary = (_judged(p, "the run") for p in (before_path, after_path))
         before, after = gate.side_of(before_summary), gate.side_of(after_summary)
     result = gate.compare(before, after)

@@ -17,6 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from fakedriver.client.channel import ALL_NODES, FakeDriverControl
+from gate_checks import assert_prepare_latency_regression
 from runs import run_cli
 
 from conformance.cluster import kind
@@ -102,7 +103,9 @@ def test_gate_against_a_baseline(
     assert document["passed"] is True and document["blocking"] == []
     [entry] = [r for r in document["requirements"] if r["id"] == REQUIREMENT]
     assert (entry["before"], entry["after"], entry["change"]) == ("passed", "passed", "unchanged")
-    _assert_prepare_latency_regression(document, fake_driver.driver, tmp_path / "green")
+    assert_prepare_latency_regression(
+        document, fake_driver.driver, tmp_path / "green", PREPARE_DELAY_S
+    )
 
     control.set_misbehaviour("cdi-wrong-device", True, ALL_NODES)
     try:
@@ -118,23 +121,3 @@ def test_gate_against_a_baseline(
     assert ": FAIL" in report.splitlines()[0], report
     assert f"| {REQUIREMENT} | MUST | passed | failed | regression |" in report, report
     assert json.loads((tmp_path / "red" / "gate.json").read_text())["blocking"] == [REQUIREMENT]
-
-
-def _assert_prepare_latency_regression(document: dict, driver: str, report_dir: Path) -> None:
-    """The delayed prepare is flagged in gate.json and gate.md, beside the chart, in a passing
-    gate; unprepare, which the fault does not slow, is not."""
-    latency = document["driver_latency"]
-    assert latency["decides_verdict"] is False and latency["threshold"] == 0.5, latency
-    prepare = f"kubelet → driver (gRPC): {driver} NodePrepareResources"
-    assert prepare in latency["regressions"], latency
-    rows = {o["operation"]: o for o in latency["operations"] if o["driver"] == driver}
-    after_p95 = rows["NodePrepareResources"]["to"]["p95"]
-    assert after_p95.get("s", after_p95.get("gt", 0)) >= PREPARE_DELAY_S * 0.8, rows
-    assert rows["NodeUnprepareResources"]["change"] != "regression", rows
-    report = (report_dir / "gate.md").read_text()
-    assert ": PASS" in report.splitlines()[0], report
-    assert "Latency regressions: " + prepare + " p95 " in report, report
-    chart = report_dir / document["latency_chart"]
-    assert chart.name == "gate-latency.svg" and f"]({chart.name})" in report, report
-    svg = chart.read_text()
-    assert svg.startswith("<?xml") and "NodePrepareResources" in svg and chart.stat().st_size > 5000

@@ -2,8 +2,11 @@
 platform team runs it before an upgrade: the core suite and the allocation suite's selector
 requirements on both versions (the whole allocation suite is past the CI budget), compared, and
 the in-place upgrade rehearsal with live claims (DRA-UPG-001..005) on the v1.36.3 cluster once
-its run is over. Two clusters of its own, one after the other, each deleted; the node images of
-both versions are built once and cached (a cold v1.36.3 image adds 15-30 minutes)."""
+its run is over. The --to run's driver prepares every claim 2 s slower (`--to-profile`, the
+fake driver's delay-prepare fault from its start): the gate flags it as a latency regression,
+draws the two versions side by side, and still passes. Two clusters of its own, one after the
+other, each deleted; the node images of both versions are built once and cached (a cold v1.36.3
+image adds 15-30 minutes)."""
 
 from __future__ import annotations
 
@@ -12,10 +15,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gate_checks import assert_prepare_latency_regression
+
 from conformance.model.profile import SUITE_ROOT
+from conformance.model.profile_parse import load_profile
 
 FROM, TO = "v1.36.3", "v1.37.2"
 REHEARSED = {f"DRA-UPG-00{i}" for i in range(1, 6)}
+SLOW_PREPARE_PROFILE = "drivers/fake/profile-slow-prepare.yaml"
+PREPARE_DELAY_S = 2.0  # its install.values.controls
 
 
 def test_gate_with_an_in_place_upgrade_rehearsal(tmp_path: Path) -> None:
@@ -32,6 +40,8 @@ def test_gate_with_an_in_place_upgrade_rehearsal(tmp_path: Path) -> None:
         "--to",
         TO,
         "--rehearse",
+        "--to-profile",
+        SLOW_PREPARE_PROFILE,
         "--report-dir",
         str(report),
         "-n",
@@ -46,6 +56,8 @@ def test_gate_with_an_in_place_upgrade_rehearsal(tmp_path: Path) -> None:
     assert document["passed"] is True and not document["blocking"], document
     compared = {r["id"] for r in document["requirements"]}
     assert {"DRA-CORE-001", "DRA-CORE-005", "DRA-ALLOC-001"} <= compared, sorted(compared)
+    driver = load_profile(SUITE_ROOT / SLOW_PREPARE_PROFILE).driver
+    assert_prepare_latency_regression(document, driver, report, PREPARE_DELAY_S, same_cluster=False)
     rehearsal = document["rehearsal"]
     assert rehearsal["verdict"] == "PASSED-PARTIAL", rehearsal  # the upgrade suite alone
     assert rehearsal["requirements"] == dict.fromkeys(sorted(REHEARSED), "passed"), rehearsal

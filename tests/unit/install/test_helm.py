@@ -180,3 +180,10 @@ def test_helm_profile_differs_from_the_manifests_profile_only_in_install() -> No
     assert manifests.pop("install")["method"] == "manifests"
     assert helm.pop("install")["method"] == "helm"
     assert helm == manifests
+
+
+def test_slow_prepare_profile_differs_from_the_helm_profile_only_in_its_controls() -> None:
+    helm = yaml.safe_load((FAKE / "profile-helm.yaml").read_text())
+    slow = yaml.safe_load((FAKE / "profile-slow-prepare.yaml").read_text())
+    assert slow["install"]["values"].pop("controls") == {"_all": {"prepareDelaySeconds": 2}}
+    assert slow == helm

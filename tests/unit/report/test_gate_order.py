@@ -17,9 +17,10 @@ from unit.report.test_gate import summary
 FROM, TO = "v1.36.3", "v1.37.2"
 
 
-def _args(tmp_path: Path, rehearse: bool) -> argparse.Namespace:
+def _args(tmp_path: Path, rehearse: bool, to_profile: str | None = None) -> argparse.Namespace:
     return argparse.Namespace(
         profile="drivers/fake/profile.yaml",
+        to_profile=to_profile,
         from_version=FROM,
         to_version=TO,
         rehearse=rehearse,
@@ -36,11 +37,13 @@ def _args(tmp_path: Path, rehearse: bool) -> argparse.Namespace:
 class Recorder:
     def __init__(self, fail_at: int | None = None) -> None:
         self.runs: list[list[str]] = []
+        self.profiles: list[str | None] = []
         self.deleted: list[str] = []
         self.fail_at = fail_at
 
     def run(self, args, report_dir: Path, cluster: list[str], **kwargs) -> Path:
         self.runs.append(cluster)
+        self.profiles.append(kwargs.get("profile"))
         if len(self.runs) == self.fail_at:
             raise ConformanceError("the run wrote no summary", "see its output")
         if "--dra-upgrade-to" in cluster:
@@ -98,3 +101,20 @@ def test_a_from_run_without_summary_leaves_no_cluster(recorder: Recorder, tmp_pa
         gate_command._gate(_args(tmp_path, rehearse=True))
     assert len(recorder.runs) == 1
     assert recorder.deleted == [_option(recorder.runs[0], "--name")]
+
+
+def test_the_to_profile_goes_to_the_to_run_only(recorder: Recorder, tmp_path: Path) -> None:
+    slow = "drivers/fake/profile-slow-prepare.yaml"
+    assert gate_command._gate(_args(tmp_path, rehearse=True, to_profile=slow)) == 0
+    assert recorder.profiles == [None, None, slow]  # --from run, rehearsal: --profile
+
+
+def test_a_to_profile_needs_to_and_the_same_driver(tmp_path: Path) -> None:
+    args = _args(tmp_path, rehearse=False, to_profile="drivers/fake/profile-slow-prepare.yaml")
+    args.from_version = args.to_version = None
+    args.baseline = tmp_path
+    with pytest.raises(ConformanceError, match="--to-profile is the profile of the --to run"):
+        gate_command._check(args)
+    other = "docs/examples/k8s-test-driver/profile.yaml"
+    with pytest.raises(ConformanceError, match=r"is for driver fake\.dra-conformance\.io, --to-"):
+        gate_command._check(_args(tmp_path, rehearse=False, to_profile=other))
