@@ -143,7 +143,7 @@ def _per_test_figure(measured: list[tuple[str, dict[str, Mapping[str, Any]]]]) -
         fontsize=9,
     )
     handles = [Patch(color=c, label=m) for m, c in PER_TEST_METHODS]
-    ax.legend(handles=handles, loc="lower right", fontsize=7)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
     return figure
 
 
