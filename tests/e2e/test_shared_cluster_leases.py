@@ -63,9 +63,11 @@ def _machine(root: Path, kubeconfig: Path) -> tuple[dict[str, str], Path]:
     return {**os.environ, CACHE_ENV: str(root), EXPIRY_ENV: str(EXPIRY_S)}, copy
 
 
-def _statuses(report_dir: Path) -> dict[str, str]:
+def _statuses(report_dir: Path, only: tuple[str, ...] | None) -> dict[str, str]:
     summary = json.loads((report_dir / "summary.json").read_text())
-    return {r["id"]: r["status"] for r in summary["requirements"] if r["id"] in CONTENDED}
+    return {
+        r["id"]: r["status"] for r in summary["requirements"] if only is None or r["id"] in only
+    }
 
 
 def _policy(k8s: K8sClients, profile: Profile) -> AdmissionPolicy:
@@ -104,14 +106,38 @@ def _book(k8s: K8sClients) -> Mapping[str, Any]:
 def test_two_machines_share_the_cluster_without_oversubscribing_it(
     kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
 ) -> None:
+    _two_machines(kind_cluster, fake_driver, k8s, tmp_path, _requirements(*CONTENDED), CONTENDED)
+
+
+def test_two_machines_run_the_whole_suite_together(
+    kind_cluster: kind.KindCluster, fake_driver: Profile, k8s: K8sClients, tmp_path: Path
+) -> None:
+    """Every requirement, disruptive ones included (a node restart leases its node whole from
+    both runs' point of view), with the statuses of a run alone."""
+    _two_machines(kind_cluster, fake_driver, k8s, tmp_path, [], None, timeout=3600)
+
+
+def _two_machines(
+    kind_cluster: kind.KindCluster,
+    fake_driver: Profile,
+    k8s: K8sClients,
+    tmp_path: Path,
+    selection: list[str],
+    compared: tuple[str, ...] | None,
+    timeout: float = 900,
+) -> None:
+    """A run alone, then two runs of `selection` started together, one from each machine:
+    both end as the run alone did (the `compared` requirements' statuses, None: all), and the
+    cluster's lease journal never shows more granted at once than its devices allow."""
     started = time.time()
     alone = subprocess.run(
         run_cmd(kind_cluster.name, f"alone-{secrets.token_hex(3)}", tmp_path / "alone")
-        + _requirements(*CONTENDED),
+        + selection
+        + ["-n", "2"],  # as each of the two
         cwd=SUITE_ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
     )
     assert alone.returncode in (0, 3), alone.stdout[-3000:] + alone.stderr[-2000:]
     env, kubeconfig = _machine(tmp_path / "machine-2", kind_cluster.kubeconfig)
@@ -120,7 +146,7 @@ def test_two_machines_share_the_cluster_without_oversubscribing_it(
     procs = {
         "one": subprocess.Popen(
             run_cmd(kind_cluster.name, f"one-{secrets.token_hex(3)}", tmp_path / "one")
-            + _requirements(*CONTENDED)
+            + selection
             + ["-n", "2"],
             cwd=SUITE_ROOT,
             env=first_machine,
@@ -142,9 +168,10 @@ def test_two_machines_share_the_cluster_without_oversubscribing_it(
                 "--report-dir",
                 str(tmp_path / "two"),
                 "--dra-skip-install",
+                "--allow-disruptive",  # as the first machine's run (run_cmd)
                 "-n",
                 "2",
-                *_requirements(*CONTENDED),
+                *selection,
             ),
             cwd=SUITE_ROOT,
             env=env,
@@ -153,12 +180,13 @@ def test_two_machines_share_the_cluster_without_oversubscribing_it(
             text=True,
         ),
     }
-    outputs = {name: p.communicate(timeout=900)[0] for name, p in procs.items()}
+    outputs = {name: p.communicate(timeout=timeout)[0] for name, p in procs.items()}
     together = time.time() - since
-    expected = _statuses(tmp_path / "alone")
+    expected = _statuses(tmp_path / "alone", compared)
     for name, proc in procs.items():
         assert proc.returncode == alone.returncode, f"run {name}: {outputs[name][-3000:]}"
-        assert _statuses(tmp_path / name) == expected, f"run {name}: {outputs[name][-3000:]}"
+        got = _statuses(tmp_path / name, compared)
+        assert got == expected, f"run {name}: {outputs[name][-3000:]}"
     journal = [x for x in ClusterLeaseBook(k8s.core).journal() if x["t"] >= since]
     owners = {x["owner"] for x in journal if x["event"] == "grant"}
     assert len({o.split("/")[1] for o in owners}) >= 2, f"one process leased everything: {owners}"
