@@ -1,9 +1,11 @@
 """The suite inside the cluster as a Sonobuoy plugin (deploy/sonobuoy/dra-conformance.yaml), on
 the e2e kind cluster with the fake driver installed: the suite's image and Sonobuoy's own built
-here and loaded into the nodes, the shipped least-privilege RBAC applied, `sonobuoy run --wait`,
-`sonobuoy retrieve`, `sonobuoy results` listing every requirement with its status; the verdict
-and every requirement's status in the tarball equal those of a direct run of the same
-selection (`run --cluster existing`). A narrow selection (the core suite) keeps it short."""
+here and loaded into the nodes, the account made by the chart (deploy/chart/) for the selected
+suites only, `sonobuoy run --wait`, `sonobuoy retrieve`, `sonobuoy results` listing every
+requirement with its status; the verdict and every requirement's status in the tarball equal
+those of a direct run of the same selection (`run --cluster existing`, as the cluster's admin).
+A narrow selection keeps it short: the core suite, and the security suite, which must read every
+workload of the cluster without cluster-admin."""
 
 from __future__ import annotations
 
@@ -21,15 +23,17 @@ from runs import run_cli
 from sonobuoy_tools import sonobuoy_binary, sonobuoy_image
 
 from conformance.cluster import kind, kind_images
+from conformance.install.helm import helm_tool
 from conformance.install.manifests import apply_manifests, delete_manifests
 from conformance.kube.client import K8sClients
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.progress import Progress
 
 PLUGIN = SUITE_ROOT / "deploy/sonobuoy/dra-conformance.yaml"
-RBAC = SUITE_ROOT / "deploy/rbac/dra-conformance.yaml"
+CHART = SUITE_ROOT / "deploy/chart"
 NAMESPACE = "dra-conformance"
-SELECTION = "scenarios/core"
+SUITES = ("core", "security")
+SELECTION = " ".join(f"scenarios/{suite}" for suite in SUITES)
 RESULTS = f"plugins/{NAMESPACE}/results/global"
 
 
@@ -52,6 +56,26 @@ def _run(cmd: list[str], timeout: float) -> str:
 def _suite_image(cluster: str) -> str:
     out = _run([sys.executable, "-m", "conformance.cli", "image", "--load", cluster], timeout=1800)
     return out.strip().splitlines()[-1]
+
+
+def _account(progress: Progress) -> list[dict]:
+    """The chart's namespace, ServiceAccount, ClusterRole and binding for SUITES only."""
+    rendered = _run(
+        [
+            helm_tool(progress),
+            "template",
+            NAMESPACE,
+            str(CHART),
+            "--namespace",
+            NAMESPACE,
+            "--set",
+            "createNamespace=true",
+            "--set",
+            f"suites={{{','.join(SUITES)}}}",
+        ],
+        timeout=120,
+    )
+    return [d for d in yaml.safe_load_all(rendered) if d]
 
 
 def _plugin_file(directory: Path, image: str) -> Path:
@@ -89,7 +113,7 @@ def test_sonobuoy_plugin_gives_the_direct_runs_verdict(
         kind_images.load_into_cluster(
             kind_cluster.kind, kind_cluster.name, nodes, aggregator, progress
         )
-    rbac = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
+    rbac = _account(progress)
     sonobuoy_ns = ["-n", NAMESPACE, "--kubeconfig", kubeconfig]
     try:
         apply_manifests(k8s, rbac)
@@ -135,6 +159,12 @@ def test_sonobuoy_plugin_gives_the_direct_runs_verdict(
     for rid, status in statuses.items():
         assert listed[rid]["details"]["system-out"] == f"status: {status}", listed[rid]
     assert in_cluster["cluster"]["provider"] == "in-cluster"
+    security = {rid: s for rid, s in statuses.items() if rid.startswith("DRA-SEC-")}
+    assert security and set(security.values()) == {"passed"}, (
+        "the security suite in the cluster, as the chart's account for core and security",
+        security,
+        [r.get("reason") for r in in_cluster["requirements"] if r["id"] in security],
+    )
 
     with _stage(times, "direct run"):
         report = tmp_path / "direct"
@@ -145,7 +175,7 @@ def test_sonobuoy_plugin_gives_the_direct_runs_verdict(
             "existing",
             "--kubeconfig",
             kubeconfig,
-            SELECTION,
+            *SELECTION.split(),
             run_id="sonobuoy-direct",
         )
     summary = json.loads((report / "summary.json").read_text())

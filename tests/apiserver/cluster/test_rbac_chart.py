@@ -1,0 +1,115 @@
+"""The chart deploy/chart/ rendered by helm for chosen suites and applied to a real API server:
+its authorizer grants the account what those suites need and refuses what only other suites
+need — the security suite reads every workload and asks SubjectAccessReviews without
+cluster-admin, the core suite gets neither."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+import pytest
+import yaml
+from kube_apiserver.server import ClusterScoped
+from kubernetes import client as k8s
+
+from conformance.install.helm import helm_tool
+from conformance.kube.client import K8sClients
+from conformance.progress import Progress
+from conformance.suite_root import SUITE_ROOT
+
+CHART = SUITE_ROOT / "deploy/chart"
+NAMESPACE = "dra-conformance-chart"
+
+Check = tuple[str, str, str]  # (verb, resource[/subresource], API group)
+CORE_NEEDS: tuple[Check, ...] = (
+    ("create", "namespaces", ""),
+    ("create", "pods", ""),
+    ("create", "resourceclaims", "resource.k8s.io"),
+    ("get", "nodes/proxy", ""),
+    ("update", "configmaps", ""),
+)
+SECURITY_NEEDS: tuple[Check, ...] = (
+    ("create", "subjectaccessreviews", "authorization.k8s.io"),
+    ("list", "serviceaccounts", ""),
+    ("list", "statefulsets", "apps"),
+    ("list", "jobs", "batch"),
+    ("list", "cronjobs", "batch"),
+)
+OTHER_SUITES_NEED: tuple[Check, ...] = (
+    ("create", "devicetaintrules", "resource.k8s.io"),  # device_loss
+    ("create", "priorityclasses", "scheduling.k8s.io"),  # no_preemption
+    ("create", "pods/eviction", ""),  # node_drain
+    ("patch", "daemonsets", "apps"),  # driver_update
+    ("create", "pods/exec", ""),  # faults of method exec
+)
+
+
+def _render(account: str, suites: str) -> list[dict[str, Any]]:
+    command = [
+        helm_tool(Progress()),
+        "template",
+        account,
+        str(CHART),
+        "--namespace",
+        NAMESPACE,
+        "--set",
+        f"serviceAccount={account}",
+        "--set",
+        f"suites={{{suites}}}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return [d for d in yaml.safe_load_all(done.stdout) if d]
+
+
+def _apply(admin: K8sClients, scoped: ClusterScoped, documents: list[dict[str, Any]]) -> None:
+    for document in documents:
+        if document["kind"] == "ServiceAccount":
+            admin.core.create_namespaced_service_account(NAMESPACE, document)
+        else:
+            scoped.create(document)
+
+
+def _allowed(admin: K8sClients, account: str, check: Check) -> bool:
+    verb, resource, group = check
+    resource, _, sub = resource.partition("/")
+    review = k8s.AuthorizationV1Api(admin.api_client).create_subject_access_review(
+        {
+            "spec": {
+                "user": f"system:serviceaccount:{NAMESPACE}:{account}",
+                "groups": ["system:serviceaccounts", "system:authenticated"],
+                "resourceAttributes": {
+                    "verb": verb,
+                    "group": group,
+                    "resource": resource,
+                    "subresource": sub,
+                },
+            }
+        }
+    )
+    return bool(review.status.allowed)
+
+
+@pytest.fixture
+def chart_namespace(cluster_scoped: ClusterScoped) -> str:
+    cluster_scoped.create(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    )
+    return NAMESPACE
+
+
+def test_a_role_per_selection_of_suites(
+    apiserver_k8s: K8sClients, cluster_scoped: ClusterScoped, chart_namespace: str
+) -> None:
+    _apply(apiserver_k8s, cluster_scoped, _render("only-core", "core"))
+    _apply(apiserver_k8s, cluster_scoped, _render("core-and-security", "core,security"))
+    for check in CORE_NEEDS:
+        assert _allowed(apiserver_k8s, "only-core", check), check
+        assert _allowed(apiserver_k8s, "core-and-security", check), check
+    for check in SECURITY_NEEDS:
+        assert not _allowed(apiserver_k8s, "only-core", check), check
+        assert _allowed(apiserver_k8s, "core-and-security", check), check
+    for check in OTHER_SUITES_NEED:
+        assert not _allowed(apiserver_k8s, "core-and-security", check), check
+    assert not _allowed(apiserver_k8s, "core-and-security", ("list", "secrets", ""))
