@@ -15,11 +15,14 @@ A plain `pytest.skip()` counts as *not run*: only the harness's own exception ma
 requirement not applicable.
 
 A `HarnessError` raised while a test runs (a fault that could not be injected, say) makes the
-test an *error*, not a *failure*: the harness, not the driver, could not do its part.
+test an *error*, not a *failure*: the harness, not the driver, could not do its part. So does an
+API request of the harness that its account may not make (`denied_to_harness`: a run in the
+cluster whose role lacks what the suite needs).
 """
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import NoReturn
 
@@ -78,10 +81,23 @@ def not_run(reason: str, remedy: str = "") -> NoReturn:
 
 ERROR = "error"  # PROP_OUTCOME of a phase that raised a HarnessError
 
+# The authorizer refusing the harness's own request: RBAC's `... is forbidden: User "..." cannot
+# create resource ...`, an exec's websocket handshake refused, a credential not accepted. An
+# admission webhook's or a quota's refusal (also HTTP 403) says neither, and stays the test's.
+_DENIED = re.compile(
+    r"forbidden: User \S+ cannot |Handshake status 40[13]\b|^\(401\)\s*Reason: Unauthorized"
+)
+
+
+def denied_to_harness(exc: BaseException | None) -> bool:
+    """`exc` is the Kubernetes client's ApiException for a request the run's account may not
+    make (no import of the client here: it is matched by name and text)."""
+    return type(exc).__name__ == "ApiException" and bool(_DENIED.search(str(exc)))
+
 
 def typed_skip_properties(exc: BaseException | None) -> list[tuple[str, str]]:
     """The user_properties a report gets for `exc` (empty unless it is typed)."""
-    if isinstance(exc, HarnessError):
+    if isinstance(exc, HarnessError) or denied_to_harness(exc):
         return [(PROP_OUTCOME, ERROR)]
     if not isinstance(exc, _TypedSkip):
         return []

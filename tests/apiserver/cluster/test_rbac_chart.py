@@ -28,6 +28,7 @@ CORE_NEEDS: tuple[Check, ...] = (
     ("create", "resourceclaims", "resource.k8s.io"),
     ("get", "nodes/proxy", ""),
     ("update", "configmaps", ""),
+    ("create", "pods/exec", ""),  # a container restarted by killing its process
 )
 SECURITY_NEEDS: tuple[Check, ...] = (
     ("create", "subjectaccessreviews", "authorization.k8s.io"),
@@ -41,7 +42,6 @@ OTHER_SUITES_NEED: tuple[Check, ...] = (
     ("create", "priorityclasses", "scheduling.k8s.io"),  # no_preemption
     ("create", "pods/eviction", ""),  # node_drain
     ("patch", "daemonsets", "apps"),  # driver_update
-    ("create", "pods/exec", ""),  # faults of method exec
 )
 
 

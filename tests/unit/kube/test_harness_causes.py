@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from helpers.pod_states import IMAGE, PULL_MESSAGE, container_state, container_status, pod
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.harness_causes import (
     image_pull_failure,
@@ -114,3 +115,42 @@ def test_a_sandbox_failure_does_not_count_once_a_container_ran_or_for_another_po
         sandbox_failure(pod([container_status("main", container_state("ContainerCreating"))]), [])
         is None
     )
+
+
+RBAC_DENIAL = (
+    '{"kind":"Status","status":"Failure","message":"pods \\"pod\\" is forbidden: User '
+    '\\"system:serviceaccount:dra-conformance:dra-conformance\\" cannot create resource '
+    '\\"pods/exec\\" in API group \\"\\" in the namespace \\"t-1\\"","reason":"Forbidden",'
+    '"code":403}'
+)
+
+
+def _api_exception(status: int, reason: str, body: str = "") -> ApiException:
+    exc = ApiException(status=status, reason=reason)
+    exc.body = body
+    return exc
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        _api_exception(403, "Forbidden", RBAC_DENIAL),
+        # an exec refused at its websocket handshake: the client's status is 0
+        _api_exception(0, f"Handshake status 403 Forbidden -+-+- {{}} -+-+- {RBAC_DENIAL}"),
+        _api_exception(401, "Unauthorized", '{"message":"Unauthorized"}'),
+    ],
+)
+def test_a_request_the_runs_account_may_not_make_is_the_harnesss_error(exc: ApiException) -> None:
+    assert typed_skip_properties(exc) == [("dra_outcome", "error")]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"message":"admission webhook \\"gpu.example.com\\" denied the request: no"}',
+        '{"message":"pods \\"p\\" is forbidden: exceeded quota: q, requested: pods=1"}',
+    ],
+)
+def test_an_admission_or_quota_refusal_stays_the_tests(body: str) -> None:
+    assert typed_skip_properties(_api_exception(403, "Forbidden", body)) == []
+    assert typed_skip_properties(_api_exception(404, "Not Found", RBAC_DENIAL[:20])) == []
