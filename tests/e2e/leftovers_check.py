@@ -1,9 +1,11 @@
 """What an e2e test needs to see a run's leftovers: the `run` command line, a tenacity poll,
-and everything on the cluster that is still a run's (namespaces, claims, DeviceTaintRules,
-PriorityClasses, cordons, faults recorded in the fake driver's control channel)."""
+the cluster's lease book as stored, and everything on the cluster that is still a run's
+(namespaces, claims, DeviceTaintRules, PriorityClasses, cordons, faults recorded in the fake
+driver's control channel)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixe
 from conformance.kube import objects
 from conformance.kube.client import K8sClients
 from conformance.model.naming import CORDONED_BY_LABEL, RUN_LABEL
+from conformance.run.cluster_lease_book import CONFIG_MAP, NAMESPACE
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 RULE_VERSION = "resource.k8s.io/v1"
@@ -51,6 +54,14 @@ def poll(check: Any, timeout: float, interval: float = 1.0) -> Any:
         wait=wait_fixed(interval),
         reraise=True,
     )(check)()
+
+
+def stored_book(k8s: K8sClients) -> dict[str, Any]:
+    """The cluster's lease book as stored: entries by ticket, heartbeats (owner -> [time,
+    expiry]). Read without a transaction, which would add this process's heartbeat and drop
+    the entries of expired owners."""
+    config_map = k8s.core.read_namespaced_config_map(CONFIG_MAP, NAMESPACE)
+    return json.loads((config_map.data or {}).get("book") or "{}")
 
 
 def left_of(k8s: K8sClients, run_id: str) -> dict[str, list[str]]:
