@@ -113,8 +113,10 @@ class KubeletWatch:
             watch.start_excess[node] = _excess(read, allocated)
         return watch
 
-    def _read_all(self) -> dict[str, KubeletDra]:
-        """One read per node, side by side; a node that cannot be read is left out."""
+    def _read_all(self, nodes: tuple[str, ...] | None = None) -> dict[str, KubeletDra]:
+        """One read per node (default: the watched ones), side by side; a node that cannot be
+        read is left out."""
+        nodes = self.nodes if nodes is None else nodes
 
         def read(node: str) -> KubeletDra | None:
             try:
@@ -122,8 +124,8 @@ class KubeletWatch:
             except UNREADABLE:
                 return None
 
-        with ThreadPoolExecutor(max_workers=max(1, len(self.nodes))) as pool:
-            found = dict(zip(self.nodes, pool.map(read, self.nodes), strict=True))
+        with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
+            found = dict(zip(nodes, pool.map(read, nodes), strict=True))
         return {n: r for n, r in found.items() if r is not None}
 
     def events(self, namespace: str) -> list[str]:
@@ -163,8 +165,10 @@ class KubeletWatch:
         beyond the API's. A kubelet that restarted meanwhile (another test's, or this test's,
         which is then marked) counts no error."""
         problems = [] if errors_expected else [f"event {e}" for e in events]
-        self.nodes = tuple(n for n in self.nodes if judged is None or n in set(judged))
-        if not self.nodes:
+        watched = self.nodes
+        self.nodes = tuple(n for n in watched if judged is None or n in set(judged))
+        if not self.nodes:  # its pods are gone: nothing to judge, its figures from every node
+            self._keep_figures({}, watched)
             return problems
         deadline = time.monotonic() + SETTLE_S * scale
         while True:
@@ -174,7 +178,7 @@ class KubeletWatch:
             if not leaks or time.monotonic() >= deadline:
                 break
             time.sleep(1.0)
-        self.deltas = {n: r.since(self.start[n]) for n, r in reads.items() if n in self.start}
+        self._keep_figures(reads, watched)
         for node, read in sorted(reads.items()):
             start = self.start.get(node)
             if errors_expected or start is None or read.restarted_since(start):
@@ -185,8 +189,15 @@ class KubeletWatch:
         return problems + leaks
 
     def call_figures(self) -> list[dict[str, Any]]:
-        """The driver's gRPC calls on the judged nodes during the window (after `finish`)."""
+        """The driver's gRPC calls on the test's nodes during the window (after `finish`)."""
         return call_figures(self.deltas.values())
+
+    def _keep_figures(self, reads: Mapping[str, KubeletDra], watched: tuple[str, ...]) -> None:
+        """The window's deltas on the judged nodes, else (a test whose pods were gone before
+        its end, so no node is judged) on every watched node."""
+        if not reads and watched:
+            reads = self._read_all(watched)
+        self.deltas = {n: r.since(self.start[n]) for n, r in reads.items() if n in self.start}
 
     def _leaks(
         self, reads: Mapping[str, KubeletDra], allocated: Mapping[str, int] | None

@@ -223,3 +223,13 @@ def test_no_call_in_the_window_no_figures_and_two_nodes_add_up() -> None:
     assert [(r["calls"], r["nodes"], r["p95"]) for r in rows] == [(2, ["a", "b"], {"le": 0.05})]
     text = describe_call_figures(rows, DRIVER, "; shared")
     assert "NodePrepareResources" in text and "≤ 0.05 s" in text and "; shared" in text
+
+
+def test_a_test_whose_pods_are_gone_has_its_figures_from_every_watched_node() -> None:
+    start = calls_page((1, 2, 3, 3, 3), 0.06)
+    end = calls_page((2, 3, 4, 4, 4), 0.1)
+    watch = KubeletWatch.begin(ScriptedCluster([start, end], [[]]), DRIVER, [NODE])  # type: ignore[arg-type]
+    assert watch.finish(["x"], errors_expected=False, judged=set()) == ["event x"]
+    assert [(r["method"], r["calls"]) for r in watch.call_figures()] == [
+        ("NodePrepareResources", 1)
+    ]
