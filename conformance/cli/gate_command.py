@@ -123,11 +123,11 @@ def _check(args: argparse.Namespace) -> None:
             "--rehearse upgrades a kind cluster of --from to --to",
             "give --from V1 --to V2 with --rehearse",
         )
-    if args.to_profile and not args.to_version:
-        raise ConformanceError(
-            "--to-profile is the profile of the --to run", "give it with --from V1 --to V2"
-        )
     if args.to_profile:
+        if not args.to_version:
+            raise ConformanceError(
+                "--to-profile is the profile of the --to run", "give it with --from V1 --to V2"
+            )
         _same_driver(args.profile, args.to_profile)
     if args.baseline is not None and not args.baseline.exists():
         raise ConformanceError(

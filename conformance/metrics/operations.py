@@ -125,11 +125,12 @@ def _rows(
     for key in sorted(deltas):
         total = merged(deltas[key])
         if total is not None:
-            rows.append((key, _figures(total, errors.get(key, 0.0))))
+            rows.append((key, histogram_figures(total, errors.get(key, 0.0))))
     return rows
 
 
-def _figures(total: HistogramSeries, errors: float) -> dict[str, Any]:
+def histogram_figures(total: HistogramSeries, errors: float) -> dict[str, Any]:
+    """count, errors, mean_s (exact: sum over count), p50/p95/p99 from the buckets, buckets."""
     figures: dict[str, Any] = {
         "count": int(round(total.count)),
         "errors": int(round(errors)),

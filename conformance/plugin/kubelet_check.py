@@ -168,7 +168,7 @@ class KubeletWatch:
         watched = self.nodes
         self.nodes = tuple(n for n in watched if judged is None or n in set(judged))
         if not self.nodes:  # its pods are gone: nothing to judge, its figures from every node
-            self._keep_figures({}, watched)
+            self._keep_figures(self._read_all(watched))
             return problems
         deadline = time.monotonic() + SETTLE_S * scale
         while True:
@@ -178,7 +178,7 @@ class KubeletWatch:
             if not leaks or time.monotonic() >= deadline:
                 break
             time.sleep(1.0)
-        self._keep_figures(reads, watched)
+        self._keep_figures(reads)
         for node, read in sorted(reads.items()):
             start = self.start.get(node)
             if errors_expected or start is None or read.restarted_since(start):
@@ -192,11 +192,8 @@ class KubeletWatch:
         """The driver's gRPC calls on the test's nodes during the window (after `finish`)."""
         return call_figures(self.deltas.values())
 
-    def _keep_figures(self, reads: Mapping[str, KubeletDra], watched: tuple[str, ...]) -> None:
-        """The window's deltas on the judged nodes, else (a test whose pods were gone before
-        its end, so no node is judged) on every watched node."""
-        if not reads and watched:
-            reads = self._read_all(watched)
+    def _keep_figures(self, reads: Mapping[str, KubeletDra]) -> None:
+        """The window's deltas on the nodes read at its end."""
         self.deltas = {n: r.since(self.start[n]) for n, r in reads.items() if n in self.start}
 
     def _leaks(

@@ -58,8 +58,8 @@ def per_test_calls(summary: Mapping[str, Any]) -> list[tuple[str, dict[str, Mapp
     wanted = {method for method, _ in PER_TEST_METHODS}
     found = []
     for test in summary.get("tests") or ():
-        rows = {r["method"]: r for r in test.get("driver_calls") or () if r.get("calls")}
-        rows = {m: r for m, r in rows.items() if m in wanted}
+        calls = test.get("driver_calls") or ()
+        rows = {r["method"]: r for r in calls if r.get("calls") and r["method"] in wanted}
         if rows:
             found.append((str(test.get("nodeid", "")), rows))
     return found

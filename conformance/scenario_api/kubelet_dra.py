@@ -17,7 +17,8 @@ from typing import Any
 
 from conformance.kube.client import K8sClients
 from conformance.kube.kubelet import kubelet_metrics
-from conformance.metrics.histogram import HistogramSeries, bucket_quantile, merged
+from conformance.metrics.histogram import HistogramSeries, merged
+from conformance.metrics.operations import histogram_figures
 from conformance.metrics.parse import parse_metrics
 
 GRPC = "dra_grpc_operations_duration_seconds"
@@ -115,23 +116,22 @@ def describe_failures(delta: KubeletDra) -> str:
 
 def call_figures(deltas: Iterable[KubeletDra]) -> list[dict[str, Any]]:
     """Per gRPC method, over the nodes of `deltas` (one window each): calls, failed calls, the
-    mean latency (exact: the histogram's sum over its count) and p95 from the buckets."""
+    mean latency and p95, figured as the run's Driver operations table figures them."""
     deltas = list(deltas)
     rows = []
     for method in sorted({m for d in deltas for m in d.latency}):
         series = merged(d.latency[method] for d in deltas if method in d.latency)
         if series is None or series.count <= 0:
             continue
-        p95 = bucket_quantile(series, 0.95)
+        errors = sum(n for d in deltas for (m, _), n in d.failed_calls().items() if m == method)
+        figures = histogram_figures(series, errors)
         rows.append(
             {
                 "method": method,
-                "calls": int(series.count),
-                "errors": int(
-                    sum(n for d in deltas for (m, _), n in d.failed_calls().items() if m == method)
-                ),
-                "mean_s": round(series.sum / series.count, 6),
-                "p95": None if p95 is None else p95.to_dict(),
+                "calls": figures["count"],
+                "errors": figures["errors"],
+                "mean_s": figures["mean_s"],
+                "p95": figures["p95"],
                 "nodes": sorted(d.node for d in deltas if method in d.latency),
             }
         )

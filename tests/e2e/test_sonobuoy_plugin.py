@@ -19,18 +19,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
+from helpers.rbac_chart import render_account
 from runs import run_cli
 from sonobuoy_tools import sonobuoy_binary, sonobuoy_image
 
 from conformance.cluster import kind, kind_images
-from conformance.install.helm import helm_tool
 from conformance.install.manifests import apply_manifests, delete_manifests
 from conformance.kube.client import K8sClients
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.progress import Progress
 
 PLUGIN = SUITE_ROOT / "deploy/sonobuoy/dra-conformance.yaml"
-CHART = SUITE_ROOT / "deploy/chart"
 NAMESPACE = "dra-conformance"
 SUITES = ("core", "security")
 SELECTION = " ".join(f"scenarios/{suite}" for suite in SUITES)
@@ -56,26 +55,6 @@ def _run(cmd: list[str], timeout: float) -> str:
 def _suite_image(cluster: str) -> str:
     out = _run([sys.executable, "-m", "conformance.cli", "image", "--load", cluster], timeout=1800)
     return out.strip().splitlines()[-1]
-
-
-def _account(progress: Progress) -> list[dict]:
-    """The chart's namespace, ServiceAccount, ClusterRole and binding for SUITES only."""
-    rendered = _run(
-        [
-            helm_tool(progress),
-            "template",
-            NAMESPACE,
-            str(CHART),
-            "--namespace",
-            NAMESPACE,
-            "--set",
-            "createNamespace=true",
-            "--set",
-            f"suites={{{','.join(SUITES)}}}",
-        ],
-        timeout=120,
-    )
-    return [d for d in yaml.safe_load_all(rendered) if d]
 
 
 def _plugin_file(directory: Path, image: str) -> Path:
@@ -113,7 +92,7 @@ def test_sonobuoy_plugin_gives_the_direct_runs_verdict(
         kind_images.load_into_cluster(
             kind_cluster.kind, kind_cluster.name, nodes, aggregator, progress
         )
-    rbac = _account(progress)
+    rbac = render_account(NAMESPACE, SUITES, create_namespace=True)
     sonobuoy_ns = ["-n", NAMESPACE, "--kubeconfig", kubeconfig]
     try:
         apply_manifests(k8s, rbac)

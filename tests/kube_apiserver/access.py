@@ -84,3 +84,25 @@ def clients_with_rules(
         with attempt:
             assert _allowed(clients, rules[0]), f"rule {rules[0]} not in effect yet"
     return clients
+
+
+def account_may(
+    admin: K8sClients, user: str, verb: str, resource: str, group: str = "", sub: str = ""
+) -> bool:
+    """Whether the authorizer lets `user` (a ServiceAccount's user name) do `verb` on
+    `resource` (its subresource `sub`) of `group`: a SubjectAccessReview asked as admin."""
+    review = k8s.AuthorizationV1Api(admin.api_client).create_subject_access_review(
+        {
+            "spec": {
+                "user": user,
+                "groups": ["system:serviceaccounts", "system:authenticated"],
+                "resourceAttributes": {
+                    "verb": verb,
+                    "group": group,
+                    "resource": resource,
+                    "subresource": sub,
+                },
+            }
+        }
+    )
+    return bool(review.status.allowed)

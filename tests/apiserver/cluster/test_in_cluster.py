@@ -10,8 +10,8 @@ from urllib.parse import urlparse
 
 import pytest
 import yaml
+from kube_apiserver.access import account_may
 from kube_apiserver.server import ApiServer, ClusterScoped
-from kubernetes import client as k8s
 from kubernetes.config import incluster_config
 
 from conformance.cluster import provider
@@ -60,21 +60,7 @@ def test_outside_a_pod_the_provider_says_what_to_do(monkeypatch: pytest.MonkeyPa
 
 
 def _allowed(admin: K8sClients, verb: str, resource: str, group: str = "", sub: str = "") -> bool:
-    review = k8s.AuthorizationV1Api(admin.api_client).create_subject_access_review(
-        {
-            "spec": {
-                "user": ACCOUNT,
-                "groups": ["system:serviceaccounts", "system:authenticated"],
-                "resourceAttributes": {
-                    "verb": verb,
-                    "group": group,
-                    "resource": resource,
-                    "subresource": sub,
-                },
-            }
-        }
-    )
-    return bool(review.status.allowed)
+    return account_may(admin, ACCOUNT, verb, resource, group, sub)
 
 
 def test_the_shipped_rbac_grants_the_suites_needs_and_no_more(

@@ -5,20 +5,15 @@ cluster-admin, the core suite gets neither."""
 
 from __future__ import annotations
 
-import subprocess
 from typing import Any
 
 import pytest
-import yaml
+from helpers.rbac_chart import render_account
+from kube_apiserver.access import account_may
 from kube_apiserver.server import ClusterScoped
-from kubernetes import client as k8s
 
-from conformance.install.helm import helm_tool
 from conformance.kube.client import K8sClients
-from conformance.progress import Progress
-from conformance.suite_root import SUITE_ROOT
 
-CHART = SUITE_ROOT / "deploy/chart"
 NAMESPACE = "dra-conformance-chart"
 
 Check = tuple[str, str, str]  # (verb, resource[/subresource], API group)
@@ -45,24 +40,6 @@ OTHER_SUITES_NEED: tuple[Check, ...] = (
 )
 
 
-def _render(account: str, suites: str) -> list[dict[str, Any]]:
-    command = [
-        helm_tool(Progress()),
-        "template",
-        account,
-        str(CHART),
-        "--namespace",
-        NAMESPACE,
-        "--set",
-        f"serviceAccount={account}",
-        "--set",
-        f"suites={{{suites}}}",
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
-
-
 def _apply(admin: K8sClients, scoped: ClusterScoped, documents: list[dict[str, Any]]) -> None:
     for document in documents:
         if document["kind"] == "ServiceAccount":
@@ -74,21 +51,8 @@ def _apply(admin: K8sClients, scoped: ClusterScoped, documents: list[dict[str, A
 def _allowed(admin: K8sClients, account: str, check: Check) -> bool:
     verb, resource, group = check
     resource, _, sub = resource.partition("/")
-    review = k8s.AuthorizationV1Api(admin.api_client).create_subject_access_review(
-        {
-            "spec": {
-                "user": f"system:serviceaccount:{NAMESPACE}:{account}",
-                "groups": ["system:serviceaccounts", "system:authenticated"],
-                "resourceAttributes": {
-                    "verb": verb,
-                    "group": group,
-                    "resource": resource,
-                    "subresource": sub,
-                },
-            }
-        }
-    )
-    return bool(review.status.allowed)
+    user = f"system:serviceaccount:{NAMESPACE}:{account}"
+    return account_may(admin, user, verb, resource, group, sub)
 
 
 @pytest.fixture
@@ -102,8 +66,12 @@ def chart_namespace(cluster_scoped: ClusterScoped) -> str:
 def test_a_role_per_selection_of_suites(
     apiserver_k8s: K8sClients, cluster_scoped: ClusterScoped, chart_namespace: str
 ) -> None:
-    _apply(apiserver_k8s, cluster_scoped, _render("only-core", "core"))
-    _apply(apiserver_k8s, cluster_scoped, _render("core-and-security", "core,security"))
+    _apply(apiserver_k8s, cluster_scoped, render_account(NAMESPACE, ("core",), account="only-core"))
+    _apply(
+        apiserver_k8s,
+        cluster_scoped,
+        render_account(NAMESPACE, ("core", "security"), account="core-and-security"),
+    )
     for check in CORE_NEEDS:
         assert _allowed(apiserver_k8s, "only-core", check), check
         assert _allowed(apiserver_k8s, "core-and-security", check), check
