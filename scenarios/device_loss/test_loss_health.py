@@ -24,6 +24,13 @@ from conformance.model.slice_checks import newest_generation
 # ID when the driver returned one, else <driver>/<pool>/<device>.
 CDI_DEVICE_ID = re.compile(r"^[a-z0-9.-]+/[a-zA-Z0-9._-]+=[a-zA-Z0-9._:-]+$")
 ENTRY = "claim:watched"  # claim:<pod.spec.resourceClaims[].name>
+# v1.37 kubelet (pkg/kubelet/cm/dra/plugin): it opens a health stream only on a service the
+# plugin's GetInfo advertised, the newest it knows; v1.36 calls v1alpha1 whatever is advertised.
+NO_STREAM_HINT = (
+    "; a kubelet learns device health only from the plugin's DRAResourceHealth stream, and "
+    "from 1.37 opens one only when the plugin's registration (GetInfo supported_versions) "
+    "advertises v1.DRAResourceHealth or v1alpha1.DRAResourceHealth"
+)
 
 Taint = tuple[str, str, str]  # key, value, effect
 
@@ -99,7 +106,7 @@ def test_unhealthy_device_shows_in_allocated_resources_status(dra_context, k8s, 
     watched = _WatchedDevice(dra_context, k8s, workload, faults)
     driver, result = watched.device.driver, watched.result
     watched.injector.mark_unhealthy(watched.device)
-    pod = watched.await_health("Unhealthy", "")
+    pod = watched.await_health("Unhealthy", NO_STREAM_HINT)
     [resource] = (_entry(pod, "main", ENTRY) or {})["resources"]
     resource_id = resource.get("resourceID", "")
     assert resource_id == f"{driver}/{result.pool}/{result.device}" or (
@@ -115,7 +122,7 @@ def test_unhealthy_device_shows_in_allocated_resources_status(dra_context, k8s, 
 def test_recovered_device_shows_healthy_again(dra_context, k8s, workload, faults):
     watched = _WatchedDevice(dra_context, k8s, workload, faults)
     watched.injector.mark_unhealthy(watched.device)
-    watched.await_health("Unhealthy", "")
+    watched.await_health("Unhealthy", NO_STREAM_HINT)
     watched.injector.recover(watched.device)  # faults.recover, or the undo of faults.unhealthy
     watched.await_health("Healthy", " again after the driver was told it recovered")
     phase = state.pod_phase(watched.read_pod())

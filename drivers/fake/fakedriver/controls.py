@@ -78,6 +78,8 @@ MISBEHAVIOURS = frozenset(
         "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone
         "prepare-not-idempotent",  # a prepare of a claim already prepared answers an error
         "restored-claims-stay-busy",  # unprepare of a claim restored at start keeps its devices
+        "health-not-advertised",  # health served, but GetInfo does not advertise it
+        "health-v1alpha1-only",  # (legal) GetInfo advertises only the v1alpha1 health service
     }
 )
 

@@ -144,6 +144,7 @@ class FakeDriver:
             opts.health_interval,
             opts.health_timeout,
         )
+        self.health.on_streams_changed = self.status.mark_dirty
         self.publisher = SlicePublisher(slices, self.driver, self.node, owner)
         self.registered = False
         self.registered_once = False  # by any kubelet since this process started
@@ -155,6 +156,7 @@ class FakeDriver:
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
         self._registration: UnixSocketServer | None = None
+        self._registration_versions: list[str] = []  # what the served socket advertises
         self._registration_lock = threading.Lock()
         self._serving = False
         self.faults.add_listener(self._controls_changed)
@@ -268,28 +270,49 @@ class FakeDriver:
             return "misbehaviour register-once: this plugin was registered already"
         return ""
 
+    def advertised_versions(self) -> list[str]:
+        """The services GetInfo advertises. Misbehaviour `health-not-advertised` leaves the
+        served health services out (a 1.37 kubelet then never calls them, a 1.36 one calls
+        v1alpha1 anyway); `health-v1alpha1-only` (legal) advertises only the older one."""
+        versions = self.options.supported_versions()
+        health = set(HEALTH_SERVICES.values())
+        if self.faults.misbehaving("health-not-advertised"):
+            return [v for v in versions if v not in health]
+        if self.faults.misbehaving("health-v1alpha1-only"):
+            return [v for v in versions if v not in health or v == HEALTH_SERVICES["v1alpha1"]]
+        return versions
+
     def _sync_registration(self) -> None:
         """Serve the registration socket unless misbehaviour `unregistered` is on: then the
         socket goes away and the kubelet deregisters the plugin, while the driver keeps
-        claiming to be ready (the lie a broken vendor driver tells)."""
+        claiming to be ready (the lie a broken vendor driver tells). When what it advertises
+        changes, the socket is made anew: the kubelet reads the versions only when it
+        registers a socket it sees appear."""
         with self._registration_lock:
             if not self._serving or self.stopping.is_set():
                 return
             wanted = not self.faults.misbehaving("unregistered")
-            if wanted and self._registration is None:
-                self._registration = self._registration_server()
-                self._registration.start()
-            elif not wanted and self._registration is not None:
-                log.warning("misbehaviour unregistered: removing the registration socket")
+            versions = self.advertised_versions()
+            if self._registration is not None and (
+                not wanted or versions != self._registration_versions
+            ):
+                if not wanted:
+                    log.warning("misbehaviour unregistered: removing the registration socket")
+                else:
+                    log.info("advertising %s: registering again", versions)
                 self._registration.stop()
                 self._registration = None
+            if wanted and self._registration is None:
+                self._registration = self._registration_server(versions)
+                self._registration.start()
+                self._registration_versions = versions
 
-    def _registration_server(self) -> UnixSocketServer:
+    def _registration_server(self, versions: list[str]) -> UnixSocketServer:
         opts = self.options
         registration = RegistrationService(
             self.driver,
             str(opts.dra_socket),
-            opts.supported_versions(),
+            versions,
             self.on_registration_status,
             self._refuse_registration,
         )
@@ -326,7 +349,8 @@ class FakeDriver:
             "registered": self.registered,
             "registrationError": self.registration_error,
             "ready": self.registered and self.published,
-            "supportedVersions": self.options.supported_versions(),
+            "supportedVersions": self._registration_versions if self._registration else [],
+            "healthStreams": self.health.open_streams(),
             "pool": {
                 "name": self.node,
                 "generation": last.generation if last else None,

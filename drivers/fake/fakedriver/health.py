@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from fakedriver.catalog import NodeInventory
@@ -45,6 +47,28 @@ class HealthMonitor:
         self._changed = threading.Condition()
         self._version = 0
         self.reports_sent = 0
+        # Open health streams per API version ("v1", "v1alpha1"): which one the kubelet chose
+        # shows in the driver's status (a 1.37 kubelet calls only a service it was advertised).
+        self._streams: Counter[str] = Counter()
+        self._streams_lock = threading.Lock()
+        self.on_streams_changed: Callable[[], None] = lambda: None
+
+    @contextmanager
+    def stream(self, api_version: str) -> Iterator[None]:
+        """Count one open stream of `api_version` while the caller serves it."""
+        with self._streams_lock:
+            self._streams[api_version] += 1
+        self.on_streams_changed()
+        try:
+            yield
+        finally:
+            with self._streams_lock:
+                self._streams[api_version] -= 1
+            self.on_streams_changed()
+
+    def open_streams(self) -> dict[str, int]:
+        with self._streams_lock:
+            return {version: n for version, n in sorted(self._streams.items()) if n}
 
     def notify(self) -> None:
         with self._changed:

@@ -142,19 +142,20 @@ class _HealthService:
             return context.is_active() and not self._stopping.is_set()
 
         pb2 = self._pb2
-        for report in self._monitor.reports(active):
-            yield pb2.NodeWatchResourcesResponse(
-                devices=[
-                    pb2.DeviceHealth(
-                        device=pb2.DeviceIdentifier(pool_name=h.pool, device_name=h.device),
-                        health=self._status[h.health],
-                        last_updated_time=h.last_updated,
-                        health_check_timeout_seconds=h.timeout_seconds,
-                        message=h.message,
-                    )
-                    for h in report
-                ]
-            )
+        with self._monitor.stream(pb2.DESCRIPTOR.package):
+            for report in self._monitor.reports(active):
+                yield pb2.NodeWatchResourcesResponse(
+                    devices=[
+                        pb2.DeviceHealth(
+                            device=pb2.DeviceIdentifier(pool_name=h.pool, device_name=h.device),
+                            health=self._status[h.health],
+                            last_updated_time=h.last_updated,
+                            health_check_timeout_seconds=h.timeout_seconds,
+                            message=h.message,
+                        )
+                        for h in report
+                    ]
+                )
         log.info("health stream closed (%s)", pb2.DESCRIPTOR.package)
 
 

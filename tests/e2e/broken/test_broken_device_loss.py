@@ -11,6 +11,11 @@ devices it prepared NoExecute gets them evicted).
 from __future__ import annotations
 
 import pytest
+from fakedriver.client.channel import FakeDriverControl
+
+from conformance.kube.client import K8sClients
+from conformance.kube.readiness import selected_nodes
+from conformance.model.profile import Profile
 
 pytestmark = pytest.mark.e2e
 
@@ -87,3 +92,36 @@ def test_loss_010_fails_when_the_driver_does_not_publish_its_taints(
     # allocations off the device (DRA-LOSS-011 breaks the same way).
     result = run_scenario_against_broken_driver("DRA-LOSS-010", ["unpublished-taints"])
     result.assert_requirement_failed("the driver to publish taint")
+
+
+def _health_streams(k8s: K8sClients, profile: Profile) -> dict[str, dict[str, int]]:
+    """The health streams each plugin of the driver has open, by API version (its status)."""
+    control = FakeDriverControl(k8s.core)
+    return {
+        node: (control.applied(node) or {}).get("healthStreams", {})
+        for node in selected_nodes(k8s, profile)
+    }
+
+
+def test_loss_004_fails_when_the_health_service_is_not_advertised(
+    run_scenario_against_broken_driver, k8s: K8sClients, fake_driver: Profile
+):
+    # Served but left out of GetInfo: the v1.37 kubelet registers the plugin again and opens
+    # no health stream, so the device's health never reaches the pod.
+    result = run_scenario_against_broken_driver("DRA-LOSS-004", ["health-not-advertised"])
+    result.assert_requirement_failed("opens one only when the plugin's registration")
+    assert all(not s for s in _health_streams(k8s, fake_driver).values()), (
+        _health_streams(k8s, fake_driver),
+        result.explain(),
+    )
+
+
+def test_health_through_the_v1alpha1_api_reaches_the_pod(
+    run_scenario_against_broken_driver, k8s: K8sClients, fake_driver: Profile
+):
+    # Legal: a plugin that advertises only the v1alpha1 health service (built before v1) gets
+    # a v1alpha1 stream from the v1.37 kubelet; unhealthy and recovered reach the pod as well.
+    result = run_scenario_against_broken_driver("DRA-LOSS-008", ["health-v1alpha1-only"])
+    assert result.requirement_status == "passed" and not result.failed, result.explain()
+    streams = _health_streams(k8s, fake_driver)
+    assert streams and all(s == {"v1alpha1": 1} for s in streams.values()), streams

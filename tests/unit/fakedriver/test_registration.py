@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 
 from fakedriver import ready
+from fakedriver.grpcapi import (
+    drahealth_v1_pb2,
+    drahealth_v1_pb2_grpc,
+    drahealth_v1alpha1_pb2,
+    drahealth_v1alpha1_pb2_grpc,
+)
 from fakedriver.grpcapi import pluginregistration_v1_pb2 as reg_pb2
 from fakedriver.grpcapi import pluginregistration_v1_pb2_grpc as reg_grpc
 
@@ -105,3 +112,59 @@ def test_stop_removes_sockets_and_marker(harness):
     assert not driver.options.dra_socket.exists()
     assert not driver.options.ready_file.exists()
     assert ready.main(["--ready-file", str(driver.options.ready_file)]) == 1
+
+
+def _advertised(harness, driver) -> list[str]:
+    stub = reg_grpc.RegistrationStub(harness.channel(driver, registration=True))
+    return list(stub.GetInfo(reg_pb2.InfoRequest(), timeout=60).supported_versions)
+
+
+def _misbehave(driver, name: str, revision: str) -> None:
+    driver.apply_controls({"_all": json.dumps({"misbehaviours": {name: True}})}, revision)
+
+
+def test_health_not_advertised_registers_again_without_the_health_services(harness):
+    driver = harness.start()
+    socket = driver.options.registration_socket
+    before = socket.stat().st_ctime_ns
+    _misbehave(driver, "health-not-advertised", "2")
+    # A new socket: the kubelet reads the versions only when it sees a socket appear.
+    assert socket.stat().st_ctime_ns != before  # the inode number may be reused
+    assert _advertised(harness, driver) == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+    assert driver.status_document()["supportedVersions"] == ["v1.DRAPlugin", "v1beta1.DRAPlugin"]
+    # still served: only the advertisement is missing
+    stub = drahealth_v1_pb2_grpc.DRAResourceHealthStub(harness.channel(driver))
+    stream = stub.NodeWatchResources(drahealth_v1_pb2.NodeWatchResourcesRequest(), timeout=60)
+    assert len(next(stream).devices) == 4
+    stream.cancel()
+
+
+def test_health_v1alpha1_only_advertises_the_older_health_service(harness):
+    driver = harness.start()
+    _misbehave(driver, "health-v1alpha1-only", "2")
+    assert _advertised(harness, driver) == [
+        "v1.DRAPlugin",
+        "v1beta1.DRAPlugin",
+        "v1alpha1.DRAResourceHealth",
+    ]
+
+
+def test_unchanged_versions_keep_the_socket(harness):
+    driver = harness.start()
+    before = driver.options.registration_socket.stat().st_ctime_ns
+    _misbehave(driver, "noop-unprepare", "2")
+    assert driver.options.registration_socket.stat().st_ctime_ns == before
+
+
+def test_open_health_streams_show_in_the_status_by_api_version(harness):
+    driver = harness.start()
+    assert driver.status_document()["healthStreams"] == {}
+    stub = drahealth_v1alpha1_pb2_grpc.DRAResourceHealthStub(harness.channel(driver))
+    stream = stub.NodeWatchResources(drahealth_v1alpha1_pb2.NodeWatchResourcesRequest(), timeout=60)
+    next(stream)
+    assert driver.status_document()["healthStreams"] == {"v1alpha1": 1}
+    stream.cancel()
+    deadline = time.monotonic() + 30  # the server notices the cancel within a second or so
+    while driver.status_document()["healthStreams"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert driver.status_document()["healthStreams"] == {}
