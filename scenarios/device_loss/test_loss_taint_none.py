@@ -91,7 +91,7 @@ def test_none_taint_the_driver_publishes_keeps_allocations_and_pods_going(
         )
 
 
-def _wait_allocated_despite_taint(workload, claim: str, node: str) -> dict[str, Any]:
+def _wait_allocated_despite_taint(workload, claim: str, node: str) -> None:
     def read() -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         return workload.read_claim(claim), workload.read_pod(claim)
 
@@ -101,15 +101,14 @@ def _wait_allocated_despite_taint(workload, claim: str, node: str) -> dict[str, 
             "PodScheduled": state.pod_condition(seen[1], "PodScheduled") if seen[1] else None,
         }
 
-    claim_obj, _ = waits.wait_until(
+    waits.wait_until(
         read,
         lambda seen: state.is_allocated(seen[0]),
-        describe=f"claim {claim} (pinned to {node}, every device of which carries only a "
-        f"taint of effect None, no toleration) to be allocated",
+        describe=f"claim {claim} (no toleration, pinned to {node}, every device of which "
+        f"carries taint {TAINT_KEY}={TAINT_VALUE}:None) to be allocated",
         timeout=workload.timeout("claimAllocated"),
         show=show,
     )
-    return claim_obj  # type: ignore[return-value]
 
 
 def _problems(baselines: Iterable[PodBaseline], pods: Iterable[Any]) -> list[str]:
