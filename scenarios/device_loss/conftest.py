@@ -24,6 +24,7 @@ from conformance.kube import waits
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import restart_pod_on_node, wait_driver_ready
 from conformance.kube.slices import current_devices
+from conformance.model.devices import PublishedDevice
 from conformance.run.context import RunContext
 
 
@@ -76,17 +77,34 @@ class SliceTaints:
     def taint(
         self, device: DeviceRef, key: str, value: str = "", effect: str = "NoSchedule"
     ) -> None:
+        def read() -> list[PublishedDevice]:
+            return [d for d in current_devices(self.k8s, device.driver, device.node)
+                    if (d.pool, d.name) == (device.pool, device.device)]  # fmt: skip
+
+        before = {t for d in read() for t in d.taints}
         self.injector.taint(device, key, value, effect)
         wanted = (key, value, effect)
+
+        def other_effect(found: list[PublishedDevice]) -> str | None:
+            # The taint published with another effect than asked for (a driver that does not
+            # know the effect) is a wrong answer, not a slow one.
+            if any(wanted in d.taints for d in found):
+                return None
+            wrong = [t for d in found for t in d.taints if t[:2] == wanted[:2] and t not in before]
+            if not wrong:
+                return None
+            published = wrong[0][2]
+            return f"the driver published taint {key}={value} with effect {published}, not {effect}"
+
         waits.wait_until(
-            lambda: [d for d in current_devices(self.k8s, device.driver, device.node)
-                     if (d.pool, d.name) == (device.pool, device.device)],
+            read,
             lambda found: any(wanted in d.taints for d in found),
             describe=f"the driver to publish taint {key}={value}:{effect} in spec.devices[]"
             f".taints of {device.pool}/{device.device} (fault driver-taint)",
             timeout=self.timeout,
             show=lambda found: [{"device": d.id, "taints": d.taints} for d in found],
-        )  # fmt: skip
+            abort=other_effect,
+        )
 
     def untaint(self, device: DeviceRef, key: str) -> None:
         self.injector.untaint(device, key)

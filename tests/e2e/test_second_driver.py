@@ -52,6 +52,8 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-LOSS-009": ("not-applicable", "does not declare capability device-taints"),
     "DRA-LOSS-010": ("not-applicable", "does not declare capability device-taints"),
     "DRA-LOSS-011": ("not-applicable", "does not declare capability device-taints"),
+    # Taints in its own slices (None ones included) are not something it can be asked for.
+    "DRA-LOSS-013": ("not-applicable", "does not declare capability device-taints"),
 }
 # Passed, with the reason (v1.37.2 test/e2e/dra/test-driver/app/kubeletplugin.go):
 # DRA-KUBELET-002: nodePrepareResource answers a claim it holds prepared with the same devices

@@ -73,6 +73,7 @@ MISBEHAVIOURS = frozenset(
         "unprepare-on-shutdown",  # stopping unprepares every prepared claim (specs, checkpoint)
         "partitions-without-counters",  # partitions consume no shared counter, the whole does
         "unpublished-taints",  # taints set through the control channel never reach the slice
+        "none-taint-as-noschedule",  # a taint of effect None is published as NoSchedule
         "no-republish-after-restart",  # a restart finding its slices never writes any again
         "cdi-specs-by-device",  # (legal) specs named by device: no claim UID in name or contents
         "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone

@@ -130,10 +130,15 @@ def render_device(
         ]
     taints = []
     hidden = "unpublished-taints" in controls.misbehaviours
+    # Misbehaviour none-taint-as-noschedule: a driver written before effect None existed
+    # falls back to its default effect, so an informational taint blocks allocation.
+    none_blocks = "none-taint-as-noschedule" in controls.misbehaviours
     for taint in controls.device(device.name).taints:
         if hidden and taint != UNHEALTHY_TAINT:
             continue
         rendered: dict[str, Any] = taint.to_dict()
+        if none_blocks and rendered["effect"] == "None":
+            rendered["effect"] = "NoSchedule"
         if not rendered["value"]:
             del rendered["value"]
         added = taint_time(device.name, taint)

@@ -141,6 +141,25 @@ def test_taint_rendering(catalog):
     assert all("taints" not in d for d in _devices(hidden))
 
 
+def test_none_taint_as_noschedule_misbehaviour(catalog):
+    taints = [
+        {"key": "k.io/info", "value": "v", "effect": "None"},
+        {"key": "k.io/evict", "effect": "NoExecute"},
+    ]
+    controls = parse_controls({NODE: json.dumps({"devices": {"ff16-0": {"taints": taints}}})}, NODE)
+
+    def published(node_controls: NodeControls) -> list[dict]:
+        plan = render_pool(DRIVER, NODE, catalog.for_node(NODE), node_controls)
+        return next(d["taints"] for d in _devices(plan) if d["name"] == "ff16-0")
+
+    assert [t["effect"] for t in published(controls)] == ["None", "NoExecute"]
+    broken = dataclasses.replace(controls, misbehaviours=frozenset({"none-taint-as-noschedule"}))
+    assert published(broken) == [
+        {"key": "k.io/info", "value": "v", "effect": "NoSchedule"},
+        {"key": "k.io/evict", "effect": "NoExecute"},
+    ]
+
+
 def test_partitions_without_counters_misbehaviour(catalog):
     plan = render_pool(DRIVER, NODE2, catalog.for_node(NODE2), _mis("partitions-without-counters"))
     drawing = sorted(d["name"] for d in _devices(plan) if "consumesCounters" in d)

@@ -42,6 +42,7 @@ SPEC_LEVELS = {
     "DRA-LOSS-010": "SHOULD",  # device-taints, the driver's own taints
     "DRA-LOSS-011": "SHOULD",
     "DRA-LOSS-012": "MUST",  # stale state after a plugin restart
+    "DRA-LOSS-013": "SHOULD",  # an informational (None) taint the driver publishes
     "DRA-DEL-001": "MUST",
     "DRA-DEL-002": "MUST",
     "DRA-DEL-003": "MUST",
