@@ -78,6 +78,8 @@ MISBEHAVIOURS = frozenset(
         "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone
         "prepare-not-idempotent",  # a prepare of a claim already prepared answers an error
         "restored-claims-stay-busy",  # unprepare of a claim restored at start keeps its devices
+        "background-release",  # unprepare answers before the device is free; a prepare meanwhile
+        # sets the half-released device up without it (its container does not see the device)
     }
 )
 
