@@ -47,9 +47,7 @@ def test_a_correct_driver_sets_a_device_up_right_after_its_unprepare(harness):
 
 
 def test_misbehaviour_background_release_leaves_the_half_released_device_out(harness):
-    assert _reuse(harness, MISBEHAVING) == [
-        f"DRA_DEVICE_FA80_0_RELEASING_FROM=test-ns/claim-{UID}"
-    ]
+    assert _reuse(harness, MISBEHAVING) == [f"DRA_DEVICE_FA80_0_RELEASING_FROM=test-ns/claim-{UID}"]
 
 
 def test_misbehaviour_background_release_sets_the_device_up_once_released(harness, monkeypatch):
