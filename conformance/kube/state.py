@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -122,6 +123,18 @@ def pod_is_ready(pod: Mapping[str, Any] | None) -> bool:
 
 def pod_phase(pod: Mapping[str, Any] | None) -> str | None:
     return None if pod is None else (pod.get("status") or {}).get("phase")
+
+
+def container_start_times(pod: Mapping[str, Any] | None) -> dict[str, float]:
+    """Epoch seconds at which each container of `pod` started (running or already exited);
+    startedAt has whole seconds."""
+    starts: dict[str, float] = {}
+    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or ():
+        state = status.get("state") or {}
+        started = (state.get("running") or state.get("terminated") or {}).get("startedAt")
+        if started:
+            starts[status["name"]] = datetime.fromisoformat(started).timestamp()
+    return starts
 
 
 @dataclass(frozen=True)

@@ -22,21 +22,10 @@ from typing import Any
 import pytest
 from deletion_checks import kubelet_unprepare_calls, single_result, uid
 
-from conformance.kube import waits
+from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.scenario_api.device_reuse import ReuseProbe
 from conformance.scenario_api.workloads import Workloads
-
-
-def _container_starts(pod: dict[str, Any] | None) -> dict[str, float]:
-    """Epoch seconds at which each container of `pod` started (running or already exited)."""
-    starts: dict[str, float] = {}
-    for status in ((pod or {}).get("status") or {}).get("containerStatuses") or ():
-        state = status.get("state") or {}
-        started = (state.get("running") or state.get("terminated") or {}).get("startedAt")
-        if started:
-            starts[status["name"]] = datetime.fromisoformat(started).timestamp()
-    return starts
 
 
 @pytest.mark.dra_requirement("DRA-DEL-006")
@@ -62,7 +51,7 @@ def test_force_deleted_pods_device_not_used_before_unprepare(
 
     def observe() -> dict[str, Any]:
         nonlocal still_prepared_at
-        started = _container_starts(workload.read_pod(probe.name))
+        started = state.container_start_times(workload.read_pod(probe.name))
         read_at = time.time()
         calls = kubelet_unprepare_calls(k8s, node, driver)  # read after the pod
         if calls <= before:
@@ -92,7 +81,7 @@ def test_force_deleted_pods_device_not_used_before_unprepare(
     # counter reading really happened before that reading.
     early = {
         name: started
-        for name, started in _container_starts(workload.read_pod(probe.name)).items()
+        for name, started in state.container_start_times(workload.read_pod(probe.name)).items()
         if started + 1 < still_prepared_at
     }
     assert not early, (

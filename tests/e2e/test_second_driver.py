@@ -61,7 +61,9 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
 # DRA-LIFE-001: unprepare works from its own map of prepared claims and the claim's UID (the
 # kubeletplugin helper hands it a NamespacedObject), never reading the deleted claim;
 # DRA-LOSS-012: a restarted test driver forgets what it prepared (no checkpoint), answers the
-# unprepare of an unknown claim with success and holds no device busy. The
+# unprepare of an unknown claim with success and holds no device busy; DRA-LIFE-002: its
+# unprepare removes the claim's CDI files and forgets the claim before it answers, so a device
+# the kubelet hands on after a graceful delete is whole when the next prepare comes. The
 # per-test kubelet check applies to its tests as to the fake driver's: it reports no error.
 # Requirement -> a stable part of the failure reason, for requirements the test driver breaks
 # only when a race goes one way; either passed or that failure is right. DRA-DEL-006 (SHOULD):

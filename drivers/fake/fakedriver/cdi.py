@@ -78,10 +78,15 @@ class DeviceEnv:
     admin_access: bool
     config: Mapping[str, str]
     show_claim_uid: bool = True
+    # misbehaviour background-release: the claim the device is still being released from; the
+    # device is not set up, so the entry says only that (CDI needs at least one edit)
+    releasing_from: str = ""
 
     def variables(self) -> list[str]:
         token = env_token(self.device)
         prefix = f"DRA_DEVICE_{token}_"
+        if self.releasing_from:
+            return [f"{prefix}RELEASING_FROM={self.releasing_from}"]
         env = [
             f"DRA_ASSIGNED_{token}={self.pool}/{self.device}",
             f"{prefix}MODEL={self.model}",

@@ -81,6 +81,8 @@ MISBEHAVIOURS = frozenset(
         "restored-claims-stay-busy",  # unprepare of a claim restored at start keeps its devices
         "health-not-advertised",  # health served, but GetInfo does not advertise it
         "health-v1alpha1-only",  # (legal) GetInfo advertises only the v1alpha1 health service
+        "background-release",  # unprepare answers before the device is free; a prepare meanwhile
+        # sets the half-released device up without it (its container does not see the device)
     }
 )
 

@@ -30,6 +30,7 @@ from fakedriver.claims import (
     unprepare_from_api_errors,
 )
 from fakedriver.controls import FaultState
+from fakedriver.release import ReleaseBook
 from fakedriver.stats import LatencyStats
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,9 @@ UNSTABLE_CDI_DELAY_S = 1.0
 SLOW_UNPREPARE_SECONDS = 15.0
 # How long a prepare waits for another claim to let go of a device (kubelet timeout: 45 s).
 HELD_DEVICE_WAIT_SECONDS = 25.0
+# Misbehaviour background-release: how long a device's release runs on after the unprepare
+# answered; well past the ~1-5 s a graceful delete takes to hand the device to a waiting pod.
+BACKGROUND_RELEASE_SECONDS = 15.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class DevicePreparer:
         checkpoint: Checkpoint,
         faults: FaultState,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[], None] = lambda: None,
     ) -> None:
         self._driver = driver
@@ -77,6 +82,7 @@ class DevicePreparer:
         self._checkpoint = checkpoint
         self._faults = faults
         self._sleep = sleep
+        self._clock = clock
         self._on_change = on_change
         self._lock = threading.Lock()
         self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
@@ -85,6 +91,7 @@ class DevicePreparer:
         # claim that last let go of it, the misbehaviour that keeps it busy)
         self._kept_busy: dict[str, tuple[str, str]] = {}
         self._restored: frozenset[str] = frozenset()  # claims the checkpoint held at start
+        self._releasing = ReleaseBook()  # misbehaviour background-release
         self.prepare_stats = LatencyStats()
         self.unprepare_stats = LatencyStats()
         self.recovered_claims = 0
@@ -288,6 +295,7 @@ class DevicePreparer:
         # Legal: specs named by device; nothing in them names the claim (fakedriver.cdi).
         by_device = self._faults.misbehaving("cdi-specs-by-device")
         naming = SpecNaming.by_device(allocation.uid) if by_device else SpecNaming(allocation.uid)
+        half_released = self._half_released(allocation)
         entries: list[tuple[str, DeviceEnv]] = []
         devices: list[PreparedDevice] = []
         for device, requests in group_devices(allocation.devices):
@@ -312,6 +320,7 @@ class DevicePreparer:
                         admin_access=device.admin_access,
                         config=config,
                         show_claim_uid=not by_device,
+                        releasing_from=half_released.get(device.device, ""),
                     ),
                 )
             )
@@ -347,6 +356,25 @@ class DevicePreparer:
             self._cdi.remove(allocation.uid, path)
             raise ClaimError(f"checkpoint write failed: {exc}") from exc
         return prepared
+
+    def _half_released(self, allocation: ClaimAllocation) -> dict[str, str]:
+        """Misbehaviour background-release: the allocated devices whose release from another
+        claim still runs, with that claim. Not waited for: the prepare goes on and answers
+        success, but the device is not set up for this claim."""
+        if not self._faults.misbehaving("background-release"):
+            return {}
+        names = [d.device for d in allocation.devices if not (d.admin_access or d.share_id)]
+        half = self._releasing.half_released(names, self._clock())
+        for device, claim in half.items():
+            log.warning(
+                "misbehaviour background-release: preparing %s for %s/%s while its release "
+                "from claim %s still runs",
+                device,
+                allocation.namespace,
+                allocation.name,
+                claim,
+            )
+        return half
 
     def _rewrite_later(
         self,
@@ -393,6 +421,18 @@ class DevicePreparer:
             return "restored-claims-stay-busy"
         return ""
 
+    def _release_in_background(self, ref: ClaimRef, known: PreparedClaim) -> None:
+        """Misbehaviour background-release: the unprepare answers now, the devices of `known`
+        stay half-released for BACKGROUND_RELEASE_SECONDS (call with the lock held)."""
+        devices = [d.device_name for d in known.devices if not (d.admin_access or d.share_id)]
+        log.warning(
+            "misbehaviour background-release: unprepare of %s answers before %s is released",
+            ref.uid,
+            ",".join(devices),
+        )
+        until = self._clock() + BACKGROUND_RELEASE_SECONDS
+        self._releasing.start(devices, f"{ref.namespace}/{ref.name}", until)
+
     def unprepare_all(self) -> list[str]:
         """Unprepare every prepared claim (the unprepare-on-shutdown misbehaviour: a plugin
         that cleans up after itself when it stops, as if it were uninstalled)."""
@@ -429,6 +469,8 @@ class DevicePreparer:
                 # Unknown claims are success; the spec file is removed anyway in
                 # case an older instance wrote it and lost its checkpoint.
                 known = self._prepared.pop(ref.uid, None)
+                if known is not None and self._faults.misbehaving("background-release"):
+                    self._release_in_background(ref, known)
                 if known is not None and (busy := self._keeps_busy(ref.uid)):
                     for device in known.devices:
                         self._kept_busy[device.device_name] = (f"{ref.namespace}/{ref.name}", busy)

@@ -71,6 +71,7 @@ SPEC_LEVELS = {
     "DRA-UPD-002": "SHOULD",
     # the driver's lifecycle as the kubelet drives it (not in spec/requirements.md)
     "DRA-LIFE-001": "MUST",
+    "DRA-LIFE-002": "MUST",
     # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
