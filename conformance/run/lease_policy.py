@@ -188,7 +188,19 @@ class AdmissionPolicy:
             return not self._backfills(earlier, me, held, now)
         # Once the earlier waits only for devices, later requests must leave them to it.
         waits_for_devices = not any(self.node_conflict(earlier, h) for h in held)
-        return waits_for_devices and self.compete(earlier, me)
+        if not waits_for_devices:
+            return False
+        if self.compete(earlier, me):
+            return True
+        # Nor may one that takes none of its devices make it unfit for good: once the holders
+        # it waits for are gone, it must fit beside the rest and `me` (fits counts a need
+        # against every kind it may reach, so two needs that never share a device can still
+        # exclude each other there).
+        staying = [h for h in held if not self.compete(earlier, h)]
+        return not any(
+            self.fits([*staying, me, replace(earlier, node=node)])
+            for node in self._options(earlier, held, frozenset())
+        )
 
     def _yields(
         self, me: BookEntry, ticket: int, entries: Mapping[int, BookEntry], now: float

@@ -381,3 +381,27 @@ def test_a_node_offered_to_a_pinned_lease_holds_all_its_needs_at_once(
     # Grantable alone: pinned where the node holds every need at once, else devices anywhere.
     assert book.poll(ticket), f"{request.needs} is never granted on an empty book"
     check_held(policy, book.held())
+
+
+def test_a_later_request_that_takes_none_of_the_waiters_devices_still_leaves_it_room() -> None:
+    # The waiter needs n1's two devices (one of k2, one more); a later pinned request could
+    # have n0/0 without taking either, but beside it the waiter would never fit (fits counts
+    # each need against every kind it may reach): it must not go first.
+    policy = AdmissionPolicy(
+        {
+            "default": frozenset({"n0/0", "n1/0", "n1/1"}),
+            "k2": frozenset({"n0/0", "n1/0"}),
+        },
+        {"n0/0": "n0", "n1/0": "n1", "n1/1": "n1"},
+    )
+    book = Book(policy)
+    holder = book.ask(LeaseRequest("holder", (DeviceNeed("default", 1),)))
+    book.poll_all()
+    waiter = book.ask(
+        LeaseRequest("waiter", (DeviceNeed("default", 1), DeviceNeed("k2", 1)), pin=True)
+    )
+    assert not book.poll(waiter)
+    later = book.ask(LeaseRequest("later", (DeviceNeed("default", 1),), pin=True))
+    assert not book.poll(later)
+    book.release(holder)
+    assert book.poll(waiter)
