@@ -54,6 +54,11 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-LOSS-011": ("not-applicable", "does not declare capability device-taints"),
     # Taints in its own slices (None ones included) are not something it can be asked for.
     "DRA-LOSS-013": ("not-applicable", "does not declare capability device-taints"),
+    # It keeps what it prepared in memory only and writes a claim's CDI spec in
+    # NodePrepareResources alone (v1.37.2 test/e2e/dra/test-driver/app/kubeletplugin.go
+    # StartPlugin, nodePrepareResource): restarted after the specs were lost, it writes none, and
+    # the runtime refuses the exited container's unresolvable CDI device.
+    "DRA-LIFE-003": ("failed", "did not write the CDI specs of the claim it holds prepared"),
 }
 # Passed, with the reason (v1.37.2 test/e2e/dra/test-driver/app/kubeletplugin.go):
 # DRA-KUBELET-002: nodePrepareResource answers a claim it holds prepared with the same devices
@@ -73,9 +78,10 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
 RACES: dict[str, str] = {
     "DRA-DEL-006": "to unprepare the force-deleted pod's claim: pod probe",
 }
-# MUSTs that did not run (withdraw, selectors, capacity) keep it from CONFORMANT.
-VERDICT = "INCOMPLETE"
-EXIT_CODE = 3
+# A failed MUST (DRA-LIFE-003) makes it NON-CONFORMANT, whatever did not run (withdraw,
+# selectors, capacity).
+VERDICT = "NON-CONFORMANT"
+EXIT_CODE = 1
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 
 It makes prepare idempotent across driver restarts: a claim prepared before
 the restart is answered from the checkpoint (and is not prepared twice), and
-unprepare after the restart still finds the claim's CDI spec. Written
+unprepare after the restart still finds the claim's CDI spec; it keeps each
+spec's contents too, so a restart writes again the specs a reboot removed. Written
 atomically (temp file, fsync, rename, fsync of the directory) with a checksum,
 so a torn or edited file is detected instead of trusted.
 """
@@ -41,6 +42,9 @@ class PreparedClaim:
     devices: tuple[PreparedDevice, ...]
     cdi_spec: str
     prepared_at: float = field(default_factory=time.time)
+    # The spec written at prepare: a restart that finds the file gone (a reboot emptied /run)
+    # writes it again, since a restarted container of a running pod gets no new prepare.
+    cdi_document: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,6 +69,7 @@ class PreparedClaim:
             devices=devices,
             cdi_spec=raw["cdi_spec"],
             prepared_at=float(raw.get("prepared_at", 0.0)),
+            cdi_document=raw.get("cdi_document"),
         )
 
 

@@ -62,7 +62,9 @@ MISBEHAVIOURS = frozenset(
         "unstable-cdi-spec",  # a claim's CDI spec is rewritten to another device after prepare
         "unregistered",  # the registration socket is removed (the kubelet drops the plugin)
         "register-once",  # GetInfo fails once registered: a restarted kubelet cannot re-register
-        "cdi-not-recreated",  # a claim prepared before gets no new CDI spec after a reboot
+        # a claim prepared before gets no new CDI spec after a reboot: neither at start (a
+        # restarted container of a running pod fails) nor when the kubelet prepares it again
+        "cdi-not-recreated",
         "prepare-held-devices",  # prepares a device still prepared for another claim
         "keep-released-devices",  # unprepare succeeds, yet the device is never prepared again
         "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go

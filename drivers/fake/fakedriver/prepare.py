@@ -4,7 +4,8 @@ Prepare reads the claim, checks that every allocated device exists and is
 still offered, applies injected faults, writes the claim's CDI spec and
 checkpoints the result. Claims already in the checkpoint are answered from it
 without another API read, which makes repeated calls (kubelet retries, a
-restarted kubelet or driver) idempotent.
+restarted kubelet or driver) idempotent. At start the driver writes again the
+CDI specs of checkpointed claims that are gone (a reboot emptied /run).
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ class DevicePreparer:
         self.unprepare_stats = LatencyStats()
         self.recovered_claims = 0
         self.removed_orphan_specs: list[str] = []
+        self.rewritten_specs: list[str] = []  # claims whose lost CDI spec the start wrote
 
     # -- state ---------------------------------------------------------------
 
@@ -126,6 +128,7 @@ class DevicePreparer:
                 if path not in known:
                     path.unlink(missing_ok=True)
                     self.removed_orphan_specs.append(path.name)
+            self.rewritten_specs = self._rewrite_lost_specs()
         log.info("checkpoint: %d prepared claim(s) recovered", self.recovered_claims)
         if self.removed_orphan_specs:
             log.info(
@@ -134,6 +137,29 @@ class DevicePreparer:
                 ", ".join(self.removed_orphan_specs),
             )
         return self.recovered_claims
+
+    def _rewrite_lost_specs(self) -> list[str]:
+        """Write again the CDI specs of restored claims whose file is gone (a reboot emptied
+        /run, the checkpoint survived; call with the lock held). A container of a running pod
+        that restarts gets no new prepare: the runtime resolves the claim's CDI devices from
+        these files alone. Misbehaviour cdi-not-recreated leaves them gone."""
+        lost = [c for c in self._prepared.values() if not Path(c.cdi_spec).exists()]
+        if lost and self._faults.misbehaving("cdi-not-recreated"):
+            log.warning(
+                "misbehaviour cdi-not-recreated: not writing the lost CDI specs of %s",
+                ", ".join(c.uid for c in lost),
+            )
+            return []
+        rewritten = []
+        for claim in lost:
+            if claim.cdi_document is None:  # a checkpoint older than the stored spec
+                log.warning("cannot write the lost CDI spec of %s: not checkpointed", claim.uid)
+                continue
+            self._cdi.write_to(Path(claim.cdi_spec), claim.cdi_document)
+            rewritten.append(claim.uid)
+        if rewritten:
+            log.info("wrote the lost CDI spec(s) of %s again", ", ".join(rewritten))
+        return rewritten
 
     def prepared(self) -> dict[str, PreparedClaim]:
         with self._lock:
@@ -338,7 +364,8 @@ class DevicePreparer:
         if self._faults.misbehaving("cdi-first-device-only"):
             entries, devices = entries[:1], devices[:1]
         first = entries[0][0] if entries else ""
-        path = self._cdi.write(naming, build_spec(naming, entries), first)
+        document = build_spec(naming, entries)
+        path = self._cdi.write(naming, document, first)
         if self._faults.misbehaving("unstable-cdi-spec"):
             self._rewrite_later(naming, path, inventory, entries)
         prepared = PreparedClaim(
@@ -347,6 +374,7 @@ class DevicePreparer:
             name=allocation.name,
             devices=tuple(devices),
             cdi_spec=str(path),
+            cdi_document=document,
         )
         self._prepared[allocation.uid] = prepared
         try:

@@ -1,15 +1,18 @@
 """What the fake driver does across a kubelet restart or a node reboot, and the misbehaviours
 that break it: `register-once` (a restarted kubelet cannot register the plugin again),
-`cdi-not-recreated` (a reboot's lost CDI specs are not written again) and
+`cdi-not-recreated` (a reboot's lost CDI specs are not written again, at start or at the next
+prepare) and
 `no-republish-after-restart` (a restarted plugin never writes its slices again)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import fakedriver.driver
 import grpc
 import pytest
+from fakedriver.checkpoint import Checkpoint
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
 from fakedriver.grpcapi import pluginregistration_v1_pb2 as reg_pb2
 from fakedriver.grpcapi import pluginregistration_v1_pb2_grpc as reg_grpc
@@ -88,3 +91,50 @@ def test_a_restarted_plugin_publishes_its_wiped_slices_again(harness, misbehavio
     assert bool(harness.slices.devices()) is republished
     restarted.apply_controls({}, "2")  # switched off: it publishes again
     assert harness.slices.devices()
+
+
+@pytest.mark.parametrize(
+    ("misbehaviours", "recreated"),
+    [([], True), (["cdi-specs-by-device"], True), (["cdi-not-recreated"], False)],
+)
+def test_a_restart_writes_the_lost_cdi_specs_of_checkpointed_claims_again(
+    harness, misbehaviours, recreated
+):
+    """A restarted container of a running pod gets no new prepare: the restarted plugin must
+    bring back the specs of what its checkpoint holds, byte for byte, without the API."""
+    controls = {"_all": json.dumps({"misbehaviours": misbehaviours})}
+    first = harness.start(controls=controls)
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}, {"device": "fa80-1"}]))
+    prepare(dra_v1_pb2_grpc.DRAPluginStub(harness.channel(first)), dra_v1_pb2, UID)
+    [spec] = (harness.root / "cdi").glob(f"{DRIVER}-*.json")
+    written = spec.read_text()
+    harness.stop(first)
+    spec.unlink()  # a reboot emptied /run; the checkpoint survived
+
+    harness.claims.fail_reads = True
+    restarted = harness.start(controls=controls)
+    assert spec.exists() is recreated
+    assert restarted.preparer.rewritten_specs == ([UID] if recreated else [])
+    if recreated:
+        assert spec.read_text() == written
+
+
+def test_a_restart_leaves_present_specs_alone_and_old_checkpoints_do_no_harm(harness):
+    first = harness.start()
+    harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
+    prepare(dra_v1_pb2_grpc.DRAPluginStub(harness.channel(first)), dra_v1_pb2, UID)
+    spec = harness.root / "cdi" / f"{DRIVER}-{UID}.json"
+    mtime = spec.stat().st_mtime_ns
+    harness.stop(first)
+    second = harness.start()
+    assert second.preparer.rewritten_specs == []
+    assert spec.stat().st_mtime_ns == mtime
+    harness.stop(second)
+
+    # A checkpoint written before specs were kept in it: nothing to write the spec from.
+    checkpoint = Checkpoint(second.preparer._checkpoint.path)
+    claims = checkpoint.load()
+    checkpoint.save({uid: replace(c, cdi_document=None) for uid, c in claims.items()})
+    spec.unlink()
+    assert harness.start().preparer.rewritten_specs == []
+    assert not spec.exists()

@@ -72,6 +72,7 @@ SPEC_LEVELS = {
     # the driver's lifecycle as the kubelet drives it (not in spec/requirements.md)
     "DRA-LIFE-001": "MUST",
     "DRA-LIFE-002": "MUST",
+    "DRA-LIFE-003": "MUST",
     # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
@@ -111,6 +112,9 @@ DISRUPTIVE_PREFIXES = (
     "DRA-REBOOT-",
     "DRA-UPD-",
 )
+# and single ones of other suites: a device-plugin grace period, lost CDI specs and a driver
+# restart
+DISRUPTIVE_IDS = ("DRA-EXT-006", "DRA-LIFE-003")
 # Checked against k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go
 KNOWN_GATES_V1_37_2 = {
     "DRAAdminAccess",
@@ -187,7 +191,7 @@ def test_gates(raw_catalog) -> None:
 
 def test_disruptive_marking(raw_catalog) -> None:
     for entry in raw_catalog["requirements"]:
-        expected = entry["id"].startswith(DISRUPTIVE_PREFIXES) or entry["id"] == "DRA-EXT-006"
+        expected = entry["id"].startswith(DISRUPTIVE_PREFIXES) or entry["id"] in DISRUPTIVE_IDS
         assert entry["disruptive"] is expected, entry["id"]
 
 
