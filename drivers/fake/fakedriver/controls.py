@@ -78,6 +78,7 @@ MISBEHAVIOURS = frozenset(
         "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone
         "prepare-not-idempotent",  # a prepare of a claim already prepared answers an error
         "restored-claims-stay-busy",  # unprepare of a claim restored at start keeps its devices
+        "no-device-status",  # prepared claims never get status.devices (claims the capability)
     }
 )
 

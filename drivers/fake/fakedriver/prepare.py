@@ -68,6 +68,7 @@ class DevicePreparer:
         faults: FaultState,
         sleep: Callable[[float], None] = time.sleep,
         on_change: Callable[[], None] = lambda: None,
+        on_prepared: Callable[[PreparedClaim], None] = lambda claim: None,
     ) -> None:
         self._driver = driver
         self._pool = node_name
@@ -78,6 +79,7 @@ class DevicePreparer:
         self._faults = faults
         self._sleep = sleep
         self._on_change = on_change
+        self._on_prepared = on_prepared  # after a fresh prepare, outside the lock
         self._lock = threading.Lock()
         self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
         self._prepared: dict[str, PreparedClaim] = {}
@@ -193,6 +195,7 @@ class DevicePreparer:
             ref.uid,
             ",".join(d.device_name for d in prepared.devices),
         )
+        self._on_prepared(prepared)
         return PrepareOutcome(devices=prepared.devices)
 
     def _wait_for_held_devices(self, allocation: ClaimAllocation) -> None:
