@@ -350,6 +350,10 @@ class FakeDriver:
             },
             "health": {h.device: h.health for h in self.health.snapshot()},
             "healthReportsSent": self.health.reports_sent,
+            "deviceStatusWrites": {
+                "written": self.device_status.written if self.device_status else 0,
+                "failed": self.device_status.failed if self.device_status else 0,
+            },
             "preparedClaims": len(prepared),
             "preparedClaimUIDs": sorted(prepared),
             "prepare": self.preparer.prepare_stats.snapshot(),
