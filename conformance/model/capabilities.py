@@ -12,6 +12,7 @@ from collections.abc import Mapping
 CAPABILITIES: frozenset[str] = frozenset(
     {
         "health-reporting",
+        "device-status",
         "device-taints",
         "extended-resource",
         "prioritized-list",

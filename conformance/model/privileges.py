@@ -1,5 +1,6 @@
-"""What a DRA driver's service accounts must not be allowed to do (the security suite), as
-SubjectAccessReview attributes. Pure: which accounts and which checks; asking the API server
+"""What a DRA driver's service accounts must not be allowed to do (the security suite), and the
+few rights a declared feature needs (its claim status writes), as SubjectAccessReview
+attributes. Pure: which accounts and which checks; asking the API server
 is `conformance.kube.access`.
 
 Every check is a *forbidden* access: a driver passes when the authorizer denies all of them.
@@ -210,3 +211,37 @@ def dra_admin_writes() -> tuple[AccessCheck, ...]:
         AccessCheck(verb, "resourceclaims", group=group) for verb in ("update", "patch", "delete")
     ]
     return tuple(checks)
+
+
+# --- what a driver with the device-status capability needs (DRA-CORE-009) ------------------
+
+
+def status_subresource_writes(namespace: str) -> tuple[AccessCheck, ...]:
+    """Any one of these lets an account send a write to a claim's status subresource."""
+    return tuple(
+        AccessCheck(
+            verb,
+            "resourceclaims",
+            group="resource.k8s.io",
+            subresource="status",
+            namespace=namespace,
+        )
+        for verb in ("patch", "update")
+    )
+
+
+def own_device_status_writes(driver: str, namespace: str) -> tuple[AccessCheck, ...]:
+    """Any one of these lets v1.37.2 accept that write's change of `driver`'s entries in
+    status.devices (associated-node: from the claim's node only)."""
+    return tuple(
+        AccessCheck(
+            prefix + verb,
+            "resourceclaims",
+            group="resource.k8s.io",
+            subresource="driver",
+            name=driver,
+            namespace=namespace,
+        )
+        for prefix in ("associated-node:", "arbitrary-node:")
+        for verb in ("patch", "update")
+    )

@@ -45,6 +45,10 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     "DRA-ALLOC-013": ("not-applicable", "does not declare capability admin-access"),
     "DRA-ALLOC-016": ("not-applicable", "does not declare capability partitionable-devices"),
     "DRA-ALLOC-017": ("not-applicable", "does not declare capability consumable-capacity"),
+    # Its kubelet plugin writes status.devices only when an in-process e2e test calls its
+    # UpdateStatus helper (v1.37.2 test/e2e/dra/test-driver/app/kubeletplugin.go), never on
+    # prepare, so its profile does not declare device-status.
+    "DRA-CORE-009": ("not-applicable", "does not declare capability device-status"),
     "DRA-LOSS-003": ("not-run", "the profile has no fault method for withdraw"),
     "DRA-LOSS-004": ("not-applicable", "does not declare capability health-reporting"),
     "DRA-LOSS-005": ("not-run", "the profile has no fault method for fail-prepare"),

@@ -18,6 +18,7 @@ from fakedriver import DRIVER_NAME
 from fakedriver.catalog import Catalog, CatalogError
 from fakedriver.claims import ApiClaimReader
 from fakedriver.control_watch import ControlWatcher
+from fakedriver.device_status import ApiClaimStatusWriter
 from fakedriver.driver import DriverOptions, FakeDriver
 from fakedriver.kubeapi import ApiError, KubeRest, load_api_client
 from fakedriver.publisher import ApiSliceClient, node_owner_reference
@@ -224,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             args.node_name,
         ),
         owner=owner,
+        claim_status=ApiClaimStatusWriter(rest, field_manager=args.driver_name),
     )
     control = ControlWatcher(
         rest, args.control_namespace, args.control_configmap, driver.apply_controls, driver.stopping

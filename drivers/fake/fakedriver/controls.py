@@ -85,6 +85,7 @@ MISBEHAVIOURS = frozenset(
         "health-v1alpha1-only",  # (legal) GetInfo advertises only the v1alpha1 health service
         "background-release",  # unprepare answers before the device is free; a prepare meanwhile
         # sets the half-released device up without it (its container does not see the device)
+        "no-device-status",  # prepared claims never get status.devices (claims the capability)
     }
 )
 

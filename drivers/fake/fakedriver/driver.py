@@ -23,6 +23,7 @@ from fakedriver.checkpoint import Checkpoint
 from fakedriver.claims import ClaimReader
 from fakedriver.control_watch import ControlWatcher
 from fakedriver.controls import FaultState, NodeControls, parse_controls
+from fakedriver.device_status import ClaimStatusWriter, DeviceStatusReporter
 from fakedriver.grpcapi import (
     DRA_SERVICES,
     HEALTH_SERVICES,
@@ -114,6 +115,7 @@ class FakeDriver:
         slices: SliceClient,
         status_sink: StatusSink,
         owner: dict[str, Any] | None = None,
+        claim_status: ClaimStatusWriter | None = None,
     ) -> None:
         self.options = opts = options.resolved()
         assert opts.state_dir and opts.dra_socket and opts.registration_socket
@@ -127,6 +129,13 @@ class FakeDriver:
         self.cdi = CdiSpecStore(opts.cdi_dir, self.driver)
         self.checkpoint = Checkpoint(opts.state_dir / "checkpoint.json")
         self.status = StatusReporter(status_sink, self.status_document, self.stopping)
+        self.device_status = (
+            DeviceStatusReporter(
+                claim_status, self.driver, self.node, lambda: self.inventory, self.faults
+            )
+            if claim_status is not None
+            else None
+        )
         self.preparer = DevicePreparer(
             driver=self.driver,
             node_name=self.node,
@@ -136,6 +145,7 @@ class FakeDriver:
             checkpoint=self.checkpoint,
             faults=self.faults,
             on_change=self._prepared_changed,
+            on_prepared=self.device_status.prepared if self.device_status else lambda c: None,
         )
         self.health = HealthMonitor(
             self.node,
@@ -364,6 +374,10 @@ class FakeDriver:
             },
             "health": {h.device: h.health for h in self.health.snapshot()},
             "healthReportsSent": self.health.reports_sent,
+            "deviceStatusWrites": {
+                "written": self.device_status.written if self.device_status else 0,
+                "failed": self.device_status.failed if self.device_status else 0,
+            },
             "preparedClaims": len(prepared),
             "preparedClaimUIDs": sorted(prepared),
             "prepare": self.preparer.prepare_stats.snapshot(),

@@ -74,6 +74,7 @@ class DevicePreparer:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[], None] = lambda: None,
+        on_prepared: Callable[[PreparedClaim], None] = lambda claim: None,
     ) -> None:
         self._driver = driver
         self._pool = node_name
@@ -85,6 +86,7 @@ class DevicePreparer:
         self._sleep = sleep
         self._clock = clock
         self._on_change = on_change
+        self._on_prepared = on_prepared  # after a fresh prepare, outside the lock
         self._lock = threading.Lock()
         self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
         self._prepared: dict[str, PreparedClaim] = {}
@@ -226,6 +228,7 @@ class DevicePreparer:
             ref.uid,
             ",".join(d.device_name for d in prepared.devices),
         )
+        self._on_prepared(prepared)
         return PrepareOutcome(devices=prepared.devices)
 
     def _wait_for_held_devices(self, allocation: ClaimAllocation) -> None:

@@ -1,7 +1,7 @@
 """The chart deploy/chart/ rendered by helm for chosen suites and applied to a real API server:
 its authorizer grants the account what those suites need and refuses what only other suites
-need — the security suite reads every workload and asks SubjectAccessReviews without
-cluster-admin, the core suite gets neither."""
+need — the security and core suites read every workload and ask SubjectAccessReviews without
+cluster-admin (core for the device-status rights), the allocation suite gets neither."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from conformance.kube.client import K8sClients
 NAMESPACE = "dra-conformance-chart"
 
 Check = tuple[str, str, str]  # (verb, resource[/subresource], API group)
-CORE_NEEDS: tuple[Check, ...] = (
+EVERY_SUITE_NEEDS: tuple[Check, ...] = (
     ("create", "namespaces", ""),
     ("create", "pods", ""),
     ("create", "resourceclaims", "resource.k8s.io"),
@@ -25,7 +25,7 @@ CORE_NEEDS: tuple[Check, ...] = (
     ("update", "configmaps", ""),
     ("create", "pods/exec", ""),  # a container restarted by killing its process
 )
-SECURITY_NEEDS: tuple[Check, ...] = (
+WORKLOAD_REVIEW_NEEDS: tuple[Check, ...] = (
     ("create", "subjectaccessreviews", "authorization.k8s.io"),
     ("list", "serviceaccounts", ""),
     ("list", "statefulsets", "apps"),
@@ -66,17 +66,21 @@ def chart_namespace(cluster_scoped: ClusterScoped) -> str:
 def test_a_role_per_selection_of_suites(
     apiserver_k8s: K8sClients, cluster_scoped: ClusterScoped, chart_namespace: str
 ) -> None:
-    _apply(apiserver_k8s, cluster_scoped, render_account(NAMESPACE, ("core",), account="only-core"))
+    _apply(
+        apiserver_k8s,
+        cluster_scoped,
+        render_account(NAMESPACE, ("allocation",), account="only-allocation"),
+    )
     _apply(
         apiserver_k8s,
         cluster_scoped,
         render_account(NAMESPACE, ("core", "security"), account="core-and-security"),
     )
-    for check in CORE_NEEDS:
-        assert _allowed(apiserver_k8s, "only-core", check), check
+    for check in EVERY_SUITE_NEEDS:
+        assert _allowed(apiserver_k8s, "only-allocation", check), check
         assert _allowed(apiserver_k8s, "core-and-security", check), check
-    for check in SECURITY_NEEDS:
-        assert not _allowed(apiserver_k8s, "only-core", check), check
+    for check in WORKLOAD_REVIEW_NEEDS:
+        assert not _allowed(apiserver_k8s, "only-allocation", check), check
         assert _allowed(apiserver_k8s, "core-and-security", check), check
     for check in OTHER_SUITES_NEED:
         assert not _allowed(apiserver_k8s, "core-and-security", check), check

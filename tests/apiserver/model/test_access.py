@@ -137,6 +137,24 @@ def test_the_fake_drivers_rbac_passes_every_requirement(
     assert violations(apiserver_k8s.api_client, [account], all_checks(api_namespace)) == []
 
 
+def test_the_fake_drivers_rbac_grants_exactly_its_own_device_status_writes(
+    apiserver_k8s: K8sClients, api_namespace: str, bind: Callable[..., None]
+) -> None:
+    # DRA-CORE-009: a status patch, and associated-node:patch for its own name only.
+    account = ServiceAccountRef(api_namespace, "plugin")
+    cluster_rules, _ = fake_driver_rules()
+    bind(account, cluster_rules)
+    status = privileges.status_subresource_writes(api_namespace)
+    own = privileges.own_device_status_writes(DRIVER, api_namespace)
+    await_allowed(apiserver_k8s, account, own[0])
+    granted = violations(apiserver_k8s.api_client, [account], status + own)
+    assert [str(g.check) for g in granted] == [
+        f"patch resourceclaims/status.resource.k8s.io in namespace {api_namespace}",
+        "associated-node:patch resourceclaims/driver.resource.k8s.io named "
+        f"'{DRIVER}' in namespace {api_namespace}",
+    ]
+
+
 def test_cluster_admin_violates_every_requirement_naming_verb_and_resource(
     apiserver_k8s: K8sClients, api_namespace: str, bind: Callable[..., None]
 ) -> None:

@@ -25,6 +25,7 @@ protogen.generate()  # fast no-op when the stubs are up to date
 
 import grpc  # noqa: E402
 from fakedriver.catalog import Catalog  # noqa: E402
+from fakedriver.checkpoint import PreparedClaim  # noqa: E402
 from fakedriver.claims import ClaimNotFound  # noqa: E402
 from fakedriver.driver import DriverOptions, FakeDriver  # noqa: E402
 from fakedriver.kubeapi import ApiError  # noqa: E402
@@ -107,6 +108,19 @@ class FakeSlices:
         return [d["name"] for o in self.objects.values() for d in o["spec"].get("devices") or []]
 
 
+class ClaimStatusLog:
+    """ClaimStatusWriter that records each apply (``fail`` makes it raise)."""
+
+    def __init__(self) -> None:
+        self.applied: list[tuple[PreparedClaim, list[dict[str, Any]]]] = []
+        self.fail = False
+
+    def apply(self, claim: PreparedClaim, entries: list[dict[str, Any]]) -> None:
+        if self.fail:
+            raise ApiError(403, "forbidden")
+        self.applied.append((claim, entries))
+
+
 class ListSink(StatusSink):
     def __init__(self) -> None:
         self.documents: list[dict[str, Any]] = []
@@ -157,6 +171,7 @@ class DriverHarness:
         self.claims = FakeClaims()
         self.slices = FakeSlices()
         self.sink = ListSink()
+        self.claim_status = ClaimStatusLog()
         self.running: list[FakeDriver] = []
 
     def options(self, node: str = NODE, **overrides: Any) -> DriverOptions:
@@ -175,7 +190,12 @@ class DriverHarness:
         self, node: str = NODE, controls: dict[str, str] | None = None, **overrides: Any
     ) -> FakeDriver:
         driver = FakeDriver(
-            self.options(node, **overrides), self.catalog, self.claims, self.slices, self.sink
+            self.options(node, **overrides),
+            self.catalog,
+            self.claims,
+            self.slices,
+            self.sink,
+            claim_status=self.claim_status,
         )
         if controls is not None:
             driver.apply_controls(controls, "1")

@@ -69,14 +69,20 @@ def test_rbac_is_least_privilege():
     docs = load("rbac.yaml")
     kinds = by_kind(docs)
     cluster_rules = {
-        (tuple(r["apiGroups"]), tuple(r["resources"])): set(r["verbs"])
+        (tuple(r["apiGroups"]), tuple(r["resources"]), tuple(r.get("resourceNames", ()))): set(
+            r["verbs"]
+        )
         for r in kinds["ClusterRole"]["rules"]
     }
+    claims = ("resource.k8s.io",)
     assert cluster_rules == {
         # the calls of publisher.py, and no more
-        (("resource.k8s.io",), ("resourceslices",)): {"list", "create", "update", "delete"},
-        (("resource.k8s.io",), ("resourceclaims",)): {"get"},
-        (("",), ("nodes",)): {"get"},
+        (claims, ("resourceslices",), ()): {"list", "create", "update", "delete"},
+        (claims, ("resourceclaims",), ()): {"get"},
+        # device_status.py: its own entries in status.devices, from the claim's node only
+        (claims, ("resourceclaims/status",), ()): {"patch"},
+        (claims, ("resourceclaims/driver",), (DRIVER,)): {"associated-node:patch"},
+        (("",), ("nodes",), ()): {"get"},
     }
     role_rules = kinds["Role"]["rules"]
     assert {
@@ -92,7 +98,8 @@ def test_rbac_is_least_privilege():
         ]
     assert load("serviceaccount.yaml")[0]["metadata"]["name"] == NAME
     text = (DEPLOY / "rbac.yaml").read_text()
-    assert "resourceclaims/status" not in text and "secrets" not in text and '"*"' not in text
+    assert "resourceclaims/binding" not in text and "arbitrary-node" not in text
+    assert "secrets" not in text and '"*"' not in text
 
 
 def test_device_classes():

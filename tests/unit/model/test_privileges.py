@@ -146,3 +146,20 @@ def test_pod_accounts_default_like_the_api_server() -> None:
         ServiceAccountRef("ns", "plugin"),
         ServiceAccountRef("ns", "default"),
     }
+
+
+def test_device_status_rights_are_a_status_write_and_the_own_drivers_entries() -> None:
+    assert [str(c) for c in privileges.status_subresource_writes("ns")] == [
+        "patch resourceclaims/status.resource.k8s.io in namespace ns",
+        "update resourceclaims/status.resource.k8s.io in namespace ns",
+    ]
+    own = privileges.own_device_status_writes("x.example.com", "ns")
+    assert [c.verb for c in own] == [
+        "associated-node:patch",
+        "associated-node:update",
+        "arbitrary-node:patch",
+        "arbitrary-node:update",
+    ]
+    assert {(c.subresource, c.name, c.namespace) for c in own} == {
+        ("driver", "x.example.com", "ns")
+    }

@@ -12,7 +12,7 @@ from conformance.report.catalog import DEFAULT_CATALOG, catalog_from
 
 # ID -> level as in spec/requirements.md; "MUST when ..." is MUST with a capability gate.
 SPEC_LEVELS = {
-    **{f"DRA-CORE-00{i}": "MUST" for i in range(1, 9)},
+    **{f"DRA-CORE-00{i}": "MUST" for i in range(1, 10)},
     "DRA-ALLOC-001": "MUST",
     "DRA-ALLOC-002": "MUST",
     "DRA-ALLOC-003": "MUST",
@@ -101,6 +101,7 @@ CONDITIONAL_MUST = {
     "DRA-EXT-001": "extended-resource",
     "DRA-EXT-003": "extended-resource",
     "DRA-EXT-004": "extended-resource",
+    "DRA-CORE-009": "device-status",
 }
 # cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
 DISRUPTIVE_PREFIXES = (
@@ -124,6 +125,7 @@ KNOWN_GATES_V1_37_2 = {
     "DRAExtendedResource",
     "DRAPartitionableDevices",
     "DRAPrioritizedList",
+    "DRAResourceClaimDeviceStatus",
     "DRAResourceClaimGranularStatusAuthorization",
     "ResourceHealthStatus",
 }
