@@ -192,10 +192,8 @@ class AdmissionPolicy:
             return False
         if self.compete(earlier, me):
             return True
-        # Nor may one that takes none of its devices make it unfit for good: once the holders
-        # it waits for are gone, it must fit beside the rest and `me` (fits counts a need
-        # against every kind it may reach, so two needs that never share a device can still
-        # exclude each other there).
+        # Nor may one that takes none of its devices leave it no room: fits counts a need against
+        # every kind it may reach, so two needs that never share a device can exclude each other.
         staying = [h for h in held if not self.compete(earlier, h)]
         return not any(
             self.fits([*staying, me, replace(earlier, node=node)])
