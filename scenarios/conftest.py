@@ -8,6 +8,7 @@ a container sees through the profile's verification (conformance/scenario_api/wo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
 from conformance.run.context import RunContext
+from conformance.scenario_api.driver_restarts import DriverRestarts
 from conformance.scenario_api.workloads import Workloads
 
 
@@ -34,3 +36,17 @@ def workload(
 def profile(dra_context: RunContext) -> Any:
     """The driver profile of the run (conformance.model.profile.Profile)."""
     return dra_context.profile
+
+
+@pytest.fixture
+def driver_restarts(
+    dra_context: RunContext, k8s: K8sClients, device_lease: Any
+) -> Iterator[DriverRestarts]:
+    """Restarts of the driver's plugin pod; the driver is ready again on those nodes before
+    the test's device lease is released."""
+    restarts = DriverRestarts(dra_context, k8s)
+    try:
+        yield restarts
+    finally:
+        if restarts.restarted:
+            restarts.wait_driver_ready()

@@ -1,5 +1,5 @@
-"""Fixtures of the device-loss suite: fault injectors that undo themselves, and a driver
-restart that always ends with the driver ready again.
+"""Fixtures of the device-loss suite: fault injectors that undo themselves (the driver restart
+fixture is shared: scenarios/conftest.py).
 
 Everything here is torn down before the test's device lease is released (each fixture depends
 on `device_lease`), so the next test never meets a tainted, withdrawn or failing device.
@@ -22,7 +22,6 @@ from conformance.faults import (
 )
 from conformance.kube import waits
 from conformance.kube.client import K8sClients
-from conformance.kube.daemonsets import restart_pod_on_node, wait_driver_ready
 from conformance.kube.slices import current_devices
 from conformance.run.context import RunContext
 
@@ -95,51 +94,3 @@ class SliceTaints:
 @pytest.fixture
 def driver_taints(dra_context: RunContext, k8s: K8sClients, faults: ProfileFaults) -> SliceTaints:
     return SliceTaints(faults.new(FaultKind.DRIVER_TAINT), k8s, dra_context.timeout("default"))
-
-
-class DriverRestarts:
-    """Restart the driver's kubelet-plugin pod on a node (profile readiness.daemonSet)."""
-
-    def __init__(self, context: RunContext, k8s: K8sClients) -> None:
-        readiness = context.profile.readiness
-        if not (readiness.daemonset_name and readiness.daemonset_namespace):
-            pytest.fail(
-                "the profile has no readiness.daemonSet: restarting the driver's kubelet "
-                "plugin (DRA-LOSS-006) needs its DaemonSet {namespace, name}"
-            )
-        self.context = context
-        self.k8s = k8s
-        self.namespace: str = readiness.daemonset_namespace
-        self.name: str = readiness.daemonset_name
-        self.restarted: list[str] = []
-
-    def restart(self, node: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Delete the plugin pod on `node`; returns (old, new) once the new one is ready."""
-        self.restarted.append(node)
-        return restart_pod_on_node(
-            self.k8s,
-            self.namespace,
-            self.name,
-            node,
-            timeout=self.context.timeout("driverReady"),
-        )
-
-    def wait_driver_ready(self) -> None:
-        wait_driver_ready(
-            self.k8s,
-            self.context.profile,
-            timeout=self.context.timeout("driverReady"),
-            nodes=self.restarted,  # another test may be disrupting another node meanwhile
-        )
-
-
-@pytest.fixture
-def driver_restarts(
-    dra_context: RunContext, k8s: K8sClients, device_lease: Any
-) -> Iterator[DriverRestarts]:
-    restarts = DriverRestarts(dra_context, k8s)
-    try:
-        yield restarts
-    finally:
-        if restarts.restarted:
-            restarts.wait_driver_ready()

@@ -9,6 +9,7 @@ kubelet never connects to a plugin that cannot answer yet.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Mapping
@@ -49,7 +50,7 @@ from fakedriver.services import (
     HealthV1Service,
     RegistrationService,
 )
-from fakedriver.slices import PoolPlan, render_pool
+from fakedriver.slices import PoolPlan, instance_named, render_pool
 from fakedriver.status import StatusReporter, StatusSink
 
 log = logging.getLogger(__name__)
@@ -152,6 +153,8 @@ class FakeDriver:
         self.last_plan: PoolPlan | None = None
         self.last_publish_error = ""
         self._found_leftovers: bool | None = None  # slices from before at the first publish
+        self._start_slices: frozenset[str] | None = None  # their names
+        self._instance = secrets.token_hex(3)  # misbehaviour stale-slice-after-restart
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
         self._registration: UnixSocketServer | None = None
@@ -184,7 +187,7 @@ class FakeDriver:
             if self._keeps_leftover_slices():
                 return None
             try:
-                plan = self._plan()
+                plan = self._restart_naming(self._plan())
                 try:
                     result = self.publisher.publish(plan)
                 except PartitionableUnsupported as exc:
@@ -194,7 +197,7 @@ class FakeDriver:
                         exc,
                     )
                     self.partitionable = False
-                    plan = self._plan()
+                    plan = self._restart_naming(self._plan())
                     result = self.publisher.publish(plan)
             except Exception as exc:
                 log.error("publishing ResourceSlices failed: %s", exc)
@@ -223,6 +226,18 @@ class FakeDriver:
             self._write_ready()
             self.status.mark_dirty()
         return True
+
+    def _restart_naming(self, plan: PoolPlan) -> PoolPlan:
+        """Misbehaviour `stale-slice-after-restart`: a plugin that found slices at its start
+        names its own after its instance and leaves the first of the old ones alone, so that
+        one stays at the old generation beside the pool it writes at a higher one."""
+        if self._start_slices is None:  # the first publish of this process
+            self._start_slices = frozenset(s["metadata"]["name"] for s in self.publisher.existing())
+        if not (self.faults.misbehaving("stale-slice-after-restart") and self._start_slices):
+            self.publisher.spared = frozenset()
+            return plan
+        self.publisher.spared = frozenset({min(self._start_slices)})
+        return instance_named(plan, self._instance)
 
     def _prepared_changed(self) -> None:
         self.status.mark_dirty()
