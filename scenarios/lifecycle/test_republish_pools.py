@@ -38,6 +38,8 @@ def test_restarts_keep_pools_complete_with_generations_going_forward(
     driver, node = dra_context.profile.driver, device_lease.node
     before = device_names(slices.list_slices(k8s, driver, node))
     assert before, f"{driver} publishes no devices for node {node}"
+    # A pool already unsettled is not the restarts' doing: judged as such, before any.
+    _wait_settled(dra_context, k8s, None, before, "before the restarts", driver, node)
     watch = SliceWatch(k8s, driver, node).start()
     try:
         for restart in range(1, RESTARTS + 1):
@@ -47,7 +49,7 @@ def test_restarts_keep_pools_complete_with_generations_going_forward(
                 f"restart {restart} of {RESTARTS} (plugin pod {old['metadata']['name']} "
                 f"replaced by {new['metadata']['name']})"
             )
-            _wait_settled(dra_context, k8s, watch, before, after)
+            _wait_settled(dra_context, k8s, watch, before, after, driver, node)
             record_metric(
                 request, "driver_restart_to_pools_settled", time.monotonic() - started, node=node
             )
@@ -63,13 +65,20 @@ def test_restarts_keep_pools_complete_with_generations_going_forward(
 
 
 def _wait_settled(
-    dra_context: Any, k8s: Any, watch: SliceWatch, before: set[tuple[str, str]], after: str
+    dra_context: Any,
+    k8s: Any,
+    watch: SliceWatch | None,
+    before: set[tuple[str, str]],
+    after: str,
+    driver: str,
+    node: str,
 ) -> None:
     """Until the node's pools are complete, with nothing stale, the same device names;
     at once when the watch saw a generation go back."""
-    driver, node = watch.driver, watch.node
 
     def abort(_: Any) -> str | None:
+        if watch is None:
+            return None
         if watch.error:
             raise HarnessError(watch.error)
         if watch.history.regressions:
@@ -82,14 +91,13 @@ def _wait_settled(
     waits.wait_until(
         lambda: settled_problems(slices.list_slices(k8s, driver, node), before),
         lambda problems: not any(problems.values()),
-        describe=f"the pools of {driver} on {node} to be complete after {after}: the slices "
-        "at each pool's highest generation numbering resourceSliceCount, none left from a "
-        "lower generation, no device name twice, no empty slice, the device names of before",
+        describe=f"the pools of {driver} on {node} to settle after {after} (complete at "
+        "their highest generation, nothing older, the devices of before)",
         timeout=dra_context.timeout("slicesPublished"),
         interval=0.5,
         show=lambda problems: {
             **{check: found for check, found in problems.items() if found},
-            "slice changes seen": watch.timeline[-20:],
+            "slice changes seen": watch.timeline[-20:] if watch else "(not watched yet)",
         },
         abort=abort,
     )

@@ -153,7 +153,7 @@ class FakeDriver:
         self.last_plan: PoolPlan | None = None
         self.last_publish_error = ""
         self._found_leftovers: bool | None = None  # slices from before at the first publish
-        self._start_slices: frozenset[str] | None = None  # their names
+        self._start_slices: frozenset[str] | None = None  # their names, with the misbehaviour
         self._instance = secrets.token_hex(3)  # misbehaviour stale-slice-after-restart
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
@@ -229,11 +229,15 @@ class FakeDriver:
 
     def _restart_naming(self, plan: PoolPlan) -> PoolPlan:
         """Misbehaviour `stale-slice-after-restart`: a plugin that found slices at its start
-        names its own after its instance and leaves the first of the old ones alone, so that
-        one stays at the old generation beside the pool it writes at a higher one."""
+        (the misbehaviour on) names its own after its instance and leaves the first of the old
+        ones alone, so that one stays at the old generation beside the pool it writes at a
+        higher one. Switched on later, it starts with the next restart, as a new version
+        would."""
+        on = self.faults.misbehaving("stale-slice-after-restart")
         if self._start_slices is None:  # the first publish of this process
-            self._start_slices = frozenset(s["metadata"]["name"] for s in self.publisher.existing())
-        if not (self.faults.misbehaving("stale-slice-after-restart") and self._start_slices):
+            found = self.publisher.existing() if on else []
+            self._start_slices = frozenset(s["metadata"]["name"] for s in found)
+        if not (on and self._start_slices):
             self.publisher.spared = frozenset()
             return plan
         self.publisher.spared = frozenset({min(self._start_slices)})

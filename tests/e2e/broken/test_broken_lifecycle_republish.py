@@ -20,4 +20,4 @@ def test_life_004_fails_when_a_restart_leaves_a_stale_slice(run_scenario_against
         ["stale-slice-after-restart"],
         timeouts={"slicesPublished": "20s"},
     )
-    result.assert_requirement_failed("left from a lower generation")
+    result.assert_requirement_failed("slice(s) left from a lower generation: ")

@@ -60,3 +60,10 @@ def test_switched_off_the_restarted_plugin_cleans_its_pool_up(harness):
     after = list(harness.slices.objects.values())
     assert not settled_problems(after, device_names(after))["stale"]
     assert len(after) == after[0]["spec"]["pool"]["resourceSliceCount"]
+
+
+def test_switched_on_while_running_it_waits_for_the_next_restart(harness):
+    harness.stop(harness.start())
+    running = harness.start()  # found slices at its start, the misbehaviour off
+    running.apply_controls({"_all": json.dumps({"misbehaviours": STALE})}, "2")
+    assert not settled_problems(list(harness.slices.objects.values()), set())["stale"]
