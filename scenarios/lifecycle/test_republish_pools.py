@@ -45,11 +45,11 @@ def test_restarts_keep_pools_complete_with_generations_going_forward(
         for restart in range(1, RESTARTS + 1):
             started = time.monotonic()
             old, new = driver_restarts.restart(node)
-            after = (
-                f"restart {restart} of {RESTARTS} (plugin pod {old['metadata']['name']} "
+            when = (
+                f"after restart {restart} of {RESTARTS} (plugin pod {old['metadata']['name']} "
                 f"replaced by {new['metadata']['name']})"
             )
-            _wait_settled(dra_context, k8s, watch, before, after, driver, node)
+            _wait_settled(dra_context, k8s, watch, before, when, driver, node)
             record_metric(
                 request, "driver_restart_to_pools_settled", time.monotonic() - started, node=node
             )
@@ -69,7 +69,7 @@ def _wait_settled(
     k8s: Any,
     watch: SliceWatch | None,
     before: set[tuple[str, str]],
-    after: str,
+    when: str,
     driver: str,
     node: str,
 ) -> None:
@@ -82,16 +82,15 @@ def _wait_settled(
         if watch.error:
             raise HarnessError(watch.error)
         if watch.history.regressions:
-            return (
-                f"the generation of a pool of {driver} on {node} went back after {after}: "
-                + "; ".join(watch.history.regressions)
+            return f"the generation of a pool of {driver} on {node} went back {when}: " + "; ".join(
+                watch.history.regressions
             )
         return None
 
     waits.wait_until(
         lambda: settled_problems(slices.list_slices(k8s, driver, node), before),
         lambda problems: not any(problems.values()),
-        describe=f"the pools of {driver} on {node} to settle after {after} (complete at "
+        describe=f"the pools of {driver} on {node} to settle {when} (complete at "
         "their highest generation, nothing older, the devices of before)",
         timeout=dra_context.timeout("slicesPublished"),
         interval=0.5,
