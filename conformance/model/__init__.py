@@ -27,6 +27,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `cel`            | CEL text for selectors: attribute/capacity names, references, literals |
 | `devices`        | published devices (from ResourceSlices) and which kinds can use them   |
 | `slice_checks`   | what DRA-CORE-002 demands of ResourceSlices (pure checks)              |
+| `pool_history`   | what DRA-LIFE-004 demands of a node's pools across driver restarts     |
 | `node_selection` | does a Node match a NodeSelector                                       |
 | `outcome`        | typed outcomes: not applicable / not run                               |
 | `readiness_failure` | which part of driver readiness failed, and what the cluster said    |

@@ -16,6 +16,8 @@
 | `verification`    | how a container proves which devices it received                      |
 | `device_reuse`    | proving a released device can be allocated again                      |
 | `republish`       | proving a driver publishes its node's devices again, in new slices    |
+| `slice_watch`     | every state of a node's ResourceSlices of a driver, from a watch      |
+| `driver_restarts` | restarts of the driver's plugin pod, awaited ready again at the end   |
 | `cdi_specs`       | a node's CDI specs and kubelet DRA checkpoint, read by a pod (CORE-008) |
 | `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |
 

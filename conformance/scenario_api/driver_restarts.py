@@ -21,8 +21,8 @@ class DriverRestarts:
         if not (readiness.daemonset_name and readiness.daemonset_namespace):
             pytest.fail(
                 "the profile has no readiness.daemonSet: restarting the driver's kubelet "
-                "plugin (DRA-LOSS-006, DRA-LOSS-012, DRA-LIFE-003) needs its DaemonSet "
-                "{namespace, name}"
+                "plugin (DRA-LOSS-006, DRA-LOSS-012, DRA-LIFE-003, DRA-LIFE-004) needs its "
+                "DaemonSet {namespace, name}"
             )
         self.context = context
         self.k8s = k8s

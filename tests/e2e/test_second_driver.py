@@ -72,7 +72,10 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
 # DRA-LOSS-012: a restarted test driver forgets what it prepared (no checkpoint), answers the
 # unprepare of an unknown claim with success and holds no device busy; DRA-LIFE-002: its
 # unprepare removes the claim's CDI files and forgets the claim before it answers, so a device
-# the kubelet hands on after a graceful delete is whole when the next prepare comes. The
+# the kubelet hands on after a graceful delete is whole when the next prepare comes;
+# DRA-LIFE-004: its kubeletplugin helper publishes through the ResourceSlice controller of
+# k8s.io/dynamic-resource-allocation, which on start matches the slices it finds by index, keeps
+# identical ones at their generation and deletes every slice that does not belong. The
 # per-test kubelet check applies to its tests as to the fake driver's: it reports no error.
 # Requirement -> a stable part of the failure reason, for requirements the test driver breaks
 # only when a race goes one way; either passed or that failure is right. DRA-DEL-006 (SHOULD):

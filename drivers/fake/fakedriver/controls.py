@@ -77,6 +77,9 @@ MISBEHAVIOURS = frozenset(
         "unpublished-taints",  # taints set through the control channel never reach the slice
         "none-taint-as-noschedule",  # a taint of effect None is published as NoSchedule
         "no-republish-after-restart",  # a restart finding its slices never writes any again
+        # a restart finding its slices writes the pool under new slice names at a higher
+        # generation and deletes the old slices but one, left behind at the lower generation
+        "stale-slice-after-restart",
         "cdi-specs-by-device",  # (legal) specs named by device: no claim UID in name or contents
         "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone
         "prepare-not-idempotent",  # a prepare of a claim already prepared answers an error

@@ -9,6 +9,7 @@ kubelet never connects to a plugin that cannot answer yet.
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Mapping
@@ -50,7 +51,7 @@ from fakedriver.services import (
     HealthV1Service,
     RegistrationService,
 )
-from fakedriver.slices import PoolPlan, render_pool
+from fakedriver.slices import PoolPlan, instance_named, render_pool
 from fakedriver.status import StatusReporter, StatusSink
 
 log = logging.getLogger(__name__)
@@ -163,6 +164,8 @@ class FakeDriver:
         self.last_plan: PoolPlan | None = None
         self.last_publish_error = ""
         self._found_leftovers: bool | None = None  # slices from before at the first publish
+        self._start_slices: frozenset[str] | None = None  # their names, with the misbehaviour
+        self._instance = secrets.token_hex(3)  # misbehaviour stale-slice-after-restart
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
         self._registration: UnixSocketServer | None = None
@@ -196,7 +199,7 @@ class FakeDriver:
             if self._keeps_leftover_slices():
                 return None
             try:
-                plan = self._plan()
+                plan = self._restart_naming(self._plan())
                 try:
                     result = self.publisher.publish(plan)
                 except PartitionableUnsupported as exc:
@@ -206,7 +209,7 @@ class FakeDriver:
                         exc,
                     )
                     self.partitionable = False
-                    plan = self._plan()
+                    plan = self._restart_naming(self._plan())
                     result = self.publisher.publish(plan)
             except Exception as exc:
                 log.error("publishing ResourceSlices failed: %s", exc)
@@ -235,6 +238,22 @@ class FakeDriver:
             self._write_ready()
             self.status.mark_dirty()
         return True
+
+    def _restart_naming(self, plan: PoolPlan) -> PoolPlan:
+        """Misbehaviour `stale-slice-after-restart`: a plugin that found slices at its start
+        (the misbehaviour on) names its own after its instance and leaves the first of the old
+        ones alone, so that one stays at the old generation beside the pool it writes at a
+        higher one. Switched on later, it starts with the next restart, as a new version
+        would."""
+        on = self.faults.misbehaving("stale-slice-after-restart")
+        if self._start_slices is None:  # the first publish of this process
+            found = self.publisher.existing() if on else []
+            self._start_slices = frozenset(s["metadata"]["name"] for s in found)
+        if not (on and self._start_slices):
+            self.publisher.spared = frozenset()
+            return plan
+        self.publisher.spared = frozenset({min(self._start_slices)})
+        return instance_named(plan, self._instance)
 
     def _prepared_changed(self) -> None:
         self.status.mark_dirty()

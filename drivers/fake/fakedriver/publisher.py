@@ -82,6 +82,9 @@ class SlicePublisher:
         self._owner = owner
         self._generation = 0
         self.last: PublishResult | None = None
+        # Misbehaviour stale-slice-after-restart: slices never updated nor deleted (not
+        # taken for this publisher's), though their generation counts.
+        self.spared: frozenset[str] = frozenset()
 
     def existing(self) -> list[dict[str, Any]]:
         """The slices of this driver on this node as the API server has them now."""
@@ -101,11 +104,13 @@ class SlicePublisher:
         raise AssertionError("unreachable")
 
     def _publish_once(self, plan: PoolPlan) -> PublishResult:
+        listed = self._client.list_slices(self._node, self._driver)
         existing = {
-            s["metadata"]["name"]: s for s in self._client.list_slices(self._node, self._driver)
+            s["metadata"]["name"]: s for s in listed if s["metadata"]["name"] not in self.spared
         }
         content_hash = plan.content_hash()
         generations = {int(s["spec"]["pool"].get("generation", 0)) for s in existing.values()}
+        highest = max(int(s["spec"]["pool"].get("generation", 0)) for s in listed) if listed else 0
         wanted = [s.name for s in plan.slices]
         count = plan.slices[0].spec["pool"]["resourceSliceCount"] if plan.slices else 0
         up_to_date = (
@@ -120,7 +125,7 @@ class SlicePublisher:
             self._generation = max([self._generation, *generations])
             return PublishResult(self._generation, tuple(wanted), False, count)
 
-        generation = max([self._generation, *generations]) + 1
+        generation = max(self._generation, highest) + 1
         for item in plan.slices:
             body = self._body(item.name, item.spec, generation, content_hash)
             if item.name in existing:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fakedriver.catalog import DeviceSpec, NodeInventory
@@ -223,3 +223,9 @@ def render_pool(
         for name, body in bodies
     )
     return PoolPlan(pool=node_name, slices=slices, published_devices=tuple(d.name for d in devices))
+
+
+def instance_named(plan: PoolPlan, instance: str) -> PoolPlan:
+    """Misbehaviour stale-slice-after-restart: slice names that carry the plugin instance, as a
+    driver naming its slices after its pod would (the predecessor's names are not its own)."""
+    return replace(plan, slices=tuple(replace(s, name=f"{s.name}-{instance}") for s in plan.slices))

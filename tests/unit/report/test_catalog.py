@@ -73,6 +73,7 @@ SPEC_LEVELS = {
     "DRA-LIFE-001": "MUST",
     "DRA-LIFE-002": "MUST",
     "DRA-LIFE-003": "MUST",
+    "DRA-LIFE-004": "SHOULD",  # pools across plugin restarts
     # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
     "DRA-SEC-002": "MUST",
@@ -114,8 +115,8 @@ DISRUPTIVE_PREFIXES = (
     "DRA-UPD-",
 )
 # and single ones of other suites: a device-plugin grace period, lost CDI specs and a driver
-# restart
-DISRUPTIVE_IDS = ("DRA-EXT-006", "DRA-LIFE-003")
+# restart (two of them)
+DISRUPTIVE_IDS = ("DRA-EXT-006", "DRA-LIFE-003", "DRA-LIFE-004")
 # Checked against k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go
 KNOWN_GATES_V1_37_2 = {
     "DRAAdminAccess",
