@@ -137,6 +137,12 @@ def container_start_times(pod: Mapping[str, Any] | None) -> dict[str, float]:
     return starts
 
 
+def containers_started_before(pod: Mapping[str, Any] | None, moment: float) -> dict[str, float]:
+    """The containers of `pod` that surely started before epoch second `moment`: startedAt has
+    whole seconds, so only a start over a second before it counts."""
+    return {n: t for n, t in container_start_times(pod).items() if t + 1 < moment}
+
+
 @dataclass(frozen=True)
 class WorkloadOutput:
     """What the workload container printed: its environment and the profile's file/command."""

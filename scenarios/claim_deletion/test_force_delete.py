@@ -77,13 +77,7 @@ def test_force_deleted_pods_device_not_used_before_unprepare(
         abort=too_early,
     )
     probe.wait_reallocated(released_uids={held_uid}, refused_prepares_expected=True)
-    # startedAt has whole seconds: a start it puts over a second before the last unmoved
-    # counter reading really happened before that reading.
-    early = {
-        name: started
-        for name, started in state.container_start_times(workload.read_pod(probe.name)).items()
-        if started + 1 < still_prepared_at
-    }
+    early = state.containers_started_before(workload.read_pod(probe.name), still_prepared_at)
     assert not early, (
         f"pod {probe.name} started containers {sorted(early)} at "
         f"{[datetime.fromtimestamp(t).isoformat() for t in early.values()]}, before the "

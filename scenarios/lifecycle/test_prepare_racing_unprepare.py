@@ -120,13 +120,7 @@ def _race(
         _explain_half_released(workload, node, old, probe, label, exc)
         raise
     record_metric(request, "graceful_delete_to_reused", time.monotonic() - deleted, node=node)
-    # startedAt has whole seconds: a start it puts over a second before the last reading that
-    # still saw the claim prepared really happened before that reading.
-    early = {
-        name: started
-        for name, started in state.container_start_times(workload.read_pod(probe.name)).items()
-        if started + 1 < still_prepared_at
-    }
+    early = state.containers_started_before(workload.read_pod(probe.name), still_prepared_at)
     assert not early, (
         f"{label}: pod {probe.name} started containers {sorted(early)} at "
         f"{[datetime.fromtimestamp(t).isoformat() for t in early.values()]}, before the kubelet "

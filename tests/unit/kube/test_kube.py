@@ -4,6 +4,8 @@ need one)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from helpers.dra_objects import allocated_status, claim, pod
 from kubernetes.client.exceptions import ApiException
@@ -181,3 +183,18 @@ def test_describe_pod_shows_dra_state() -> None:
     assert "  gpu: template t -> p-gpu-abcde" in text
     assert "  PodScheduled=False Unschedulable: cannot allocate" in text
     assert "Warning FailedScheduling Pod/p: cannot allocate all claims" in text
+
+
+def test_containers_started_before_a_moment_leave_the_same_second_out() -> None:
+    started = {
+        "status": {
+            "containerStatuses": [
+                {"name": "early", "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}},
+                {"name": "same", "state": {"terminated": {"startedAt": "2026-01-01T00:00:09Z"}}},
+                {"name": "waiting", "state": {"waiting": {"reason": "ContainerCreating"}}},
+            ]
+        }
+    }
+    moment = datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC).timestamp()
+    assert list(state.containers_started_before(started, moment)) == ["early"]
+    assert state.containers_started_before(None, moment) == {}
