@@ -35,3 +35,21 @@ def ask_workload_to_exit(k8s: K8sClients, namespace: str, pod: str, container: s
     """The workload sleeps until EXIT_FILE exists; it then exits 0 and, with the default
     restartPolicy Always, the kubelet starts the container again."""
     exec_in_container(k8s, namespace, pod, container, ["/bin/sh", "-c", f"touch {EXIT_FILE}"])
+
+
+_FOUND, _ABSENT = "--dra-file-found--", "--dra-file-absent--"
+
+
+def read_container_file(
+    k8s: K8sClients, namespace: str, pod: str, container: str, path: str
+) -> str | None:
+    """The text of file `path` in the container, None when there is no such file. A marker line
+    first tells an absent file from an empty one and from an error message."""
+    script = f'if [ -f "$1" ]; then echo {_FOUND}; cat "$1"; else echo {_ABSENT}; fi'
+    out = exec_in_container(k8s, namespace, pod, container, ["/bin/sh", "-c", script, "sh", path])
+    marker, _, text = out.partition("\n")
+    if marker == _ABSENT:
+        return None
+    if marker != _FOUND:
+        raise RuntimeError(f"reading {path} in container {container} of {namespace}/{pod}: {out}")
+    return text
