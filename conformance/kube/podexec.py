@@ -37,7 +37,7 @@ def ask_workload_to_exit(k8s: K8sClients, namespace: str, pod: str, container: s
     exec_in_container(k8s, namespace, pod, container, ["/bin/sh", "-c", f"touch {EXIT_FILE}"])
 
 
-_FOUND, _ABSENT = "--dra-file-found--", "--dra-file-absent--"
+FOUND_MARKER, ABSENT_MARKER = "--dra-file-found--", "--dra-file-absent--"
 
 
 def read_container_file(
@@ -45,11 +45,11 @@ def read_container_file(
 ) -> str | None:
     """The text of file `path` in the container, None when there is no such file. A marker line
     first tells an absent file from an empty one and from an error message."""
-    script = f'if [ -f "$1" ]; then echo {_FOUND}; cat "$1"; else echo {_ABSENT}; fi'
+    script = f'if [ -f "$1" ]; then echo {FOUND_MARKER}; cat "$1"; else echo {ABSENT_MARKER}; fi'
     out = exec_in_container(k8s, namespace, pod, container, ["/bin/sh", "-c", script, "sh", path])
     marker, _, text = out.partition("\n")
-    if marker == _ABSENT:
+    if marker == ABSENT_MARKER:
         return None
-    if marker != _FOUND:
+    if marker != FOUND_MARKER:
         raise RuntimeError(f"reading {path} in container {container} of {namespace}/{pod}: {out}")
     return text

@@ -29,7 +29,7 @@ KIND = "DeviceMetadata"
 # Set by the ResourceClaim controller on the claims it generates from a pod's template.
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # A device attribute holds exactly one of these (resource.k8s.io/v1 DeviceAttribute).
-ATTRIBUTE_TYPES: Mapping[str, type | tuple[type, ...]] = {
+ATTRIBUTE_TYPES: Mapping[str, type] = {
     "int": int,
     "bool": bool,
     "string": str,
