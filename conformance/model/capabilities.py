@@ -13,6 +13,7 @@ CAPABILITIES: frozenset[str] = frozenset(
     {
         "health-reporting",
         "device-status",
+        "device-metadata",
         "device-taints",
         "extended-resource",
         "prioritized-list",

@@ -81,7 +81,7 @@ def _condition_problems(where: str, conditions: Any) -> list[str]:
     return problems
 
 
-def _network_problems(where: str, network: Any) -> list[str]:
+def network_problems(where: str, network: Any) -> list[str]:
     if network is None:
         return []
     if not isinstance(network, Mapping):
@@ -110,7 +110,7 @@ def entry_problems(claim: Mapping[str, Any], driver: str) -> list[str]:
         problems += _condition_problems(where, entry.get("conditions"))
         if "data" in entry and not isinstance(entry["data"], Mapping):
             problems.append(f"{where}: data is not a JSON object")
-        problems += _network_problems(where, entry.get("networkData"))
+        problems += network_problems(where, entry.get("networkData"))
     return problems
 
 

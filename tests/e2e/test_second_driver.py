@@ -73,6 +73,9 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
 # unprepare of an unknown claim with success and holds no device busy; DRA-LIFE-002: its
 # unprepare removes the claim's CDI files and forgets the claim before it answers, so a device
 # the kubelet hands on after a graceful delete is whole when the next prepare comes;
+# DRA-CORE-010: its DaemonSet runs it with --enable-device-metadata, so the upstream kubeletplugin
+# helper writes each request's metadata file (v1beta1) with the results' driver, pool and device,
+# mounted by a CDI device of the request alone (server.go, kubeletplugin.go);
 # DRA-LIFE-004: its kubeletplugin helper publishes through the ResourceSlice controller of
 # k8s.io/dynamic-resource-allocation, which on start matches the slices it finds by index, keeps
 # identical ones at their generation and deletes every slice that does not belong. The

@@ -45,6 +45,8 @@ class PreparedClaim:
     # The spec written at prepare: a restart that finds the file gone (a reboot emptied /run)
     # writes it again, since a restarted container of a running pod gets no new prepare.
     cdi_document: dict[str, Any] | None = None
+    # The device metadata CDI specs written at prepare, by path (written again like the above).
+    metadata_specs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,6 +72,7 @@ class PreparedClaim:
             cdi_spec=raw["cdi_spec"],
             prepared_at=float(raw.get("prepared_at", 0.0)),
             cdi_document=raw.get("cdi_document"),
+            metadata_specs=dict(raw.get("metadata_specs") or {}),
         )
 
 

@@ -13,6 +13,9 @@ from typing import Any, Protocol
 
 from fakedriver.kubeapi import ApiError, KubeRest
 
+# Set by the ResourceClaim controller on the claims it generates from a pod's template.
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+
 
 class ClaimError(Exception):
     """The claim cannot be prepared; the message goes back to the kubelet."""
@@ -81,6 +84,7 @@ class ClaimAllocation:
     name: str
     devices: tuple[AllocatedDevice, ...]
     configs: tuple[OpaqueConfig, ...]
+    pod_claim_name: str | None = None  # claims generated from a pod's template
 
     def config_for(self, request: str) -> dict[str, str]:
         """Merged opaque parameters: class config first, then claim config wins."""
@@ -152,6 +156,7 @@ def allocation_for_driver(
         name=str(meta.get("name", "")),
         devices=tuple(devices),
         configs=tuple(configs),
+        pod_claim_name=(meta.get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) or None,
     )
 
 

@@ -136,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--kubeconfig", default=None, help="default: in-cluster, then ~/.kube/config")
     p.add_argument("--grpc-workers", type=int, default=16)
+    p.add_argument(
+        "--device-metadata",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write device metadata files (KEP-5304) for the containers of prepared claims",
+    )
     p.add_argument("--log-level", default="INFO")
     return p
 
@@ -197,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         health_timeout=args.health_timeout,
         resync_interval=args.resync_interval,
         grpc_workers=args.grpc_workers,
+        device_metadata=args.device_metadata,
     )
     stopping = threading.Event()
 

@@ -89,6 +89,9 @@ MISBEHAVIOURS = frozenset(
         "background-release",  # unprepare answers before the device is free; a prepare meanwhile
         # sets the half-released device up without it (its container does not see the device)
         "no-device-status",  # prepared claims never get status.devices (claims the capability)
+        # device metadata (KEP-5304) of each request lists all of the claim's devices
+        "metadata-all-requests",
+        "metadata-wrong-device",  # device metadata lists another device of the node
     }
 )
 

@@ -35,6 +35,7 @@ from fakedriver.grpcapi import (
     pluginregistration_v1_pb2_grpc,
 )
 from fakedriver.health import HealthMonitor
+from fakedriver.metadata import MetadataStore
 from fakedriver.prepare import DevicePreparer
 from fakedriver.publisher import (
     PartitionableUnsupported,
@@ -82,6 +83,8 @@ class DriverOptions:
     # starts; upstream's slice controller re-creates them on the delete event, this polls.
     resync_interval: float = 5.0
     grpc_workers: int = 16
+    # Device metadata files for the containers (KEP-5304; fakedriver.metadata).
+    device_metadata: bool = True
 
     def resolved(self) -> DriverOptions:
         plugin_dir = self.plugin_dir or Path("/var/lib/kubelet/plugins") / self.driver_name
@@ -147,6 +150,9 @@ class FakeDriver:
             faults=self.faults,
             on_change=self._prepared_changed,
             on_prepared=self.device_status.prepared if self.device_status else lambda c: None,
+            metadata=MetadataStore(opts.plugin_dir, self.cdi, self.driver)
+            if opts.device_metadata and opts.plugin_dir
+            else None,
         )
         self.health = HealthMonitor(
             self.node,

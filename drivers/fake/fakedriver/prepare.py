@@ -5,7 +5,9 @@ still offered, applies injected faults, writes the claim's CDI spec and
 checkpoints the result. Claims already in the checkpoint are answered from it
 without another API read, which makes repeated calls (kubelet retries, a
 restarted kubelet or driver) idempotent. At start the driver writes again the
-CDI specs of checkpointed claims that are gone (a reboot emptied /run).
+CDI specs of checkpointed claims that are gone (a reboot emptied /run). With a
+metadata store, each request of a prepared claim also gets its device metadata
+file (fakedriver.metadata).
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from fakedriver.claims import (
     unprepare_from_api_errors,
 )
 from fakedriver.controls import FaultState
+from fakedriver.metadata import ClaimIdentity, MetadataStore, requests_metadata
 from fakedriver.release import ReleaseBook
+from fakedriver.slices import device_attributes
 from fakedriver.stats import LatencyStats
 
 log = logging.getLogger(__name__)
@@ -75,6 +79,7 @@ class DevicePreparer:
         clock: Callable[[], float] = time.monotonic,
         on_change: Callable[[], None] = lambda: None,
         on_prepared: Callable[[PreparedClaim], None] = lambda claim: None,
+        metadata: MetadataStore | None = None,
     ) -> None:
         self._driver = driver
         self._pool = node_name
@@ -87,6 +92,7 @@ class DevicePreparer:
         self._clock = clock
         self._on_change = on_change
         self._on_prepared = on_prepared  # after a fresh prepare, outside the lock
+        self._metadata = metadata  # None: no device metadata files
         self._lock = threading.Lock()
         self._unprepared = threading.Condition(self._lock)  # notified after each unprepare
         self._prepared: dict[str, PreparedClaim] = {}
@@ -130,6 +136,11 @@ class DevicePreparer:
                 if path not in known:
                     path.unlink(missing_ok=True)
                     self.removed_orphan_specs.append(path.name)
+            for uid, paths in (self._metadata.spec_uids() if self._metadata else {}).items():
+                if uid not in self._prepared:
+                    for path in paths:
+                        path.unlink(missing_ok=True)
+                        self.removed_orphan_specs.append(path.name)
             self.rewritten_specs = self._rewrite_lost_specs()
         log.info("checkpoint: %d prepared claim(s) recovered", self.recovered_claims)
         if self.removed_orphan_specs:
@@ -146,7 +157,13 @@ class DevicePreparer:
         that restarts gets no new prepare: the runtime resolves the claim's CDI devices from
         these files alone. Misbehaviour cdi-not-recreated leaves them gone."""
         lost = [c for c in self._prepared.values() if not Path(c.cdi_spec).exists()]
-        if lost and self._faults.misbehaving("cdi-not-recreated"):
+        lost_metadata = {
+            path: spec
+            for claim in self._prepared.values()
+            for path, spec in claim.metadata_specs.items()
+            if not Path(path).exists()
+        }
+        if (lost or lost_metadata) and self._faults.misbehaving("cdi-not-recreated"):
             log.warning(
                 "misbehaviour cdi-not-recreated: not writing the lost CDI specs of %s",
                 ", ".join(c.uid for c in lost),
@@ -159,6 +176,9 @@ class DevicePreparer:
                 continue
             self._cdi.write_to(Path(claim.cdi_spec), claim.cdi_document)
             rewritten.append(claim.uid)
+        for path, spec in lost_metadata.items():
+            self._cdi.write_to(Path(path), spec)
+            rewritten.append(Path(path).name)
         if rewritten:
             log.info("wrote the lost CDI spec(s) of %s again", ", ".join(rewritten))
         return rewritten
@@ -371,6 +391,7 @@ class DevicePreparer:
         path = self._cdi.write(naming, document, first)
         if self._faults.misbehaving("unstable-cdi-spec"):
             self._rewrite_later(naming, path, inventory, entries)
+        devices, metadata_specs = self._write_metadata(allocation, inventory, devices)
         prepared = PreparedClaim(
             uid=allocation.uid,
             namespace=allocation.namespace,
@@ -378,6 +399,7 @@ class DevicePreparer:
             devices=tuple(devices),
             cdi_spec=str(path),
             cdi_document=document,
+            metadata_specs=metadata_specs,
         )
         self._prepared[allocation.uid] = prepared
         try:
@@ -385,8 +407,44 @@ class DevicePreparer:
         except OSError as exc:
             del self._prepared[allocation.uid]
             self._cdi.remove(allocation.uid, path)
+            if self._metadata:
+                self._metadata.remove(allocation.namespace, allocation.name, allocation.uid)
             raise ClaimError(f"checkpoint write failed: {exc}") from exc
         return prepared
+
+    def _write_metadata(
+        self, allocation: ClaimAllocation, inventory: NodeInventory, devices: list[PreparedDevice]
+    ) -> tuple[list[PreparedDevice], dict[str, dict]]:
+        """Write the device metadata of each request and add its CDI device id to the request's
+        first device, so the kubelet passes it to the containers that use the request (the
+        devices, with those ids, and the metadata CDI specs by path)."""
+        if self._metadata is None:
+            return devices, {}
+        by_name = inventory.by_name()
+        controls = self._faults.published
+        wrong = self._faults.misbehaving("metadata-wrong-device")
+
+        def listed(device: str) -> str:  # misbehaviour metadata-wrong-device: another device
+            other = _another_device(inventory, device) if wrong else None
+            return other.name if other else device
+
+        requests = requests_metadata(
+            [(d.request, d.pool, listed(d.device)) for d in allocation.devices],
+            lambda name: device_attributes(self._driver, by_name[name], controls),
+            all_requests=self._faults.misbehaving("metadata-all-requests"),
+        )
+        claim = ClaimIdentity(
+            allocation.uid, allocation.namespace, allocation.name, allocation.pod_claim_name
+        )
+        written = self._metadata.write(claim, requests)
+        with_ids = list(devices)
+        for request, device_id in written.device_ids.items():
+            for i, device in enumerate(with_ids):
+                if request in device.request_names:
+                    ids = (*device.cdi_device_ids, device_id)
+                    with_ids[i] = replace(device, cdi_device_ids=ids)
+                    break
+        return with_ids, dict(written.specs)
 
     def _half_released(self, allocation: ClaimAllocation) -> dict[str, str]:
         """Misbehaviour background-release: the allocated devices whose release from another
@@ -509,6 +567,8 @@ class DevicePreparer:
                     log.warning("misbehaviour leak-cdi-spec: keeping the spec of %s", ref.uid)
                 else:
                     self._cdi.remove(ref.uid, known.cdi_spec if known else None)
+                    if self._metadata:
+                        self._metadata.remove(ref.namespace, ref.name, ref.uid)
                 results[ref.uid] = ""
                 log.info(
                     "unprepared claim %s/%s (%s)%s",

@@ -55,7 +55,7 @@ def _qualified(driver: str, name: str, controls: NodeControls) -> str:
     return f"{driver}/{name}"
 
 
-def _attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict[str, Any]:
+def device_attributes(driver: str, device: DeviceSpec, controls: NodeControls) -> dict[str, Any]:
     def qualified(name: str) -> str:
         return _qualified(driver, name, controls)
 
@@ -112,7 +112,7 @@ def render_device(
         memory["requestPolicy"] = dict(device.request_policy)
     out: dict[str, Any] = {
         "name": device.name,
-        "attributes": _attributes(driver, device, controls),
+        "attributes": device_attributes(driver, device, controls),
         "capacity": {_qualified(driver, "memory", controls): memory},
     }
     if device.allow_multiple_allocations:

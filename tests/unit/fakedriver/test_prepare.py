@@ -11,6 +11,9 @@ from unit.fakedriver.conftest import DRIVER, NODE, make_claim
 
 UID = "5f0c8b0e-7b7a-4a37-9a51-3b0c2f1e0a01"
 UID2 = "5f0c8b0e-7b7a-4a37-9a51-3b0c2f1e0a02"
+# These tests look at the claims' own CDI specs: the device metadata files and their specs are
+# tested in test_device_metadata.py.
+NO_METADATA = {"device_metadata": False}
 
 
 def _claims(pb2, *uids):
@@ -31,7 +34,7 @@ def unprepare(stub, pb2, *uids):
 
 @pytest.fixture
 def v1(harness):
-    driver = harness.start()
+    driver = harness.start(**NO_METADATA)
     return driver, dra_v1_pb2_grpc.DRAPluginStub(harness.channel(driver))
 
 
@@ -122,7 +125,7 @@ def test_unprepare_removes_spec_and_checkpoint_entry(harness, v1):
 
 
 def test_v1beta1_service(harness):
-    driver = harness.start()
+    driver = harness.start(**NO_METADATA)
     stub = dra_v1beta1_pb2_grpc.DRAPluginStub(harness.channel(driver))
     harness.claims.add(make_claim(UID, [{"device": "fa80-1", "shareID": "s-1"}]))
     device = prepare(stub, dra_v1beta1_pb2, UID).claims[UID].devices[0]
@@ -239,7 +242,7 @@ def test_cdi_device_names_stay_unique_for_shared_devices(harness, v1):
 
 def _misbehaving(harness, name):
     controls = {"_all": json.dumps({"misbehaviours": [name]})}
-    driver = harness.start(controls=controls)
+    driver = harness.start(controls=controls, **NO_METADATA)
     return driver, dra_v1_pb2_grpc.DRAPluginStub(harness.channel(driver))
 
 
@@ -270,7 +273,7 @@ def test_misbehaviour_leak_cdi_spec_releases_the_claim_but_keeps_its_spec(harnes
 
 def by_device(harness, *also):
     mis = ["cdi-specs-by-device", *also]
-    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": mis})})
+    driver = harness.start(controls={"_all": json.dumps({"misbehaviours": mis})}, **NO_METADATA)
     return driver, dra_v1_pb2_grpc.DRAPluginStub(harness.channel(driver))
 
 
@@ -319,6 +322,6 @@ def test_leak_keeps_a_spec_named_by_device_and_a_restart_removes_orphans(harness
     unprepare(stub, dra_v1_pb2, UID)
     (leaked,) = (harness.root / "cdi").iterdir()
     harness.stop(driver)
-    restarted = harness.start()
+    restarted = harness.start(**NO_METADATA)
     assert not leaked.exists()
     assert restarted.preparer.removed_orphan_specs == [leaked.name]

@@ -13,6 +13,7 @@ from conformance.report.catalog import DEFAULT_CATALOG, catalog_from
 # ID -> level as in spec/requirements.md; "MUST when ..." is MUST with a capability gate.
 SPEC_LEVELS = {
     **{f"DRA-CORE-00{i}": "MUST" for i in range(1, 10)},
+    "DRA-CORE-010": "MAY",  # device-metadata, KEP-5304 (not in spec/requirements.md)
     "DRA-ALLOC-001": "MUST",
     "DRA-ALLOC-002": "MUST",
     "DRA-ALLOC-003": "MUST",
