@@ -21,6 +21,7 @@ CAPABILITIES: frozenset[str] = frozenset(
         "opaque-config",
         "per-container-requests",
         "consumable-capacity",
+        "binding-conditions",
         "misbehaviours",
     }
 )

@@ -17,6 +17,7 @@ import urllib3
 from fakedriver import DRIVER_NAME
 from fakedriver.catalog import Catalog, CatalogError
 from fakedriver.claims import ApiClaimReader
+from fakedriver.binding import ApiBindingStatusWriter, BindingReporter, ClaimWatcher
 from fakedriver.control_watch import ControlWatcher
 from fakedriver.device_status import ApiClaimStatusWriter
 from fakedriver.driver import DriverOptions, FakeDriver
@@ -240,6 +241,15 @@ def main(argv: list[str] | None = None) -> int:
         ReadinessServer(args.ready_port, args.ready_file).start() if args.ready_port else None
     )
     driver.start(control)
+    # Binding conditions are reported before the pod binds, so before any prepare: from a
+    # watch of the claims, under a field manager of their own (fakedriver.binding).
+    binding = BindingReporter(
+        ApiBindingStatusWriter(rest, field_manager=f"{args.driver_name}-binding"),
+        args.driver_name,
+        args.node_name,
+        driver.faults,
+    )
+    ClaimWatcher(rest, binding, driver.stopping).start()
     while not stopping.wait(1.0):
         pass
     driver.stop()
