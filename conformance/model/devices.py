@@ -134,9 +134,7 @@ def published_devices(slices: Iterable[Mapping], driver: str) -> tuple[Published
                     taints=taints,
                     multiple_allocations=bool(device.get("allowMultipleAllocations")),
                     binding_conditions=tuple(device.get("bindingConditions") or ()),
-                    binding_failure_conditions=tuple(
-                        device.get("bindingFailureConditions") or ()
-                    ),
+                    binding_failure_conditions=tuple(device.get("bindingFailureConditions") or ()),
                 )
             )
     return tuple(sorted(out, key=lambda d: (d.node or "", d.pool, d.name)))

@@ -15,9 +15,9 @@ from types import FrameType
 import urllib3
 
 from fakedriver import DRIVER_NAME
+from fakedriver.binding import ApiBindingStatusWriter, BindingReporter, ClaimWatcher
 from fakedriver.catalog import Catalog, CatalogError
 from fakedriver.claims import ApiClaimReader
-from fakedriver.binding import ApiBindingStatusWriter, BindingReporter, ClaimWatcher
 from fakedriver.control_watch import ControlWatcher
 from fakedriver.device_status import ApiClaimStatusWriter
 from fakedriver.driver import DriverOptions, FakeDriver

@@ -420,9 +420,7 @@ class FaultState:
         with self._lock:
             out: dict[str, int | str] = {}
             fails = [self._controls.fail_prepare] + [
-                f
-                for d in self._controls.devices.values()
-                for f in (d.fail_prepare, d.fail_binding)
+                f for d in self._controls.devices.values() for f in (d.fail_prepare, d.fail_binding)
             ]
             for fail in fails:
                 if fail is None:

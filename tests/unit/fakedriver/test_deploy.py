@@ -81,7 +81,8 @@ def test_rbac_is_least_privilege():
         # prepare reads the claim; binding.py watches every claim (no field selector names
         # a node or driver)
         (claims, ("resourceclaims",), ()): {"get", "list", "watch"},
-        # device_status.py and binding.py: its own entries in status.devices, from the claim's node only
+        # device_status.py and binding.py: its own entries in status.devices, from the
+        # claim's node only
         (claims, ("resourceclaims/status",), ()): {"patch"},
         (claims, ("resourceclaims/driver",), (DRIVER,)): {"associated-node:patch"},
         (("",), ("nodes",), ()): {"get"},
