@@ -72,6 +72,11 @@ ABSENCES: dict[str, tuple[Callable[[dict[str, Any]], None], list[str], str]] = {
         _gated_on("consumable-capacity"),
         "not applicable: the driver profile does not declare capability consumable-capacity",
     ),
+    "no binding conditions": (
+        _without("bindingConditions", capability="binding-conditions"),
+        _gated_on("binding-conditions"),
+        "not applicable: the driver profile does not declare capability binding-conditions",
+    ),
     "no opaque config": (
         _without("opaqueConfig", capability="opaque-config"),
         _gated_on("opaque-config"),
