@@ -140,6 +140,10 @@ class TemplateInjector(InjectorBase):
     def delay_prepare(self, node: str, seconds: float) -> None:
         self._inject(FaultKind.DELAY_PREPARE, None, {"node": node, "seconds": f"{seconds:g}"})
 
+    def fail_binding(self, device: DeviceRef, count: int | None = 1) -> None:
+        values = {"count": "" if count is None else str(count)}
+        self._inject(FaultKind.FAIL_BINDING, device, values)
+
     def restore(self) -> None:
         """Run every pending undo, newest first; the first failure is raised after all ran."""
         self._undo_matching(lambda _: True)

@@ -105,6 +105,7 @@ class FaultInjector(Protocol):
         self, node: str, device: DeviceRef | None = None, count: int | None = None
     ) -> None: ...
     def delay_prepare(self, node: str, seconds: float) -> None: ...
+    def fail_binding(self, device: DeviceRef, count: int | None = 1) -> None: ...
     def restore(self) -> None: ...
     def __enter__(self) -> FaultInjector: ...
     def __exit__(self, *exc_info: object) -> None: ...
@@ -156,6 +157,11 @@ class InjectorBase:
 
     def delay_prepare(self, node: str, seconds: float) -> None:
         raise self._unsupported(FaultKind.DELAY_PREPARE)
+
+    def fail_binding(self, device: DeviceRef, count: int | None = 1) -> None:
+        """The next `count` allocations of `device` (every one if None) get one of its
+        bindingFailureConditions True instead of its bindingConditions."""
+        raise self._unsupported(FaultKind.FAIL_BINDING)
 
     def restore(self) -> None:  # pragma: no cover - overridden
         raise NotImplementedError

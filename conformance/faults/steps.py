@@ -35,6 +35,11 @@ def _fail_prepare(a: Mapping[str, Any]) -> str:
     return f"inject fault fail-prepare on node {a['node']}{device}{count}"
 
 
+def _fail_binding(a: Mapping[str, Any]) -> str:
+    count = f" ({a['count']} allocation(s))" if a.get("count") is not None else ""
+    return f"inject fault fail-binding on {_device(a['device'])}{count}"
+
+
 TITLES: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
     "taint": _taint,
     "untaint": lambda a: f"clear fault taint {a['key']} on {_device(a['device'])}",
@@ -43,6 +48,7 @@ TITLES: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
     "withdraw": lambda a: f"inject fault withdraw on {_device(a['device'])}",
     "fail_prepare": _fail_prepare,
     "delay_prepare": lambda a: f"inject fault delay-prepare ({a['seconds']}s) on node {a['node']}",
+    "fail_binding": _fail_binding,
     "restore": lambda a: "clear every fault this injector made",
 }
 

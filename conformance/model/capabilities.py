@@ -22,6 +22,7 @@ CAPABILITIES: frozenset[str] = frozenset(
         "opaque-config",
         "per-container-requests",
         "consumable-capacity",
+        "binding-conditions",
         "misbehaviours",
     }
 )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from conformance.model.cel import Scalar, device_attributes, device_capacity, resolve_name
 from conformance.model.frozen import FrozenMap
 from conformance.model.partitionable import PARTITIONABLE_KINDS
-from conformance.model.profile import CONSUMABLE_KIND, SELECTOR_ALIASES, Profile
+from conformance.model.profile import BINDING_KIND, CONSUMABLE_KIND, SELECTOR_ALIASES, Profile
 
 if TYPE_CHECKING:
     from conformance.cel import CelEvaluator, MatchResult
@@ -29,6 +29,9 @@ class PublishedDevice:
     capacity: Mapping[str, str] = field(default_factory=FrozenMap)  # qualified name -> quantity
     taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect)
     multiple_allocations: bool = False  # allowMultipleAllocations (DRAConsumableCapacity)
+    # bindingConditions / bindingFailureConditions (DRADeviceBindingConditions)
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -70,6 +73,8 @@ class PublishedDevice:
             "capacity": dict(self.capacity),
             "taints": [list(t) for t in self.taints],
             "multiple_allocations": self.multiple_allocations,
+            "binding_conditions": list(self.binding_conditions),
+            "binding_failure_conditions": list(self.binding_failure_conditions),
         }
 
     @classmethod
@@ -83,6 +88,8 @@ class PublishedDevice:
             capacity=FrozenMap(data.get("capacity") or {}),
             taints=tuple(tuple(t) for t in data.get("taints") or ()),  # type: ignore[misc]
             multiple_allocations=bool(data.get("multiple_allocations")),
+            binding_conditions=tuple(data.get("binding_conditions") or ()),
+            binding_failure_conditions=tuple(data.get("binding_failure_conditions") or ()),
         )
 
 
@@ -126,6 +133,8 @@ def published_devices(slices: Iterable[Mapping], driver: str) -> tuple[Published
                     capacity=FrozenMap(device_capacity(device, driver)),
                     taints=taints,
                     multiple_allocations=bool(device.get("allowMultipleAllocations")),
+                    binding_conditions=tuple(device.get("bindingConditions") or ()),
+                    binding_failure_conditions=tuple(device.get("bindingFailureConditions") or ()),
                 )
             )
     return tuple(sorted(out, key=lambda d: (d.node or "", d.pool, d.name)))
@@ -221,6 +230,9 @@ def kind_device_sets(
         if kind == CONSUMABLE_KIND:
             out[kind] = _shareable(profile, devices, device_classes, evaluator)
             continue
+        if kind == BINDING_KIND:
+            out[kind] = _waiting_for_binding(profile, devices, device_classes, evaluator)
+            continue
         class_name, expression = profile.kind_class_and_expression(kind)
         cls = device_classes.get(class_name)
         if cls is None:
@@ -238,7 +250,7 @@ def _without_devices(profile: Profile, kind: str) -> bool:
 
 
 def _own_expression(profile: Profile, kind: str) -> str | None:
-    if kind == CONSUMABLE_KIND or _without_devices(profile, kind):
+    if kind in (CONSUMABLE_KIND, BINDING_KIND) or _without_devices(profile, kind):
         return None
     return profile.kind_class_and_expression(kind)[1]
 
@@ -262,3 +274,25 @@ def _shareable(
         class_expressions(cls), devices, profile.driver, evaluator=evaluator
     )
     return shareable & in_class
+
+
+def _waiting_for_binding(
+    profile: Profile,
+    devices: Sequence[PublishedDevice],
+    device_classes: Mapping[str, Mapping],
+    evaluator: CelEvaluator | None,
+) -> frozenset[str]:
+    """The devices of the bindingConditions class published with bindingConditions; none
+    without the section or its class (or with the feature gate off: the API server drops the
+    fields then)."""
+    section = profile.binding_conditions
+    if section is None:
+        return frozenset()
+    waiting = frozenset(d.id for d in devices if d.binding_conditions)
+    cls = device_classes.get(section.device_class)
+    if cls is None or not waiting:
+        return frozenset()
+    in_class = matching_devices(
+        class_expressions(cls), devices, profile.driver, evaluator=evaluator
+    )
+    return waiting & in_class

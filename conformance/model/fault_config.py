@@ -33,6 +33,9 @@ class FaultKind(enum.Enum):
     RECOVER = "recover"  # healthy again (the undo of unhealthy, unless configured apart)
     FAIL_PREPARE = "fail-prepare"  # NodePrepareResources answers an error
     DELAY_PREPARE = "delay-prepare"  # NodePrepareResources is slow
+    # The driver reports one of a device's bindingFailureConditions True for its next
+    # allocations instead of its bindingConditions (DRADeviceBindingConditions).
+    FAIL_BINDING = "fail-binding"
     TAINT = "taint"  # the device carries a taint
     # The driver itself publishes the taint in its ResourceSlice (spec.devices[].taints):
     # the same taint()/untaint() operations, through the driver's own channel.
@@ -200,6 +203,7 @@ class FaultsSection(Strict):
     recover: Spec | None = Field(None, description=_SPEC_FORM)
     fail_prepare: Spec | None = Field(None, alias="fail-prepare", description=_SPEC_FORM)
     delay_prepare: Spec | None = Field(None, alias="delay-prepare", description=_SPEC_FORM)
+    fail_binding: Spec | None = Field(None, alias="fail-binding", description=_SPEC_FORM)
     taint: Spec | None = Field(None, description=_SPEC_FORM)
     driver_taint: Spec | None = Field(None, alias="driver-taint", description=_SPEC_FORM)
     # The single method of an older format: named as such, never read.

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from conformance import suite_root
+from conformance.model.binding_conditions import BindingConditions
 from conformance.model.cdi_paths import CdiPaths
 from conformance.model.consumable_capacity import ConsumableCapacity
 from conformance.model.fault_config import FaultsConfig
@@ -64,6 +65,9 @@ SELECTOR_ALIASES = ("selector:kind-a", "selector:kind-b")
 # The shareable devices (allowMultipleAllocations) of the profile's consumableCapacity class.
 # Always defined, so a suite may name it; without that section it matches nothing.
 CONSUMABLE_KIND = "consumable-capacity"
+# The devices of the profile's bindingConditions class published with bindingConditions.
+# Always defined, so a suite may name it; without that section it matches nothing.
+BINDING_KIND = "binding-conditions"
 
 SUITE_ROOT = suite_root.SUITE_ROOT  # the checkout, or conformance/_suite of a wheel
 
@@ -198,6 +202,8 @@ class Profile:
     partitionable: PartitionableDevices | None = None
     # DRA-ALLOC-017: the class of shareable devices (conformance.model.consumable_capacity)
     consumable_capacity: ConsumableCapacity | None = None
+    # DRA-ALLOC-018: the class of devices with bindingConditions (model.binding_conditions)
+    binding_conditions: BindingConditions | None = None
     # Where the runtime reads CDI specs and the kubelet its DRA checkpoint (DRA-CORE-008)
     cdi: CdiPaths = field(default_factory=CdiPaths)
 
@@ -208,10 +214,10 @@ class Profile:
     @property
     def device_kinds(self) -> tuple[str, ...]:
         """Names a test may lease: `default`, each selector, `selector:kind-a|b` (the first and
-        second selector), `partitionable:whole|partition`, `consumable-capacity`, `class:<key>`,
-        `extended-resource`."""
+        second selector), `partitionable:whole|partition`, `consumable-capacity`,
+        `binding-conditions`, `class:<key>`, `extended-resource`."""
         kinds = [DEFAULT_KIND, *self.selectors, *SELECTOR_ALIASES, *PARTITIONABLE_KINDS]
-        kinds.append(CONSUMABLE_KIND)
+        kinds += [CONSUMABLE_KIND, BINDING_KIND]
         kinds += [CLASS_KIND_PREFIX + k for k in self.device_classes if k != DEFAULT_KIND]
         if self.extended_resource:
             kinds.append(EXTENDED_RESOURCE_KIND)
@@ -241,6 +247,8 @@ class Profile:
             return self.extended_resource.device_class, None
         if kind == CONSUMABLE_KIND and self.consumable_capacity:
             return self.consumable_capacity.device_class, None
+        if kind == BINDING_KIND and self.binding_conditions:
+            return self.binding_conditions.device_class, None
         if kind.startswith(CLASS_KIND_PREFIX) and kind[len(CLASS_KIND_PREFIX) :] in (
             self.device_classes
         ):
@@ -265,6 +273,8 @@ class Profile:
             names += [self.partitionable.partition.device_class]
         if self.consumable_capacity:
             names.append(self.consumable_capacity.device_class)
+        if self.binding_conditions:
+            names.append(self.binding_conditions.device_class)
         return tuple(dict.fromkeys(names))
 
 

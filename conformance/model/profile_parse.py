@@ -10,6 +10,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from conformance.model.binding_conditions import CAPABILITY as BINDING
+from conformance.model.binding_conditions import BindingConditionsSection
+from conformance.model.binding_conditions import missing_section as missing_binding_section
 from conformance.model.cdi_paths import CdiSection
 from conformance.model.cel import resolve_name
 from conformance.model.consumable_capacity import ConsumableSection
@@ -105,6 +108,9 @@ class ProfileDocument(Strict):
     consumable_capacity: ConsumableSection | None = Field(
         None, description="the class of shareable devices"
     )
+    binding_conditions: BindingConditionsSection | None = Field(
+        None, description="the class of devices published with bindingConditions"
+    )
     cdi: CdiSection | None = Field(None, description="CDI spec directories, kubelet root")
 
 
@@ -143,6 +149,8 @@ def _across_sections(model: ProfileDocument) -> list[str]:
         )
     if PARTITIONABLE in capabilities and model.partitionable_devices is None:
         problems.append(f"partitionableDevices: {missing_section()}")
+    if BINDING in capabilities and model.binding_conditions is None:
+        problems.append(f"bindingConditions: {missing_binding_section()}")
     if "extended-resource" in capabilities and model.extended_resource is None:
         problems.append(
             "extendedResource: required when capabilities lists extended-resource "
@@ -186,6 +194,9 @@ def _profile(model: ProfileDocument, source: Path) -> Profile:
         ),
         consumable_capacity=(
             model.consumable_capacity.domain(driver) if model.consumable_capacity else None
+        ),
+        binding_conditions=(
+            model.binding_conditions.domain() if model.binding_conditions else None
         ),
         cdi=(model.cdi or CdiSection()).domain(),
     )

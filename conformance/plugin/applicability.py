@@ -9,7 +9,12 @@ import pytest
 
 from conformance.faults import missing_faults_reason, missing_faults_remedy
 from conformance.model.outcome import not_applicable, not_run
-from conformance.model.profile import CONSUMABLE_KIND, SELECTOR_ALIASES, Profile
+from conformance.model.profile import (
+    BINDING_KIND,
+    CONSUMABLE_KIND,
+    SELECTOR_ALIASES,
+    Profile,
+)
 from conformance.model.requirements import (
     Requirement,
     missing_capabilities_reason,
@@ -59,11 +64,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         not_run(*driver_not_ready_reason(failure))
     if failure is None and (no_shareable := no_shareable_devices_reason(item, context)):
         not_applicable(no_shareable)
+    if failure is None and (no_waiting := no_binding_devices_reason(item, context)):
+        not_applicable(no_waiting)
     # Then what keeps it from running here; each reason with what would make it run.
     cannot_run = [
         not_run_reason(req, context),
         missing_selector_reason(item, context.profile),
         missing_consumable_reason(item, context.profile),
+        missing_binding_reason(item, context.profile),
         missing_faults(req, context.profile),
     ]
     found = [r for r in cannot_run if r]
@@ -93,12 +101,16 @@ def missing_selector_reason(item: pytest.Item, profile: Profile) -> tuple[str, s
     return None
 
 
-def _leases_consumable(item: pytest.Item, profile: Profile) -> bool:
+def _leases(item: pytest.Item, profile: Profile, kind: str) -> bool:
     view = item_view(item)
     needs, _, _ = parse_devices(view, profile.device_kinds)
     whole_node, _ = parse_node_exclusive(view, profile.device_kinds)
     kinds = {n.kind for n in needs} | ({whole_node.kind} if whole_node else set())
-    return CONSUMABLE_KIND in kinds
+    return kind in kinds
+
+
+def _leases_consumable(item: pytest.Item, profile: Profile) -> bool:
+    return _leases(item, profile, CONSUMABLE_KIND)
 
 
 def missing_consumable_reason(item: pytest.Item, profile: Profile) -> tuple[str, str] | None:
@@ -125,6 +137,33 @@ def no_shareable_devices_reason(item: pytest.Item, context: RunContext) -> str |
     return (
         f"no node publishes a device of DeviceClass {section.device_class} with "
         "allowMultipleAllocations: true (DRAConsumableCapacity): nothing can be shared"
+    )
+
+
+def missing_binding_reason(item: pytest.Item, profile: Profile) -> tuple[str, str] | None:
+    """A test of binding conditions needs the profile to name their devices' class: not run,
+    with the fix (the profile loader demands it with the capability)."""
+    if profile.binding_conditions is None and _leases(item, profile, BINDING_KIND):
+        return (
+            f"the test needs device kind {BINDING_KIND} and the profile names no class of "
+            "devices with bindingConditions (profile field bindingConditions)",
+            "set bindingConditions.class to the DeviceClass of the driver's devices published "
+            "with bindingConditions (docs/profile.md)",
+        )
+    return None
+
+
+def no_binding_devices_reason(item: pytest.Item, context: RunContext) -> str | None:
+    """Not applicable: the profile names the class, but no node publishes a device of it with
+    bindingConditions (or the API server dropped them: DRADeviceBindingConditions off)."""
+    section = context.profile.binding_conditions
+    if section is None or not _leases(item, context.profile, BINDING_KIND):
+        return None
+    if context.device_sets.get(BINDING_KIND):
+        return None
+    return (
+        f"no node publishes a device of DeviceClass {section.device_class} with "
+        "bindingConditions (DRADeviceBindingConditions): no allocation waits for the driver"
     )
 
 

@@ -25,6 +25,10 @@ to several claims at once, each consuming part of its ``memory``; ``requestPolic
 (``default`` plus ``validValues`` or ``validRange {min, max, step}``) is published on that
 capacity as is. ``firmware`` (a semantic version, default 1.4.2) is published as a version
 attribute.
+
+A device with ``bindingConditions`` (DRADeviceBindingConditions; optional
+``bindingFailureConditions``, ``bindsToNode``) keeps a pod from binding until the driver
+reports the conditions True in the claim's status (fakedriver.binding).
 """
 
 from __future__ import annotations
@@ -41,8 +45,11 @@ import yaml
 
 from fakedriver import DRIVER_NAME
 
-DEVICE_TYPES = ("accelerator", "fpga", "partition", "shared")
+DEVICE_TYPES = ("accelerator", "fpga", "partition", "shared", "fabric")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# A label name without prefix, as the API validates binding condition names (at most 4 each).
+_CONDITION_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+MAX_BINDING_CONDITIONS = 4
 _QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
 _FACTORS = {
     None: 1,
@@ -119,6 +126,9 @@ class DeviceSpec:
     # The memory capacity's requestPolicy in wire form (quantities as strings), or None.
     request_policy: Mapping[str, Any] | None = None
     firmware: str = DEFAULT_FIRMWARE  # published as a version attribute (semantic version)
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    binds_to_node: bool = False
 
 
 @dataclass(frozen=True)
@@ -247,6 +257,15 @@ def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
     if policy is not None and not shared:
         # The API server rejects a requestPolicy on a device that cannot be shared.
         raise CatalogError(f"{where}.requestPolicy: needs allowMultipleAllocations: true")
+    binding = _conditions(raw, "bindingConditions", where)
+    failure = _conditions(raw, "bindingFailureConditions", where)
+    if set(binding) & set(failure):
+        raise CatalogError(f"{where}: a condition cannot be both a binding and a failure one")
+    if failure and not binding:
+        raise CatalogError(f"{where}.bindingFailureConditions: needs bindingConditions")
+    binds_to_node = raw.get("bindsToNode", False)
+    if not isinstance(binds_to_node, bool):
+        raise CatalogError(f"{where}.bindsToNode: {binds_to_node!r} must be true or false")
     return DeviceSpec(
         name=name,
         type=kind,
@@ -259,7 +278,26 @@ def _device(node_name: str, raw: Any, where: str) -> DeviceSpec:
         allow_multiple_allocations=shared,
         request_policy=policy,
         firmware=_firmware(raw, where),
+        binding_conditions=binding,
+        binding_failure_conditions=failure,
+        binds_to_node=binds_to_node,
     )
+
+
+def _conditions(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    """bindingConditions / bindingFailureConditions: distinct condition types, at most 4."""
+    value = raw.get(key, [])
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_BINDING_CONDITIONS
+        or len(set(map(str, value))) != len(value)
+        or not all(isinstance(v, str) and _CONDITION_NAME.match(v) for v in value)
+    ):
+        raise CatalogError(
+            f"{where}.{key}: {value!r} must be a list of at most {MAX_BINDING_CONDITIONS} "
+            "distinct condition names such as Attached"
+        )
+    return tuple(value)
 
 
 def _firmware(raw: Mapping[str, Any], where: str) -> str:

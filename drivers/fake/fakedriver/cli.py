@@ -15,6 +15,7 @@ from types import FrameType
 import urllib3
 
 from fakedriver import DRIVER_NAME
+from fakedriver.binding import ApiBindingStatusWriter, BindingReporter, ClaimWatcher
 from fakedriver.catalog import Catalog, CatalogError
 from fakedriver.claims import ApiClaimReader
 from fakedriver.control_watch import ControlWatcher
@@ -247,6 +248,15 @@ def main(argv: list[str] | None = None) -> int:
         ReadinessServer(args.ready_port, args.ready_file).start() if args.ready_port else None
     )
     driver.start(control)
+    # Binding conditions are reported before the pod binds, so before any prepare: from a
+    # watch of the claims, under a field manager of their own (fakedriver.binding).
+    binding = BindingReporter(
+        ApiBindingStatusWriter(rest, field_manager=f"{args.driver_name}-binding"),
+        args.driver_name,
+        args.node_name,
+        driver.faults,
+    )
+    ClaimWatcher(rest, binding, driver.stopping).start()
     while not stopping.wait(1.0):
         pass
     driver.stop()

@@ -10,7 +10,10 @@ node (ConfigMap keys cannot be ``*``). Each value is a JSON (or YAML) object::
           "healthMessage": "fan failure",
           "withdrawn": true,                   # republish without the device
           "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}],
-          "failPrepare": {"id": "a1", "count": 2}   # or {"id": "a1", "always": true}
+          "failPrepare": {"id": "a1", "count": 2},  # or {"id": "a1", "always": true}
+          # the next allocations of a device with binding conditions get its first
+          # bindingFailureCondition True instead of its bindingConditions (fakedriver.binding)
+          "failBinding": {"id": "c3", "count": 1}
         }
       },
       "failPrepare": {"id": "b2", "count": 1},  # any prepare on the node
@@ -19,8 +22,8 @@ node (ConfigMap keys cannot be ``*``). Each value is a JSON (or YAML) object::
     }
 
 The node's value overrides ``_all`` field by field (devices merge per device,
-misbehaviours per name). ``failPrepare.id`` lets the driver count consumed
-failures across ConfigMap updates: a new id starts a new budget.
+misbehaviours per name). ``failPrepare.id`` (and ``failBinding.id``) lets the driver count
+consumed failures across ConfigMap updates: a new id starts a new budget.
 """
 
 from __future__ import annotations
@@ -92,6 +95,12 @@ MISBEHAVIOURS = frozenset(
         # device metadata (KEP-5304) of each request lists all of the claim's devices
         "metadata-all-requests",
         "metadata-wrong-device",  # device metadata lists another device of the node
+        # devices with binding conditions are published, but their conditions never reported:
+        # pods using one never bind
+        "no-binding-status",
+        # binding conditions reported once per claim UID: after the scheduler deallocates a
+        # claim whose binding failed and allocates it again, the driver stays silent
+        "binding-once-per-claim",
     }
 )
 
@@ -129,6 +138,7 @@ class DeviceControls:
     withdrawn: bool = False
     taints: tuple[Taint, ...] = ()
     fail_prepare: FailPrepare | None = None
+    fail_binding: FailPrepare | None = None  # the same budget, for binding failures
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -142,6 +152,8 @@ class DeviceControls:
             out["taints"] = [t.to_dict() for t in self.taints]
         if self.fail_prepare:
             out["failPrepare"] = self.fail_prepare.to_dict()
+        if self.fail_binding:
+            out["failBinding"] = self.fail_binding.to_dict()
         return out
 
 
@@ -229,6 +241,8 @@ def _device(base: DeviceControls, raw: Any, where: str, errors: list[str]) -> De
         updates["taints"] = _taints(raw["taints"] or [], f"{where}.taints", errors)
     if "failPrepare" in raw:
         updates["fail_prepare"] = _fail_prepare(raw["failPrepare"], f"{where}.failPrepare", errors)
+    if "failBinding" in raw:
+        updates["fail_binding"] = _fail_prepare(raw["failBinding"], f"{where}.failBinding", errors)
     return replace(base, **updates)
 
 
@@ -390,11 +404,26 @@ class FaultState:
                     return f"injected prepare failure ({scope}, {used + 1} of {fail.count})"
         return None
 
+    def take_binding_failure(self, device: str) -> str | None:
+        """Consume one injected binding failure of this device, if any is left."""
+        with self._lock:
+            fail = self._controls.device(device).fail_binding
+            if fail is None:
+                return None
+            if fail.count is None:
+                return f"injected binding failure (device {device}, every allocation)"
+            used = self._consumed.get(fail.id, 0)
+            if used >= fail.count:
+                return None
+            self._consumed[fail.id] = used + 1
+            self._save_counters()
+            return f"injected binding failure (device {device}, {used + 1} of {fail.count})"
+
     def remaining_failures(self) -> dict[str, int | str]:
         with self._lock:
             out: dict[str, int | str] = {}
             fails = [self._controls.fail_prepare] + [
-                d.fail_prepare for d in self._controls.devices.values()
+                f for d in self._controls.devices.values() for f in (d.fail_prepare, d.fail_binding)
             ]
             for fail in fails:
                 if fail is None:

@@ -117,6 +117,12 @@ def render_device(
     }
     if device.allow_multiple_allocations:
         out["allowMultipleAllocations"] = True
+    if device.binding_conditions:
+        out["bindingConditions"] = list(device.binding_conditions)
+        if device.binding_failure_conditions:
+            out["bindingFailureConditions"] = list(device.binding_failure_conditions)
+        if device.binds_to_node:
+            out["bindsToNode"] = True
     if "missing-capacity" in controls.misbehaviours:
         del out["capacity"]
     no_counters = "partitions-without-counters" in controls.misbehaviours and device.whole is False

@@ -14,9 +14,10 @@ def test_default_catalog_matches_kind_workers_by_glob(catalog):
         "fa-80",
         "ff-16",
         "fs-32",
+        "fx-1",
     ]
     models = {d.model for d in catalog.for_node("dra-worker2").devices}
-    assert models == {"fa-24", "fp-48"}
+    assert models == {"fa-24", "fp-48", "fx-1"}
     assert [d.name for d in catalog.for_node("dra-control-plane").devices] == ["fa16-0", "fa16-1"]
     names = [d.name for d in catalog.for_node("kind-worker3").devices]
     assert names == [d.name for d in catalog.for_node("elsewhere").devices] == ["fa16-0", "fa16-1"]
@@ -162,3 +163,37 @@ def test_firmware_is_a_semantic_version_with_a_default():
     ]
     with pytest.raises(CatalogError, match=r"devices\[0\]\.firmware: '2\.0' must be a semantic"):
         Catalog.from_dict({"default": {"devices": [{**device, "firmware": "2.0"}]}})
+
+
+def test_binding_conditions_are_read_and_validated():
+    fabric = {"name": "fx-0", "type": "fabric", "model": "fx-1"}
+    device = (
+        Catalog.from_dict(
+            {
+                "default": {
+                    "devices": [
+                        {
+                            **fabric,
+                            "bindingConditions": ["Attached"],
+                            "bindingFailureConditions": ["AttachFailed"],
+                            "bindsToNode": True,
+                        }
+                    ]
+                }
+            }
+        )
+        .for_node(NODE)
+        .devices[0]
+    )
+    assert device.binding_conditions == ("Attached",)
+    assert device.binding_failure_conditions == ("AttachFailed",)
+    assert device.binds_to_node
+    for bad, text in (
+        ({"bindingConditions": ["A", "A"]}, "distinct"),
+        ({"bindingConditions": ["a b"]}, "condition names"),
+        ({"bindingConditions": ["A"], "bindingFailureConditions": ["A"]}, "both"),
+        ({"bindingFailureConditions": ["F"]}, "needs bindingConditions"),
+        ({"bindingConditions": ["A"], "bindsToNode": "yes"}, "true or false"),
+    ):
+        with pytest.raises(CatalogError, match=text):
+            Catalog.from_dict({"default": {"devices": [{**fabric, **bad}]}})

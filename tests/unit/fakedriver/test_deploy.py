@@ -78,8 +78,11 @@ def test_rbac_is_least_privilege():
     assert cluster_rules == {
         # the calls of publisher.py, and no more
         (claims, ("resourceslices",), ()): {"list", "create", "update", "delete"},
-        (claims, ("resourceclaims",), ()): {"get"},
-        # device_status.py: its own entries in status.devices, from the claim's node only
+        # prepare reads the claim; binding.py watches every claim (no field selector names
+        # a node or driver)
+        (claims, ("resourceclaims",), ()): {"get", "list", "watch"},
+        # device_status.py and binding.py: its own entries in status.devices, from the
+        # claim's node only
         (claims, ("resourceclaims/status",), ()): {"patch"},
         (claims, ("resourceclaims/driver",), (DRIVER,)): {"associated-node:patch"},
         (("",), ("nodes",), ()): {"get"},
@@ -110,6 +113,7 @@ def test_device_classes():
         f"fpga.{DRIVER}",
         f"partition.{DRIVER}",
         f"shared.{DRIVER}",
+        f"fabric.{DRIVER}",
         f"accelerator-ext.{DRIVER}",
     }
     assert classes[f"accelerator-ext.{DRIVER}"]["extendedResourceName"] == f"{DRIVER}/accelerator"
@@ -119,8 +123,10 @@ def test_device_classes():
         kind = name.split(".")[0].removesuffix("-ext")
         if name != DRIVER:
             assert f'device.attributes["{DRIVER}"].type == "{kind}"' in expression
-        else:  # shared devices only in their own class: suites count the others' devices
+        else:  # shared devices only in their own class: suites count the others' devices;
+            # fabric devices (binding conditions) too: no other suite waits for binding
             assert f'device.attributes["{DRIVER}"].type != "shared"' in expression
+            assert f'device.attributes["{DRIVER}"].type != "fabric"' in expression
 
 
 def test_catalog_configmap_is_generated_from_catalog_yaml():

@@ -82,13 +82,13 @@ def test_withdraw_and_restore_republish(harness):
     assert "fa80-1" in _slice_devices(harness)
     assert _generations(harness) == {1}
     driver.apply_controls(_controls(devices={"fa80-1": {"withdrawn": True}}), "2")
-    assert set(_slice_devices(harness)) == {"fa80-0", "ff16-0", "fs32-0"}
+    assert set(_slice_devices(harness)) == {"fa80-0", "ff16-0", "fs32-0", "fx-0"}
     assert _generations(harness) == {2}
     harness.claims.add(make_claim(UID, [{"device": "fa80-1"}]))
     error = prepare(_stub(harness, driver), dra_v1_pb2, UID).claims[UID].error
     assert error == f"device fa80-1 was withdrawn from pool {NODE}"
     driver.apply_controls({}, "3")
-    assert set(_slice_devices(harness)) == {"fa80-0", "fa80-1", "ff16-0", "fs32-0"}
+    assert set(_slice_devices(harness)) == {"fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0"}
     assert _generations(harness) == {3}
 
 
@@ -143,8 +143,10 @@ def test_status_document(harness):
     # Controls changed but the slices' content did not: no generation bump.
     assert status["pool"]["generation"] == 1
     assert status["pool"]["resourceSliceCount"] == 1
-    assert status["pool"]["publishedDevices"] == ["fa80-0", "fa80-1", "ff16-0", "fs32-0"]
-    assert status["health"] == dict.fromkeys(("fa80-0", "fa80-1", "ff16-0", "fs32-0"), "Healthy")
+    assert status["pool"]["publishedDevices"] == ["fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0"]
+    assert status["health"] == dict.fromkeys(
+        ("fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0"), "Healthy"
+    )
     assert status["supportedVersions"][0] == "v1.DRAPlugin"
 
 

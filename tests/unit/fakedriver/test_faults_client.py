@@ -122,6 +122,17 @@ def test_fresh_fail_prepare_ids(core, control):
     assert isinstance(first, FailPrepare) and first.id != second.id
 
 
+def test_fresh_fail_binding_ids(core, control):
+    control.fail_binding(NODE, "fx-0")
+    first = parse_controls(core.data(), NODE).device("fx-0").fail_binding
+    control.fail_binding(NODE, "fx-0", count=None)
+    every = parse_controls(core.data(), NODE).device("fx-0").fail_binding
+    assert first is not None and first.count == 1
+    assert every is not None and every.count is None and every.id != first.id
+    control.clear_fail_binding(NODE, "fx-0")
+    assert core.data() == {}
+
+
 def test_misbehaviours_for_all_nodes_and_overrides(core, control):
     control.set_misbehaviour("noop-unprepare", True)
     assert set(core.data()) == {"_all"}  # "*" is not a valid ConfigMap key
@@ -181,7 +192,10 @@ def test_fake_driver_injector_restores_on_exit(core, control):
         injector.mark_unhealthy(device)
         injector.fail_prepare(NODE, device, count=1)
         injector.delay_prepare(NODE, 2)
+        injector.fail_binding(DeviceRef(DRIVER, NODE, "fx-0"), count=2)
         parsed = parse_controls(core.data(), NODE)
+        fail_binding = parsed.device("fx-0").fail_binding
+        assert fail_binding is not None and fail_binding.count == 2
         assert parsed.device("fa80-0").withdrawn and parsed.device("fa80-0").taints
         assert parsed.device("fa80-0").health == "Unhealthy"
         assert parsed.prepare_delay_seconds == 2

@@ -54,7 +54,7 @@ def test_unhealthy_fault_reaches_the_stream(harness, pb2, pb2_grpc):
     stream = stub.NodeWatchResources(pb2.NodeWatchResourcesRequest(), timeout=60)
     first = next(stream)
     assert _state(first) == {
-        name: (NODE, pb2.HEALTHY, "") for name in ("fa80-0", "fa80-1", "ff16-0", "fs32-0")
+        name: (NODE, pb2.HEALTHY, "") for name in ("fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0")
     }
     assert all(d.health_check_timeout_seconds == 30 for d in first.devices)
     assert all(abs(d.last_updated_time - time.time()) < 60 for d in first.devices)
@@ -87,7 +87,7 @@ def test_reports_repeat_without_changes(harness):
     # every 0.2 s as configured (0.4 s for three), not every 10 s as by default (20 s): the
     # bound leaves a loaded machine plenty
     assert time.monotonic() - started < 10
-    assert all(len(r.devices) == 4 for r in reports)
+    assert all(len(r.devices) == 5 for r in reports)
     stream.cancel()
 
 

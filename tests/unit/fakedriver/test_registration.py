@@ -135,7 +135,7 @@ def test_health_not_advertised_registers_again_without_the_health_services(harne
     # still served: only the advertisement is missing
     stub = drahealth_v1_pb2_grpc.DRAResourceHealthStub(harness.channel(driver))
     stream = stub.NodeWatchResources(drahealth_v1_pb2.NodeWatchResourcesRequest(), timeout=60)
-    assert len(next(stream).devices) == 4
+    assert len(next(stream).devices) == 5
     stream.cancel()
 
 

@@ -102,8 +102,11 @@ def test_withdrawn_device_omitted_and_empty_pool_still_published(catalog):
         "fa80-1",
         "ff16-0",
         "fs32-0",
+        "fx-0",
     ]
-    everything = {name: {"withdrawn": True} for name in ("fa80-0", "fa80-1", "ff16-0", "fs32-0")}
+    everything = {
+        name: {"withdrawn": True} for name in ("fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0")
+    }
     empty = render_pool(
         DRIVER, NODE, inventory, parse_controls({NODE: json.dumps({"devices": everything})}, NODE)
     )
@@ -132,6 +135,7 @@ def test_taint_rendering(catalog):
         "fa80-1": None,
         "ff16-0": [{"key": "k.io/x", "effect": "NoSchedule", "timeAdded": "2026-01-01T00:00:00Z"}],
         "fs32-0": None,
+        "fx-0": None,
     }
     assert Taint("k.io/x").effect == "NoSchedule"
     hidden = render_pool(
@@ -221,13 +225,14 @@ def test_taint_prepared_devices_misbehaviour(catalog):
         "fa80-1": [{"key": IN_USE_TAINT["key"], "effect": "NoExecute"}],
         "ff16-0": None,
         "fs32-0": None,
+        "fx-0": None,
     }
 
 
 def test_partitionable_can_be_turned_off(catalog):
     plan = render_pool(DRIVER, NODE2, catalog.for_node(NODE2), NodeControls(), partitionable=False)
     assert len(plan.slices) == 1
-    assert [d["name"] for d in _devices(plan)] == ["fa24-0", "fa24-1", "fa24-2", "fa24-3"]
+    assert [d["name"] for d in _devices(plan)] == ["fa24-0", "fa24-1", "fa24-2", "fa24-3", "fx-0"]
 
 
 # -- publisher -----------------------------------------------------------------
@@ -306,7 +311,7 @@ def test_driver_falls_back_when_the_api_drops_shared_counters(harness):
     harness.slices.drop_shared_counters = True
     driver = harness.start(node=NODE2)
     assert driver.partitionable is False
-    assert sorted(harness.slices.devices()) == ["fa24-0", "fa24-1", "fa24-2", "fa24-3"]
+    assert sorted(harness.slices.devices()) == ["fa24-0", "fa24-1", "fa24-2", "fa24-3", "fx-0"]
     assert not any("counters" in n for n in harness.slices.objects)
 
 
@@ -316,7 +321,7 @@ def test_capacity_and_phantom_misbehaviours(catalog):
     assert bare and all("capacity" not in d for d in bare)
     haunted = _devices(render_pool(DRIVER, NODE, inventory, _mis("phantom-device")))
     names = [d["name"] for d in haunted]
-    assert names == ["fa80-0", "fa80-1", "ff16-0", "fs32-0", "fa80-0-ghost"]
+    assert names == ["fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0", "fa80-0-ghost"]
     real, ghost = haunted[0], haunted[-1]
     uuid = f"{DRIVER}/uuid"
     assert ghost["attributes"][uuid] == {"string": real["attributes"][uuid]["string"] + "-ghost"}

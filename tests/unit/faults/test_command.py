@@ -87,6 +87,19 @@ def test_node_wide_fault_values(log: Path) -> None:
     ]
 
 
+def test_fail_binding_names_the_device_and_the_count(log: Path) -> None:
+    kind = FaultKind.FAIL_BINDING
+    with CommandInjector(spec(kind, sh(LOG_ENV), sh(LOG_ENV)), context(kind)) as injector:
+        injector.fail_binding(DEVICE)
+        injector.fail_binding(DEVICE, count=None)
+    assert lines(log) == [
+        "inject fail-binding gpu.example.com node-a node-a gpu-3 /kc 1 r1",
+        "inject fail-binding gpu.example.com node-a node-a gpu-3 /kc  r1",
+        "undo fail-binding gpu.example.com node-a node-a gpu-3 /kc  r1",
+        "undo fail-binding gpu.example.com node-a node-a gpu-3 /kc 1 r1",
+    ]
+
+
 def test_driver_taint_is_the_taint_operation_of_its_own_command(log: Path) -> None:
     kind = FaultKind.DRIVER_TAINT
     taint_log = sh(

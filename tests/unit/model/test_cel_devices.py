@@ -237,3 +237,20 @@ def test_consumable_kind_is_the_shareable_devices_of_its_class() -> None:
     assert kind_device_sets(profile, devices, {})["consumable-capacity"] == frozenset()
     without = replace(profile, consumable_capacity=None)
     assert kind_device_sets(without, devices, classes)["consumable-capacity"] == frozenset()
+
+
+def test_binding_kind_is_the_devices_of_its_class_with_binding_conditions() -> None:
+    profile = load_profile(SUITE_ROOT / "drivers/fake/profile.yaml")
+    fabric = slice_device("fx-0", D, type="fabric", model="fx-1", memory="0")
+    waiting = {**fabric, "bindingConditions": ["Attached"], "bindingFailureConditions": ["F"]}
+    slices = [*_slices(), resource_slice("w3", D, "w3", [waiting, {**fabric, "name": "fx-1"}])]
+    devices = published_devices(slices, D)
+    (device,) = [d for d in devices if d.binding_conditions]
+    assert (device.id, device.binding_failure_conditions) == ("w3/fx-0", ("F",))
+    assert type(device).from_dict(device.to_dict()) == device
+    expression = f'device.driver == "{D}" && device.attributes["{D}"].type == "fabric"'
+    classes = {"fabric.fake.dra-conformance.io": device_class("x", expression)}
+    assert kind_device_sets(profile, devices, classes)["binding-conditions"] == {"w3/fx-0"}
+    assert kind_device_sets(profile, devices, {})["binding-conditions"] == frozenset()
+    without = replace(profile, binding_conditions=None)
+    assert kind_device_sets(without, devices, classes)["binding-conditions"] == frozenset()

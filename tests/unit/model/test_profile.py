@@ -85,6 +85,7 @@ def test_good_profile_has_defaults(tmp_path: Path) -> None:
         "partitionable:whole",
         "partitionable:partition",
         "consumable-capacity",
+        "binding-conditions",
     )
     assert profile.kind_class_and_expression("selector:kind-b") == (
         profile.selectors["kind-b"].device_class,
@@ -132,6 +133,7 @@ def test_fake_driver_profile_loads() -> None:
         "recover",
         "fail-prepare",
         "delay-prepare",
+        "fail-binding",
         "taint",
         "driver-taint",
     )
@@ -562,3 +564,24 @@ def test_cdi_section(tmp_path: Path) -> None:
 def test_bad_cdi_section(tmp_path: Path, section: Any, message: str) -> None:
     with pytest.raises(ProfileError, match=re.escape(message)):
         load_profile(write(tmp_path, mutate("cdi", section)))
+
+
+def test_binding_conditions_section(tmp_path: Path) -> None:
+    data = mutate("bindingConditions", {"class": "fabric.gpu.example.com"})
+    profile = load_profile(write(tmp_path, data))
+    assert profile.binding_conditions is not None
+    assert profile.binding_conditions.device_class == "fabric.gpu.example.com"
+    assert "fabric.gpu.example.com" in profile.all_class_names()
+    assert profile.kind_class_and_expression("binding-conditions") == (
+        "fabric.gpu.example.com",
+        None,
+    )
+    assert load_profile(write(tmp_path, GOOD, "good.yaml")).binding_conditions is None
+
+
+def test_the_binding_conditions_capability_needs_its_section(tmp_path: Path) -> None:
+    data = mutate("capabilities", ["binding-conditions"])
+    with pytest.raises(ProfileError, match=re.escape("bindingConditions: required when")):
+        load_profile(write(tmp_path, data))
+    with pytest.raises(ProfileError, match=re.escape("bindingConditions.class: expected")):
+        load_profile(write(tmp_path, mutate("bindingConditions", {"class": "Not_A_Class"})))

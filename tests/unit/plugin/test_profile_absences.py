@@ -52,7 +52,13 @@ def _gated_on(capability: str) -> list[str]:
 
 
 def _injecting_more_than_taints() -> list[str]:
-    return [r.id for r in CATALOG.requirements if set(r.faults) - {"taint"}]
+    # Binding-condition requirements lease a kind of device the stubbed cluster does not
+    # publish: that the driver lacks them decides first (not applicable), before the faults.
+    return [
+        r.id
+        for r in CATALOG.requirements
+        if set(r.faults) - {"taint"} and "binding-conditions" not in r.capabilities
+    ]
 
 
 # name -> (how the profile is derived, requirement ids, how each of them must end)
@@ -71,6 +77,11 @@ ABSENCES: dict[str, tuple[Callable[[dict[str, Any]], None], list[str], str]] = {
         _without("consumableCapacity", capability="consumable-capacity"),
         _gated_on("consumable-capacity"),
         "not applicable: the driver profile does not declare capability consumable-capacity",
+    ),
+    "no binding conditions": (
+        _without("bindingConditions", capability="binding-conditions"),
+        _gated_on("binding-conditions"),
+        "not applicable: the driver profile does not declare capability binding-conditions",
     ),
     "no opaque config": (
         _without("opaqueConfig", capability="opaque-config"),

@@ -31,6 +31,8 @@ SPEC_LEVELS = {
     "DRA-ALLOC-015": "SHOULD",
     "DRA-ALLOC-016": "SHOULD",  # partitionable-devices
     "DRA-ALLOC-017": "MAY",
+    "DRA-ALLOC-018": "SHOULD",  # binding-conditions
+    "DRA-ALLOC-019": "SHOULD",  # binding-conditions, fault fail-binding
     "DRA-LOSS-001": "MUST",
     "DRA-LOSS-002": "MUST",
     "DRA-LOSS-003": "MUST",
@@ -122,6 +124,7 @@ DISRUPTIVE_IDS = ("DRA-EXT-006", "DRA-LIFE-003", "DRA-LIFE-004")
 KNOWN_GATES_V1_37_2 = {
     "DRAAdminAccess",
     "DRAConsumableCapacity",
+    "DRADeviceBindingConditions",
     "DRADeviceTaintRules",
     "DRADeviceTaints",
     "DRAExtendedResource",

@@ -267,6 +267,35 @@ class FakeDriverControl(DriverStatusReads):
     def clear_fail_prepare(self, node: str, device: str | None = None) -> str:
         return self.fail_prepare(node, device, count=0)
 
+    def fail_binding(self, node: str, device: str, count: int | None = 1) -> str:
+        """The device's next ``count`` allocations (every one if None) get its binding failure
+        condition True (controls ``failBinding``); 0 clears it."""
+        if count is not None and count < 0:
+            raise ValueError("count must be >= 0")
+        spec: dict[str, Any] | None = {"id": uuid.uuid4().hex[:12]}  # a fresh budget
+        if count is None:
+            spec["always"] = True
+        elif count == 0:
+            spec = None
+        else:
+            spec["count"] = count
+
+        def change(d: dict[str, Any]) -> None:
+            if spec is None:
+                d.pop("failBinding", None)
+            else:
+                d["failBinding"] = spec
+
+        records = (
+            forget(node, device, "failBinding")
+            if spec is None
+            else self._record(node, device, "failBinding")
+        )
+        return self._device(node, device, change, records)
+
+    def clear_fail_binding(self, node: str, device: str) -> str:
+        return self.fail_binding(node, device, count=0)
+
     def delay_prepare(self, node: str, seconds: float) -> str:
         if seconds < 0:
             raise ValueError("seconds must be >= 0")
@@ -365,6 +394,8 @@ class FakeDriverControl(DriverStatusReads):
     def _undo(self, node: str, device: str | None, what: str) -> None:
         if what == "failPrepare":
             self.clear_fail_prepare(node, device)
+        elif what == "failBinding" and device is not None:
+            self.clear_fail_binding(node, device)
         elif what == "prepareDelay":
             self.delay_prepare(node, 0)
         elif device is None:  # a device fault without a device: a malformed record

@@ -34,6 +34,8 @@ ACTIONS: dict[str, tuple[bool, Action]] = {
     "clear-fail-prepare": (False, lambda c, a: c.clear_fail_prepare(a.node, a.device or None)),
     "delay-prepare": (False, lambda c, a: c.delay_prepare(a.node, a.seconds)),
     "clear-delay-prepare": (False, lambda c, a: c.delay_prepare(a.node, 0)),
+    "fail-binding": (True, lambda c, a: c.fail_binding(a.node, a.device, a.count)),
+    "clear-fail-binding": (True, lambda c, a: c.clear_fail_binding(a.node, a.device)),
     "taint": (True, lambda c, a: c.add_taint(a.node, a.device, a.key, a.value, a.effect)),
     "untaint": (True, lambda c, a: c.remove_taint(a.node, a.device, a.key)),
 }
@@ -51,7 +53,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--node", default=env("DRA_NODE", ""), help="default $DRA_NODE; * for all")
     p.add_argument("--device", default=env("DRA_DEVICE", ""), help="default $DRA_DEVICE")
     p.add_argument("--message", default=env("DRA_FAULT_MESSAGE") or "injected by faultctl")
-    p.add_argument("--count", type=int, default=None, help="fail-prepare: default every prepare")
+    p.add_argument(
+        "--count",
+        type=int,
+        default=None,
+        help="fail-prepare: default every prepare; fail-binding: every allocation",
+    )
     p.add_argument("--seconds", type=float, default=float(env("DRA_DELAY_SECONDS") or 0))
     p.add_argument("--key", default=env("DRA_TAINT_KEY", ""))
     p.add_argument("--value", default=env("DRA_TAINT_VALUE", ""))

@@ -95,6 +95,11 @@ class FakeDriverInjector(InjectorBase):
         self.control.delay_prepare(node, seconds)
         self._did(node, None, lambda: self.control.delay_prepare(node, 0))
 
+    def fail_binding(self, device: DeviceRef, count: int | None = 1) -> None:
+        node, name = device.node_name, device.device
+        self.control.fail_binding(node, name, count)
+        self._did(node, name, lambda: self.control.clear_fail_binding(node, name))
+
     def restore(self) -> None:
         nodes: list[str] = []
         while self._undo:
