@@ -118,6 +118,7 @@ def test_slice_publishing_over_rest(
             "fa80-1",
             "ff16-0",
             "fs32-0",
+            "fx-0",  # the fabric device, with binding conditions the API server kept
         }
         # The other driver's slice on the node is outside the field selector: untouched.
         assert apiserver_k8s.resource.read_resource_slice(f"{node}-other").spec.driver == (

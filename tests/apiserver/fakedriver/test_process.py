@@ -96,6 +96,7 @@ def test_driver_process_end_to_end(
             "fa80-1",
             "ff16-0",
             "fs32-0",
+            "fx-0",  # the fabric device, with binding conditions
         }
         _eventually(reg_socket.exists, "the registration socket")
 
@@ -138,10 +139,15 @@ def test_driver_process_end_to_end(
 
         status = _eventually(applied, "the driver to report the control change")
         assert status["registered"] is True
-        assert status["pool"]["publishedDevices"] == ["fa80-0", "ff16-0", "fs32-0"]
+        assert status["pool"]["publishedDevices"] == ["fa80-0", "ff16-0", "fs32-0", "fx-0"]
         assert status["pool"]["generation"] == 2
         current = node_slices()
-        assert {d["name"] for d in current[0]["spec"]["devices"]} == {"fa80-0", "ff16-0", "fs32-0"}
+        assert {d["name"] for d in current[0]["spec"]["devices"]} == {
+            "fa80-0",
+            "ff16-0",
+            "fs32-0",
+            "fx-0",
+        }
     finally:
         proc.send_signal(signal.SIGTERM)
         output, _ = proc.communicate(timeout=120)
