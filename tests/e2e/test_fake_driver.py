@@ -88,7 +88,7 @@ def test_catalog_devices_published_on_both_workers(k8s, fake_driver, kind_cluste
     workers = sorted(n for n in kind_cluster.nodes() if "control-plane" not in n)
     assert len(workers) == 2
     first, second = workers  # <name>-worker, <name>-worker2
-    assert by_node.get(first) == {"fa80-0", "fa80-1", "ff16-0", "fs32-0"}
+    assert by_node.get(first) == {"fa80-0", "fa80-1", "ff16-0", "fs32-0", "fx-0"}
     assert {"fa24-0", "fa24-1", "fa24-2", "fa24-3", "fp48-0-whole"} <= by_node.get(second, set())
     assert {f"fp48-0-p{i}" for i in range(4)} <= by_node[second]
     for s in _slices(k8s):
