@@ -20,7 +20,7 @@
 
 Tests marked `e2e_by_hand` are left out: past the CI budget on the 2-core CI machine (the
 whole suite against a second driver, two machines sharing one lease book, the broken-driver
-checks of DRA-LIFE-001, DRA-KUBELET-002 and DRA-LOSS-012, the second and third misbehaviour of
+checks of DRA-KUBELET-002 and DRA-LOSS-012, the second and third misbehaviour of
 a requirement that has one in CI, a legal variant of a driver that passes). Run them by hand
 with `pytest -m e2e_by_hand tests/e2e`; bench/suite.md has their results.
 
@@ -90,6 +90,7 @@ FIRST_SHARD = tuple(
         "readiness",
         "lifecycle_race",
         "lifecycle_cdi",
+        "device_metadata",
     )
 ) + (GATE_BASELINE, f"{CHAOS_DIR}/test_chaos_interrupts.py")
 # Broken-driver checks the upgrade shard runs on its cluster once the whole suite's run is
