@@ -10,9 +10,11 @@ runtime error (evaluating it erred on a device: the allocator stops there).
 
 The copies keep what CEL sees (driver, attributes, capacity, allowMultipleAllocations) and
 drop what would change the allocation but not the match: counter consumption (an all-devices
-claim over a partitionable device's whole and its partitions exceeds the counters) and taints.
-Their pools are renamed `<node>/<pool>`, so no claim here ever names a real device, and they
-are deleted before the function returns: a driver's pool is never seen twice.
+claim over a partitionable device's whole and its partitions exceeds the counters), taints, and
+binding conditions (the scheduler would hold the pod in PreBind for conditions no driver ever
+reports for these copies). Their pools are renamed `<node>/<pool>`, so no claim here ever names
+a real device, and they are deleted before the function returns: a driver's pool is never seen
+twice.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def _copy_slices(group: NodeGroup, node_uid: str) -> list[dict]:
         spec = copy.deepcopy(dict(s["spec"]))
         for device in spec["devices"]:
             device.pop("consumesCounters", None)
-            device.pop("taints", None)
+            for key in ("taints", "bindingConditions", "bindingFailureConditions", "bindsToNode"):
+                device.pop(key, None)
         spec["pool"] = {
             "name": f"{group.name}/{spec['pool']['name']}",
             "generation": 1,
