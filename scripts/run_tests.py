@@ -90,7 +90,6 @@ FIRST_SHARD = tuple(
         "readiness",
         "lifecycle_race",
         "lifecycle_cdi",
-        "device_metadata",
     )
 ) + (GATE_BASELINE, f"{CHAOS_DIR}/test_chaos_interrupts.py")
 # Broken-driver checks the upgrade shard runs on its cluster once the whole suite's run is
