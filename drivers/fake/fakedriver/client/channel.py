@@ -238,6 +238,19 @@ class FakeDriverControl(DriverStatusReads):
 
     def fail_prepare(self, node: str, device: str | None = None, count: int | None = None) -> str:
         """Fail the next ``count`` prepares (every prepare if None) on the node or for a device."""
+        return self._counted(node, device, "failPrepare", count)
+
+    def clear_fail_prepare(self, node: str, device: str | None = None) -> str:
+        return self.fail_prepare(node, device, count=0)
+
+    def fail_binding(self, node: str, device: str, count: int | None = 1) -> str:
+        """The device's next ``count`` allocations (every one if None) get its binding failure
+        condition True (controls ``failBinding``); 0 clears it."""
+        return self._counted(node, device, "failBinding", count)
+
+    def _counted(self, node: str, device: str | None, key: str, count: int | None) -> str:
+        """Set control ``key`` to fire ``count`` times (always if None; 0 clears it), on the
+        node or for a device."""
         if count is not None and count < 0:
             raise ValueError("count must be >= 0")
         # A fresh id gives a fresh budget: the driver counts consumption per id.
@@ -251,46 +264,13 @@ class FakeDriverControl(DriverStatusReads):
 
         def change(d: dict[str, Any]) -> None:
             if spec is None:
-                d.pop("failPrepare", None)
+                d.pop(key, None)
             else:
-                d["failPrepare"] = spec
+                d[key] = spec
 
-        records = (
-            forget(node, device, "failPrepare")
-            if spec is None
-            else self._record(node, device, "failPrepare")
-        )
+        records = forget(node, device, key) if spec is None else self._record(node, device, key)
         if device is None:
             return self._mutate(node, change, records)
-        return self._device(node, device, change, records)
-
-    def clear_fail_prepare(self, node: str, device: str | None = None) -> str:
-        return self.fail_prepare(node, device, count=0)
-
-    def fail_binding(self, node: str, device: str, count: int | None = 1) -> str:
-        """The device's next ``count`` allocations (every one if None) get its binding failure
-        condition True (controls ``failBinding``); 0 clears it."""
-        if count is not None and count < 0:
-            raise ValueError("count must be >= 0")
-        spec: dict[str, Any] | None = {"id": uuid.uuid4().hex[:12]}  # a fresh budget
-        if count is None:
-            spec["always"] = True
-        elif count == 0:
-            spec = None
-        else:
-            spec["count"] = count
-
-        def change(d: dict[str, Any]) -> None:
-            if spec is None:
-                d.pop("failBinding", None)
-            else:
-                d["failBinding"] = spec
-
-        records = (
-            forget(node, device, "failBinding")
-            if spec is None
-            else self._record(node, device, "failBinding")
-        )
         return self._device(node, device, change, records)
 
     def clear_fail_binding(self, node: str, device: str) -> str:
