@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 
+from conformance.faults import ProfileFaults
 from conformance.install.errors import InstallError
 from conformance.install.identity import install_objects
 from conformance.kube.access import driver_service_accounts
@@ -94,3 +95,16 @@ def driver_accounts(dra_context: RunContext, k8s: K8sClients) -> tuple[ServiceAc
             "install the driver, or name its DaemonSet in the profile's readiness.daemonSet",
         )
     return accounts
+
+
+@pytest.fixture
+def faults(dra_context: RunContext, k8s: K8sClients, device_lease: Any) -> Iterator[ProfileFaults]:
+    """`faults.new(FaultKind.X)`: an injector per the profile's faults.<kind>; all restored
+    after the test (a fault that cannot be injected or undone raises FaultError)."""
+    made = ProfileFaults(dra_context, k8s)
+    try:
+        yield made
+    finally:
+        errors = made.restore_all()
+        if errors:
+            pytest.fail("could not undo injected faults: " + "; ".join(errors))

@@ -13,7 +13,6 @@ default) is left out: it judges the scheduler and costs ten minutes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,6 @@ from conformance.model.devices import PublishedDevice
 from conformance.model.outcome import not_applicable
 from conformance.model.profile import BINDING_KIND
 from conformance.observe.steps import attach_yaml
-from conformance.run.context import RunContext
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.binding_status import (
     SCHEDULER_POLL_S,
@@ -42,18 +40,6 @@ from conformance.scenario_api.workloads import Workloads
 
 PENDING_EVENT = "BindingConditionsPending"
 BINDING_FAILED = "device binding failed"  # kube-scheduler's ErrDeviceBindingFailed
-
-
-@pytest.fixture
-def faults(dra_context: RunContext, k8s: K8sClients, device_lease: Any) -> Iterator[ProfileFaults]:
-    """Injectors per the profile's faults, all undone before the device lease is released."""
-    made = ProfileFaults(dra_context, k8s)
-    try:
-        yield made
-    finally:
-        errors = made.restore_all()
-        if errors:
-            pytest.fail("could not undo injected faults: " + "; ".join(errors))
 
 
 def _binding_devices(workload: Workloads, node: str | None) -> dict[str, PublishedDevice]:

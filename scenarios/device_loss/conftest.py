@@ -52,19 +52,6 @@ def taint_rules(
         injector.restore()
 
 
-@pytest.fixture
-def faults(dra_context: RunContext, k8s: K8sClients, device_lease: Any) -> Iterator[ProfileFaults]:
-    """`faults.new(FaultKind.X)`: an injector per the profile's faults.<kind>; all restored
-    after the test (a fault that cannot be injected or undone raises FaultError)."""
-    made = ProfileFaults(dra_context, k8s)
-    try:
-        yield made
-    finally:
-        errors = made.restore_all()
-        if errors:
-            pytest.fail("could not undo injected faults: " + "; ".join(errors))
-
-
 class SliceTaints:
     """Taints the driver itself publishes (fault kind driver-taint): each taint() returns once
     it is in the device's spec.devices[].taints, which is what the scheduler and the eviction
