@@ -10,8 +10,9 @@ def assert_prepare_latency_regression(
     document: dict, driver: str, report_dir: Path, delay_s: float, *, same_cluster: bool = True
 ) -> None:
     """The delayed prepare is flagged in gate.json and gate.md, beside the chart, in a passing
-    gate; on one cluster, unprepare, which the fault does not slow, is not (two clusters of two
-    versions may differ by a bucket or two there, which is what the gate is for)."""
+    gate; on one cluster, unprepare, which the fault does not slow, stays far below the delay.
+    Whether unprepare is flagged is not asserted: with one call a side its p95 is that call, and
+    a loaded CI machine has moved it from 0.15 s to 0.23 s, past the 50 % threshold."""
     latency = document["driver_latency"]
     assert latency["decides_verdict"] is False and latency["threshold"] == 0.5, latency
     prepare = f"kubelet → driver (gRPC): {driver} NodePrepareResources"
@@ -20,7 +21,8 @@ def assert_prepare_latency_regression(
     after_p95 = rows["NodePrepareResources"]["to"]["p95"]
     assert after_p95.get("s", after_p95.get("gt", 0)) >= delay_s * 0.8, rows
     if same_cluster:
-        assert rows["NodeUnprepareResources"]["change"] != "regression", rows
+        unprepare_p95 = rows["NodeUnprepareResources"]["to"]["p95"]
+        assert unprepare_p95.get("s", delay_s) < delay_s / 2, rows
     report = (report_dir / "gate.md").read_text()
     assert ": PASS" in report.splitlines()[0], report
     assert "Latency regressions: " + prepare + " p95 " in report, report
