@@ -12,7 +12,7 @@
   disturbs the cluster, for the whole cluster, so it cannot share one with another tier, and
   these checks mostly wait out timeouts of states a broken driver never reaches, not the CPU.
 - upgrade: `tests/e2e/upgrade/test_gate_rehearse.py`, `dra-conformance gate --from v1.36.3
-  --to v1.37.2 --rehearse` over the core suite and the allocation selectors, on kind clusters
+  --to v1.37.2 --rehearse` over core requirements and the allocation selectors, on kind clusters
   of its own (the gate's runs create and delete them one after the other); then, on a cluster
   created when the gate's are gone, `tests/e2e/test_run.py` (the whole suite `-n 4` and its
   reports), which in the main tier would make it the last shard by some fifteen minutes, and

@@ -8,6 +8,8 @@ import sys
 import time
 
 import pytest
+from kubernetes.client import CoordinationV1Api
+from kubernetes.client.exceptions import ApiException
 
 from conformance.cluster import kind, smoke, status
 from conformance.errors import ClusterError
@@ -52,6 +54,20 @@ def test_dra_beta_gates_enabled_and_cdi_on(kind_cluster):
     match = re.search(r"cdi_spec_dirs\s*=\s*\[([^\]]*)\]", config)
     assert match and "/var/run/cdi" in match.group(1), "containerd does not read /var/run/cdi"
     assert not re.search(r"enable_cdi\s*=\s*false", config)
+
+
+def test_controller_manager_and_scheduler_run_without_leader_election(kind_cluster):
+    """One control plane: neither component renews a leader Lease every 2 s."""
+    k8s = kind_cluster.clients()
+    for component in ("kube-controller-manager", "kube-scheduler"):
+        [pod] = k8s.core.list_namespaced_pod(
+            "kube-system", label_selector=f"component={component}"
+        ).items
+        command = pod.spec.containers[0].command
+        assert "--leader-elect=false" in command, command
+        with pytest.raises(ApiException) as missing:
+            CoordinationV1Api(k8s.api_client).read_namespaced_lease(component, "kube-system")
+        assert missing.value.status == 404, component
 
 
 def test_second_up_reuses_healthy_cluster(kind_cluster, progress):

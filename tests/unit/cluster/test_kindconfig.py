@@ -90,3 +90,27 @@ def test_missing_sys_resource_clamps_oom_score_adj():
     assert any("restrict_oom_score_adj = true" in p for p in config["containerdConfigPatches"])
     plain = kind_config(ClusterOptions())
     assert not any("restrict_oom_score_adj" in p for p in plain["containerdConfigPatches"])
+
+
+@pytest.mark.parametrize(
+    ("version", "api", "paths", "value"),
+    [
+        ("v1.37.2", "v1beta4", "extraArgs/-", {"name": "leader-elect", "value": "false"}),
+        ("v1.36.3", "v1beta4", "extraArgs/-", {"name": "leader-elect", "value": "false"}),
+        ("v1.35.4", "v1beta3", "extraArgs/leader-elect", "false"),
+    ],
+)
+def test_leader_election_is_off_in_the_kubeadm_api_kind_writes_for_the_version(
+    version, api, paths, value
+):
+    [patch] = kind_config(ClusterOptions(kubernetes=version))["kubeadmConfigPatchesJSON6902"]
+    assert (patch["group"], patch["version"], patch["kind"]) == (
+        "kubeadm.k8s.io",
+        api,
+        "ClusterConfiguration",
+    )
+    operations = yaml.safe_load(patch["patch"])
+    assert operations == [
+        {"op": "add", "path": f"/{component}/{paths}", "value": value}
+        for component in ("controllerManager", "scheduler")
+    ]
