@@ -29,7 +29,6 @@ def test_alloc_018_fails_when_the_driver_never_reports_binding_conditions(
     assert "timed out" in result.output, result.explain()
 
 
-@pytest.mark.e2e_by_hand  # a second binding check, past the CI budget
 def test_alloc_019_fails_when_the_driver_ignores_a_reallocation(
     run_scenario_against_broken_driver,
 ):
