@@ -19,9 +19,9 @@
   after it three broken-driver checks (`UPGRADE_SHARD_BROKEN`) on that cluster.
 
 Tests marked `e2e_by_hand` are left out: past the CI budget on the 2-core CI machine (the
-whole suite against a second driver, two machines sharing one lease book, the broken-driver
-checks of DRA-KUBELET-002 and DRA-LOSS-012, the second and third misbehaviour of
-a requirement that has one in CI, a legal variant of a driver that passes). Run them by hand
+whole suite against a second driver, two machines sharing one lease book, the second and
+third misbehaviour of a requirement that has one in CI, a legal variant of a driver that
+passes). Run them by hand
 with `pytest -m e2e_by_hand tests/e2e`; bench/suite.md has their results.
 
 Each shard's output goes to reports/tests/<shard>.log and is printed when it ends; its cluster

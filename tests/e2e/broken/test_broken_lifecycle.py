@@ -25,7 +25,6 @@ def test_life_001_fails_when_unprepare_needs_the_deleted_claim(run_scenario_agai
     assert "gone from the API were never unprepared on the node" in result.output, result.explain()
 
 
-@pytest.mark.e2e_by_hand  # past the CI budget, as the next one
 def test_kubelet_002_fails_when_prepare_is_not_idempotent(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-KUBELET-002", ["prepare-not-idempotent"])
     result.assert_requirement_failed("prepare is not idempotent")
@@ -34,7 +33,6 @@ def test_kubelet_002_fails_when_prepare_is_not_idempotent(run_scenario_against_b
     )
 
 
-@pytest.mark.e2e_by_hand
 def test_loss_012_fails_when_a_restored_claim_keeps_its_device(run_scenario_against_broken_driver):
     result = run_scenario_against_broken_driver("DRA-LOSS-012", ["restored-claims-stay-busy"])
     result.assert_requirement_failed("(misbehaviour restored-claims-stay-busy)")
