@@ -21,8 +21,8 @@
 Tests marked `e2e_by_hand` are left out: past the CI budget on the 2-core CI machine (the
 whole suite against a second driver, two machines sharing one lease book, the second and
 third misbehaviour of a requirement that has one in CI, a legal variant of a driver that
-passes). Run them by hand
-with `pytest -m e2e_by_hand tests/e2e`; bench/suite.md has their results.
+passes). Run them by hand with `pytest -m e2e_by_hand tests/e2e`; bench/suite.md has their
+results.
 
 Each shard's output goes to reports/tests/<shard>.log and is printed when it ends; its cluster
 is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
