@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -188,3 +190,33 @@ def helm_uninstall(
     command = helm_uninstall_command(helm_tool(progress), method, kubeconfig, context)
     with progress.stage(f"helm uninstall {method.release}"):
         run_helm(command, f"helm uninstall of release {method.release}", "see helm's error")
+
+
+def _chart_yaml(chart: str) -> Mapping[str, Any] | None:
+    """The Chart.yaml of a local chart (a directory, or a packaged `.tgz`); None for a chart
+    reference (`repo/name`, `oci://...`), which only helm resolves."""
+    path = Path(chart)
+    text = None
+    if path.is_dir() and (path / "Chart.yaml").is_file():
+        text = (path / "Chart.yaml").read_text(encoding="utf-8")
+    elif path.is_file() and tarfile.is_tarfile(path):
+        with tarfile.open(path) as archive:
+            top_level = (m for m in archive.getmembers() if m.name.count("/") == 1)
+            member = next((m for m in top_level if m.name.endswith("/Chart.yaml")), None)
+            extracted = archive.extractfile(member) if member is not None else None
+            text = extracted.read().decode("utf-8") if extracted is not None else None
+    if text is None:
+        return None
+    loaded = yaml.safe_load(text)
+    return loaded if isinstance(loaded, Mapping) else None
+
+
+def chart_identity(method: HelmInstall) -> dict[str, str | None]:
+    """`{"chart": name, "version": version}` of the chart the profile installs: from a local
+    chart's Chart.yaml; for a chart reference, its last path segment and the profile's version
+    (None when the profile pins none: helm took the newest)."""
+    meta = _chart_yaml(method.chart)
+    if meta is not None:
+        return {"chart": str(meta.get("name") or ""), "version": str(meta.get("version") or "")}
+    name = method.chart.rstrip("/").rsplit("/", 1)[-1].split(":", 1)[0]
+    return {"chart": name, "version": method.version}

@@ -6,6 +6,7 @@
 | `client`         | API clients from a kubeconfig and context, once per process             |
 | `field_manager`  | `dra-conformance`, the field manager (and User-Agent) of every write     |
 | `apply`          | server-side apply and ordered deletion of manifests (dynamic client)    |
+| `driver_images`  | the images the driver's pods run, by digest (pod status `imageID`)     |
 | `objects`        | create and delete builder dicts by kind                                 |
 | `builders`       | plain-dict objects scenarios create, labelled with the run and test     |
 | `claim_requests` | the pieces of a claim spec: requests, subrequests, constraints, config  |

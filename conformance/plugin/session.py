@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from conformance.kube.readiness import readiness_state
 from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
+from conformance.plugin.driver_identity import driver_identity
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
@@ -103,7 +105,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if data:
             context = RunContext.from_json(data, state.profile)
             config.stash[CONTEXT_KEY] = context
-            _publish_facts(config, context)
+            given = config.workerinput.get(WORKERINPUT_RUN_FACTS)  # type: ignore[attr-defined]
+            if given:  # the controller's, with what only it read (the driver's images)
+                set_run_facts(config, RunFacts.from_dict(given))
+            else:
+                _publish_facts(config, context)
             # A killed worker (SIGTERM) takes the Ctrl-C path too: InterruptHooks, then the
             # current test's fixtures undo its cordons, taints and faults.
             _install_sigterm_handler(state)
@@ -126,11 +132,15 @@ def pytest_configure(config: pytest.Config) -> None:
     install_report_collector(config)
 
 
+# What the controller read of the driver itself (conformance/plugin/driver_identity.py).
+DRIVER_IDENTITY_KEY = pytest.StashKey[dict[str, Any]]()
+
+
 def _publish_facts(config: pytest.Config, context: RunContext) -> None:
-    set_run_facts(config, _run_facts(context))
+    set_run_facts(config, _run_facts(context, config.stash.get(DRIVER_IDENTITY_KEY, {})))
 
 
-def _run_facts(context: RunContext) -> RunFacts:
+def _run_facts(context: RunContext, identity: Mapping[str, Any] | None = None) -> RunFacts:
     by_node = context.devices_by_node()
     return RunFacts(
         driver_name=context.profile.driver,
@@ -154,6 +164,7 @@ def _run_facts(context: RunContext) -> RunFacts:
             "feature_gates_error": context.feature_gates_error,
         },
         setup_problem=_setup_problem(context),
+        **dict(identity or {}),
     )
 
 
@@ -179,7 +190,8 @@ class _XdistHooks:
         node.workerinput[WORKERINPUT_RUN_ID] = get_run_id(self.config)
         node.workerinput[WORKERINPUT_RUN_DIR] = str(resolve_run_dir(self.config))
         if context is not None:
-            node.workerinput[WORKERINPUT_RUN_FACTS] = _run_facts(context).to_dict()
+            identity = self.config.stash.get(DRIVER_IDENTITY_KEY, {})
+            node.workerinput[WORKERINPUT_RUN_FACTS] = _run_facts(context, identity).to_dict()
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Lease-aware load scheduling for `--dist load` (xdist's default with -n)."""
@@ -249,6 +261,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
         return
     config.stash[CONTEXT_KEY] = context
+    # The driver is installed and awaited: name what runs (never stops the run).
+    config.stash[DRIVER_IDENTITY_KEY] = driver_identity(context)
     _publish_facts(config, context)
     _install_sigterm_handler(state)
     note = config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)

@@ -27,7 +27,9 @@ from conformance.model.known_issues import NOTE_PREFIX
 from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
 from conformance.report.catalog import RequirementInfo, catalog_for
 from conformance.report.facts import RunFacts, get_run_facts
+from conformance.report.markdown import image_reference
 from conformance.report.outcomes import TestOutcome, TestRecord, report_reason, suite_requirement
+from conformance.report.paths import portable
 from conformance.report.platform_issues import known_issue_link
 from conformance.report.provenance import modified_text
 
@@ -248,7 +250,8 @@ def apply_dynamic_labels(
 
 
 def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
-    """The Allure environment widget's rows, from summary.json's content."""
+    """The Allure environment widget's rows, from summary.json's content, with no local
+    absolute path (conformance/report/paths.py)."""
     run = summary.get("run", {})
     driver = summary.get("driver", {})
     cluster = summary.get("cluster", {})
@@ -265,6 +268,7 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         "Driver.profile": driver.get("profile_path"),
         "Driver.profile.digest": driver.get("profile_digest"),
         "Driver.capabilities": ", ".join(driver.get("capabilities", []) or []),
+        "Driver.images": ", ".join(image_reference(i) for i in driver.get("images") or []),
         "Kubernetes.version": cluster.get("kubernetes_version"),
         "Cluster.provider": cluster.get("provider"),
         "Cluster.name": cluster.get("name"),
@@ -276,7 +280,7 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         "Python": run.get("python"),
         **_provenance_properties(summary),
     }
-    return {k: str(v) for k, v in props.items() if v not in (None, "")}
+    return {k: portable(str(v)) for k, v in props.items() if v not in (None, "")}
 
 
 def _partial_properties(partial: Mapping[str, Any] | None) -> dict[str, str]:

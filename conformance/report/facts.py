@@ -49,6 +49,15 @@ class RunFacts:
     fault_kinds: tuple[str, ...] = ()  # the fault kinds the profile can inject
     extra: dict[str, Any] = field(default_factory=dict)
     setup_problem: str = ""  # what kept the run from testing the driver (e.g. never ready)
+    # What the report names as the driver it certified (conformance/plugin/driver_identity.py).
+    # Each {container, image, image_id, digest, pods[]} the driver's pods run, as the kubelet
+    # reports it (conformance/kube/driver_images.py):
+    driver_images: tuple[dict[str, Any], ...] = ()
+    driver_images_error: str = ""  # why `driver_images` is empty ("" when it is not)
+    # {"method": "helm", chart, version} | {"method": "manifests", image, manifests[] {path,
+    # sha256}} | {"method": "preinstalled"}; empty when unknown
+    driver_install: dict[str, Any] = field(default_factory=dict)
+    profile_text: str = ""  # the profile as read, credentials redacted
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -57,6 +66,7 @@ class RunFacts:
         data["build_notes"] = list(self.build_notes)
         data["capabilities"] = list(self.capabilities)
         data["fault_kinds"] = list(self.fault_kinds)
+        data["driver_images"] = [dict(i) for i in self.driver_images]
         return data
 
     @classmethod
@@ -72,6 +82,10 @@ class RunFacts:
                 values[name] = tuple(values[name] or ())
         if "feature_gates" in values:
             values["feature_gates"] = dict(values["feature_gates"] or {})
+        if "driver_images" in values:
+            values["driver_images"] = tuple(dict(i) for i in values["driver_images"] or ())
+        if "driver_install" in values:
+            values["driver_install"] = dict(values["driver_install"] or {})
         return cls(**values)
 
     def with_profile_digest(self) -> RunFacts:
