@@ -4,7 +4,8 @@
 |-------------------|-------------------------------------------------------------------|
 | `app`             | the parser, `main`, and the `cluster` subcommands                 |
 | `driver_commands` | `driver`, `profile` and `run`: the commands that need a profile   |
-| `run_verdict`     | `run`'s last line and exit code: this run's verdict, or none      |
+| `run_verdict`     | `run`'s last line and exit code: this run's verdict, or none; signing |
+| `sealed_run`      | what `run` hands pytest: refused options, paths and environment   |
 | `gate_command`    | `gate`: two runs (two versions, or one and a baseline) compared   |
 | `cleanup`         | `cleanup`: what a dead run left on the cluster                    |
 | `verify_command`  | `verify`: re-check a published report (conformance/report/verify) |

@@ -261,19 +261,31 @@ def add_run_command(sub: argparse._SubParsersAction) -> None:
         help="keep the kind cluster afterwards (default yes)",
     )
     run.add_argument("--timeout-scale", type=float, default=1.0)
+    run.add_argument(
+        "--sign-key",
+        default=None,
+        metavar="KEY",
+        help="sign the report with this private key (PEM: ed25519 or ECDSA P-256, as `openssl "
+        "genpkey` writes them; default $DRA_SIGN_KEY, PEM text or a file): an in-toto "
+        "statement of every report file in a DSSE envelope, attestation.dsse.json",
+    )
     # No positional: what `run` does not know is left over by parse_known_args, in its order,
     # and cli.main hands it to pytest (paths select suites; default: all of scenarios/).
     run.set_defaults(func=_run, pytest_args=[])
 
 
 def pytest_arguments(args: argparse.Namespace, run_id: str, report_dir: Path) -> list[str]:
+    from conformance.cli.sealed_run import check_run_arguments
+    from conformance.report.seal import sealed_plugin_args
+
     extra = [a for a in args.pytest_args if a != "--"]
-    selects_path = any(not a.startswith("-") and Path(a.split("::")[0]).exists() for a in extra)
+    selects_path = bool(check_run_arguments(extra, SCENARIOS))
     argv = [
         "-c",
         str(SUITE_ROOT / "pyproject.toml"),
         "--rootdir",
         str(SUITE_ROOT),
+        *sealed_plugin_args(),
         "-p",
         "no:cacheprovider",
         "-q",
@@ -323,10 +335,13 @@ def _check_catalog_files() -> None:
 def _run(args: argparse.Namespace) -> int:
     import pytest
 
+    from conformance.cli.sealed_run import check_environment
     from conformance.model.naming import is_label_value
     from conformance.plugin.run_progress import RunProgress
     from conformance.report.facts import new_run_id
     from conformance.report.no_verdict import no_verdict_on_error
+    from conformance.report.seal import sealed_environment
+    from conformance.report.signing import signing_key
 
     run_id = args.run_id or new_run_id()
     if not is_label_value(run_id):
@@ -336,6 +351,9 @@ def _run(args: argparse.Namespace) -> int:
         )
     report_dir = Path(args.report_dir or Path("reports") / run_id).resolve()
     with no_verdict_on_error(report_dir, run_id):
+        check_environment(os.environ)
+        argv = pytest_arguments(args, run_id, report_dir)  # refuses foreign code
+        key = signing_key(args.sign_key)  # a bad key fails here, before any cluster work
         _load(args.profile)  # a broken profile fails here, before any cluster work
         _check_catalog_files()
         if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
@@ -343,14 +361,17 @@ def _run(args: argparse.Namespace) -> int:
                 "--cluster existing needs a kubeconfig",
                 "pass --kubeconfig PATH (and --context NAME)",
             )
-    argv = pytest_arguments(args, run_id, report_dir)
+    os.environ.update(sealed_environment({}))  # pytest.main runs here, xdist workers inherit it
     progress = RunProgress()
     if any(a in ("--co", "--collect-only") for a in args.pytest_args):
         return int(pytest.main(argv, plugins=[progress]))  # a listing: no run, no verdict
-    from conformance.cli.run_verdict import finish
+    from conformance.cli.run_verdict import finish, sign_run_report
     from conformance.report.no_verdict import fence
 
     started = time.time()
     fence(report_dir, run_id)  # from here on, D's summary is this run's or says it has none
     code = pytest.main(argv, plugins=[progress])
-    return finish(report_dir, run_id, int(code), started)
+    exit_code = finish(report_dir, run_id, int(code), started)
+    if key is not None:
+        sign_run_report(report_dir, run_id, key)
+    return exit_code

@@ -3,7 +3,8 @@ from the summary only when it carries this run's id (conformance/report/no_verdi
 
 The last line names the run id, the report directory, the MUSTs a partial run did not select,
 and ends with the verdict as every format words it (`verdict CONFORMANT`, `verdict PASSED
-(partial: N of M MUST selected) — not a certification`, `NO VERDICT: <why>`).
+(partial: N of M MUST selected) — not a certification`, `NO VERDICT: <why>`, `MODIFIED SUITE —
+not a certification: <why>`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.report.no_verdict import RUNNING, STOPPED, own_summary, write_no_verdict
-from conformance.report.verdict import EXIT_CODES, NO_VERDICT, verdict_text
+from conformance.report.verdict import EXIT_CODES, MODIFIED, NO_VERDICT, verdict_text
 
 NO_VERDICT_EXIT = EXIT_CODES[NO_VERDICT]
 
@@ -40,8 +41,24 @@ def last_line(summary: dict[str, Any], report_dir: Path) -> str:
     if _no_verdict(summary):
         reason = summary.get("no_verdict_reason") or "the summary names no verdict"
         return f"dra-conformance: {where}; NO VERDICT: {reason}"
+    if summary.get("verdict") == MODIFIED:
+        why = "; ".join(summary.get("modified_reasons") or [])
+        return f"dra-conformance: {where}; {verdict_text(MODIFIED)}: {why}"
     partial = summary.get("partial")
     listed = ""
     if partial and partial.get("not_selected"):
         listed = f"; MUST not selected: {', '.join(partial['not_selected'])}"
     return f"dra-conformance: {where}{listed}; verdict {verdict_text(summary['verdict'], partial)}"
+
+
+def sign_run_report(report_dir: Path, run_id: str, key: bytes) -> None:
+    """Sign the finished report: every file, and what it certifies as the predicate."""
+    from conformance.report.signing import sign_report
+
+    summary = own_summary(report_dir, run_id) or {}
+    predicate = {
+        field: summary.get(field)
+        for field in ("run", "verdict", "verdict_text", "modified", "driver", "provenance")
+    }
+    path = sign_report(report_dir, key, predicate)
+    print(f"dra-conformance: signed the report: {path}")

@@ -62,3 +62,12 @@ def gates_from_metrics(metrics_text: str) -> dict[str, bool]:
             if sample.name == FEATURE_METRIC and "name" in sample.labels:
                 gates[sample.labels["name"]] = sample.value == 1.0
     return gates
+
+
+def ga_since(gate: str, version: Minor | None) -> Minor | None:
+    """The minor `gate` went GA in when a cluster of `version` has it GA (on by default), else
+    None. A GA gate switched off is the cluster's choice, not something the driver lacks."""
+    history = GA_GATES.get(gate)
+    if history is None or version is None or version < history.ga:
+        return None
+    return history.ga

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
-from conformance.model.feature_gates import implied_on
+from conformance.model.feature_gates import ga_since, implied_on
 from conformance.model.frozen import FrozenMap
 
 # The catalog's names, read from here by the report and the plugin.
@@ -182,7 +182,7 @@ def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | 
             if too_old:  # a gate younger than the cluster: the version already says why
                 continue
             reasons.append(f"feature gate {gate} is not known to the cluster's API server")
-        elif not facts.feature_gates[gate]:
+        elif not facts.feature_gates[gate] and ga_since(gate, facts.version) is None:
             reasons.append(f"feature gate {gate} is disabled in the cluster")
     capability = missing_capabilities_reason(req.capabilities, facts)
     if capability:
@@ -209,6 +209,20 @@ def not_run_reason(req: Requirement, facts: ApplicabilityFacts) -> tuple[str, st
         why = f" ({facts.feature_gates_error})" if facts.feature_gates_error else ""
         reasons.append(f"feature gate(s) {', '.join(unreadable)} could not be read{why}")
         remedies.append("let the run's account read the API server's /metrics")
+    turned_off = [
+        (g, ga)
+        for g in req.feature_gates
+        if facts.feature_gates is not None
+        and facts.feature_gates.get(g) is False
+        and (ga := ga_since(g, facts.version)) is not None
+    ]
+    for gate, ga in turned_off:
+        since = ".".join(map(str, ga))
+        reasons.append(
+            f"the cluster has a GA feature gate turned off: {gate} (GA, on by default, since "
+            f"Kubernetes {since})"
+        )
+        remedies.append(f"turn feature gate {gate} back on")
     if req.disruptive and not facts.provisioned and not facts.allow_disruptive:
         reasons.append("disruptive, and the cluster was not created by this run")
         remedies.append("pass --allow-disruptive (run) or --dra-allow-disruptive (pytest)")

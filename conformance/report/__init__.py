@@ -27,6 +27,10 @@ What tests and the harness call:
 | `options`     | the report's options, and where the run directory is                      |
 | `standalone`  | the report without the conformance plugin                                 |
 | `provenance`  | suite version and digests of what ran; "modified suite" marks             |
+| `suite_files` | the whole suite as installed against its reference (git HEAD or RECORD)   |
+| `seal`        | the sealed run: plugin allow-list, refused options, foreign code, inputs  |
+| `paths`       | local paths as a published report shows them (relative, `~`)              |
+| `signing`     | the report's in-toto statement in a DSSE envelope: sign, check            |
 | `verify`      | `dra-conformance verify`: a report re-derived and checked against the suite |
 """
 

@@ -41,6 +41,7 @@ _WHY = {
     "what failed with a known platform issue):",
     "PASSED-PARTIAL": "Why it is not a certification:",
     "NO-VERDICT": "Why there is no verdict:",
+    "MODIFIED": "Why it is not a certification (the suite that ran is not the suite):",
 }
 
 
@@ -79,6 +80,8 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
     """The verdict and what kind of run gave it (no verdict, not set up, scoped, partial)."""
     verdict = summary.get("verdict", "INCOMPLETE")
     mark = f" — {MODIFIED_MARK}" if summary.get("modified") else ""
+    if summary.get("unmodified_verdict"):  # MODIFIED says it in the verdict's own words
+        mark = f" (its tests alone: {summary['unmodified_verdict']})"
     out = [f"# DRA conformance: **{summary.get('verdict_text') or verdict}**{mark}", ""]
     out.extend(_no_verdict_lines(summary))
     if summary.get("setup_problem"):
@@ -101,6 +104,12 @@ def _overview(summary: Mapping[str, Any]) -> list[str]:
     run, driver = summary.get("run", {}), summary.get("driver", {})
     cluster, counts = summary.get("cluster", {}), summary.get("counts", {})
     must = counts.get("requirements", {}).get("by_level", {}).get("MUST", {})
+    if (
+        summary.get("no_verdict_reason")
+        and not driver.get("name")
+        and not counts.get("requirements", {}).get("total")
+    ):
+        return [f"Run `{run.get('id')}`: nothing has been judged yet.", ""]
     out = [
         f"Driver `{driver.get('name') or 'unknown'}` on Kubernetes "
         f"`{cluster.get('kubernetes_version') or 'unknown'}` "
@@ -143,10 +152,14 @@ def _requirements_table(summary: Mapping[str, Any]) -> list[str]:
 def _not_run_section(summary: Mapping[str, Any]) -> list[str]:
     not_run = [r for r in summary.get("requirements", []) if r.get("status") == "not-run"]
     out = ["## Not run", ""]
+    stopped = bool(summary.get("no_verdict_reason"))
     if not not_run:
-        return [*out, "Every selected requirement ran.", ""]
-    out.append("These apply to the driver but did not run; a MUST among them keeps the verdict")
-    out += ["INCOMPLETE until it runs.", ""]
+        return [] if stopped else [*out, "Every selected requirement ran.", ""]
+    if stopped:
+        out += ["The run stopped before these ran; with no verdict, they decide nothing.", ""]
+    else:
+        out.append("These apply to the driver but did not run; a MUST among them keeps the")
+        out += ["verdict INCOMPLETE until it runs.", ""]
     for r in not_run:
         remedy = f" To run it: {_cell(r['remedy'])}." if r.get("remedy") else ""
         out.append(f"- **{r['id']}** ({r['level']}): {_cell(r['reason'])}.{remedy}")
@@ -211,6 +224,10 @@ def _run_section(summary: Mapping[str, Any]) -> list[str]:
     out = ["## Run", ""]
     profile = driver.get("profile_path") or "unknown"
     out.append(f"- profile: `{profile}` ({driver.get('profile_digest') or 'no digest'})")
+    if driver.get("profile_text"):
+        out.append("  - its text is in summary.json (`driver.profile_text`), credentials redacted")
+    out.extend(_driver_images_lines(driver))
+    out.extend(_install_lines(driver))
     out.append(f"- capabilities: {', '.join(driver.get('capabilities') or []) or 'none'}")
     out.append(f"- fault kinds: {', '.join(driver.get('fault_kinds') or []) or 'none'}")
     nodes = ", ".join(str(n.get("name")) for n in cluster.get("nodes", []) or [])
@@ -224,6 +241,57 @@ def _run_section(summary: Mapping[str, Any]) -> list[str]:
     out.append(f"- pytest arguments: `{' '.join(run.get('pytest_args', []))}`")
     out.append("")
     return out
+
+
+def image_reference(entry: Mapping[str, Any]) -> str:
+    """`image@sha256:...` of one summary.json `driver.images` entry (the image as the kubelet
+    named it, pinned to the digest it ran)."""
+    image, digest = str(entry.get("image") or "?"), entry.get("digest")
+    if not digest:
+        return image
+    return image if image.endswith(f"@{digest}") else f"{image}@{digest}"
+
+
+def _driver_images_lines(driver: Mapping[str, Any]) -> list[str]:
+    """The driver's images as the kubelet ran them (a summary without them shows nothing)."""
+    if "images" not in driver:
+        return []
+    images = driver.get("images") or []
+    if not images:
+        why = driver.get("images_error") or "not read"
+        return [f"- driver images: none ({_cell(why)})"]
+    out = ["- driver images (as the kubelet ran them):"]
+    for entry in images:
+        pods = entry.get("pods") or []
+        started = "" if entry.get("digest") else "; not started, no digest"
+        out.append(
+            f"  - `{image_reference(entry)}` (container `{_cell(entry.get('container'))}`, "
+            f"{len(pods)} pod{'' if len(pods) == 1 else 's'}{started})"
+        )
+    return out
+
+
+def _install_lines(driver: Mapping[str, Any]) -> list[str]:
+    """What the driver was installed from: Helm chart, manifest digests, or preinstalled."""
+    install = driver.get("install")
+    if not install:
+        return []
+    method = install.get("method")
+    if install.get("error"):
+        return [f"- installed with {method}: not described ({_cell(install['error'])})"]
+    if method == "helm":
+        version = install.get("version") or "unpinned"
+        return [f"- installed from Helm chart `{install.get('chart')}` version `{version}`"]
+    if method == "manifests":
+        image = install.get("image")
+        rendered = f" with `{image}` for the image placeholder" if image else ", as read"
+        out = [f"- installed from manifests (sha256 of each file{rendered}):"]
+        out.extend(
+            f"  - `{_cell(m.get('path'))}` {m.get('sha256')}"
+            for m in install.get("manifests") or []
+        )
+        return out
+    return [f"- driver {_cell(method)} (installed by other means than the suite)"]
 
 
 def write_markdown(run_dir: Path, summary: Mapping[str, Any]) -> Path:

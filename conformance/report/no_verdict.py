@@ -3,8 +3,9 @@ and a run that cannot judge the driver says so (NO-VERDICT, exit 2) instead of l
 run's summary standing.
 
 - `fence`: before any cluster work, the previous run's summary.json/summary.md are replaced by
-  a NO-VERDICT summary carrying this run's id ("has not finished"), and its other verdict-bearing
-  files (junit.xml, the evidence archive, the Allure HTML report) are removed;
+  a NO-VERDICT summary carrying this run's id ("has not finished"), and its other outputs
+  (junit.xml, the evidence archive, the Allure results and HTML report, the charts, the
+  signature) are removed;
 - `no_verdict_on_error`: a run refused before pytest starts (bad profile, catalog or
   arguments) leaves an existing report directory saying so, never with its older verdict;
 - `own_summary`: a summary is read back only when its run id is this run's;
@@ -26,10 +27,13 @@ from typing import Any
 import pytest
 
 from conformance.errors import ConformanceError
+from conformance.report.allure import ALLURE_RESULTS
 from conformance.report.allure_html import ALLURE_REPORT
+from conformance.report.charts import CHARTS_DIR
 from conformance.report.evidence import EVIDENCE
 from conformance.report.junit import JUNIT_XML
 from conformance.report.markdown import SUMMARY_MD, write_markdown
+from conformance.report.signing import ATTESTATION_FILE
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
 RUNNING = "the run has not finished: it is still running, or it stopped before it could judge"
@@ -93,9 +97,10 @@ def fence(report_dir: Path, run_id: str) -> None:
     if (own_summary(report_dir, run_id) or {}).get("no_verdict_reason") == RUNNING:
         return  # fenced already (the command line did it before pytest started)
     report_dir.mkdir(parents=True, exist_ok=True)
-    for name in (JUNIT_XML, EVIDENCE):
+    for name in (JUNIT_XML, EVIDENCE, ATTESTATION_FILE):
         (report_dir / name).unlink(missing_ok=True)
-    shutil.rmtree(report_dir / ALLURE_REPORT, ignore_errors=True)
+    for name in (ALLURE_REPORT, ALLURE_RESULTS, CHARTS_DIR):
+        shutil.rmtree(report_dir / name, ignore_errors=True)
     write_no_verdict(report_dir, run_id, RUNNING)
 
 

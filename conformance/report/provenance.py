@@ -21,11 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import io
 import os
-import subprocess
 import sys
-import tarfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +34,9 @@ from conformance.model.requirements import SUITES
 from conformance.observe.redact import redact_text
 from conformance.report.catalog import CATALOG_ENV, KNOWN_ISSUES_ENV, KNOWN_ISSUES_FILE
 from conformance.report.facts import RunFacts
+from conformance.report.paths import portable, portable_path
+from conformance.report.seal import input_reasons, loaded_code, recorded_inputs
+from conformance.report.suite_files import committed_files, edited_reason, suite_state
 from conformance.suite_root import SUITE_ROOT
 
 PACKAGE = "dra-conformance"
@@ -102,25 +102,13 @@ class SuiteDigests:
 
 def _committed_scenarios(root: Path) -> dict[str, bytes] | None:
     """The scenario tree as committed (git HEAD) when `root` is a git checkout, else None."""
-    if not (root / ".git").exists():
+    committed = committed_files(root)
+    if committed is None:
         return None
-    try:
-        archive = subprocess.run(
-            ["git", "-C", str(root), "archive", "--format=tar", "HEAD", SCENARIOS_DIR],
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    files: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        for member in tar.getmembers():
-            rel = member.name.removeprefix(SCENARIOS_DIR + "/")
-            handle = tar.extractfile(member) if member.isfile() else None
-            if handle is not None and _in_tree(rel):
-                files[rel] = handle.read()
-    return files
+    prefix = SCENARIOS_DIR + "/"
+    return {
+        rel.removeprefix(prefix): data for rel, data in committed.items() if rel.startswith(prefix)
+    }
 
 
 def edited_scenarios(root: Path = SUITE_ROOT) -> list[str]:
@@ -167,11 +155,8 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def shown(path: Path) -> str:
-    """A path as a report shows it: relative to the suite's root when inside it."""
-    try:
-        return Path(path).resolve().relative_to(SUITE_ROOT.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    """A path as a report shows it: no local absolute path (conformance/report/paths.py)."""
+    return portable_path(path)
 
 
 def command_line(argv: Sequence[str] | None = None) -> list[str]:
@@ -180,7 +165,7 @@ def command_line(argv: Sequence[str] | None = None) -> list[str]:
     if argv:
         name = Path(argv[0]).name
         argv[0] = "dra-conformance" if name == "__main__.py" else name
-    return [redact_text(a) for a in argv]
+    return [portable(redact_text(a)) for a in argv]
 
 
 def run_provenance(
@@ -191,15 +176,20 @@ def run_provenance(
     outside_tests: Sequence[str] = (),
     harness: bool = True,
     argv: Sequence[str] | None = None,
+    loaded: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """summary.json's `provenance`, `modified` and `modified_reasons`.
 
     `outside_tests`: node ids of tests that ran from outside the suite's scenario tree;
-    `harness`: False for a report written without the conformance harness (standalone).
+    `harness`: False for a report written without the conformance harness (standalone);
+    `loaded`: the plugins and conftests the run held (`seal.loaded_code`); `inputs`: the other
+    inputs that change outcomes (`seal.recorded_inputs`).
     """
     facts = facts or RunFacts()
     tree = scenario_tree(catalog)
     tree_sha, tree_count = tree_digest(tree_files(tree)) if tree.is_dir() else (None, 0)
+    suite = suite_state()
     reasons: list[str] = []
     if not harness:
         reasons.append(
@@ -222,14 +212,20 @@ def run_provenance(
             f"{len(edited)} file(s) of the scenario tree differ from the committed suite: "
             f"{SCENARIOS_DIR}/{edited[0]}{more}"
         )
+    code_edits = {**suite, "edited": [e for e in suite["edited"] if not _in_scenarios(e)]}
+    if reason := edited_reason(code_edits):
+        reasons.append(reason)
     if outside_tests:
         more = f" and {len(outside_tests) - 1} more" if len(outside_tests) > 1 else ""
         reasons.append(
             f"{len(outside_tests)} test(s) from outside the suite's scenario tree ran: "
             f"{outside_tests[0]}{more}"
         )
+    reasons += list((loaded or {}).get("foreign") or [])
+    reasons += input_reasons(inputs or {})
     provenance = {
         "suite_version": suite_version(),
+        "suite": suite,
         "catalog": {"path": shown(catalog), "sha256": file_digest(catalog)},
         "known_issues": {"path": shown(known_issues), "sha256": file_digest(known_issues)},
         "scenarios": {"path": shown(tree), "sha256": tree_sha, "files": tree_count},
@@ -237,8 +233,15 @@ def run_provenance(
         "kubernetes_version": facts.kubernetes_version or None,
         "cluster_provider": facts.cluster_provider or None,
         "command_line": command_line(argv),
+        "pytest_plugins": list((loaded or {}).get("plugins") or []),
+        "conftests": list((loaded or {}).get("conftests") or []),
+        "inputs": dict(inputs or {}),
     }
     return {"provenance": provenance, "modified": bool(reasons), "modified_reasons": reasons}
+
+
+def _in_scenarios(rel: str) -> bool:
+    return rel.startswith(SCENARIOS_DIR + "/")
 
 
 def provenance_for(config: pytest.Config, records: Iterable[Any], facts: RunFacts | None) -> dict:
@@ -250,12 +253,15 @@ def provenance_for(config: pytest.Config, records: Iterable[Any], facts: RunFact
         STANDALONE_KEY, False
     )
     outside = [r.nodeid for r in records if harness and not r.requirements and not r.collect_error]
+    catalog = catalog_path(config)
     return run_provenance(
-        catalog=catalog_path(config),
+        catalog=catalog,
         known_issues=known_issues_path(config),
         facts=facts,
         outside_tests=outside,
         harness=harness,
+        loaded=loaded_code(config.pluginmanager.list_name_plugin(), scenario_tree(catalog)),
+        inputs=recorded_inputs(os.environ, float(option(config, "dra_timeout_scale", 1.0) or 1.0)),
     )
 
 

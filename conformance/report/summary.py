@@ -9,7 +9,14 @@ rendered from this document rather than from the inputs.
                       xdist_workers (0 = not distributed), exit_status (pytest's), report_dir,
                       python
     driver            name, profile_path, profile_digest ("sha256:..."), capabilities[],
-                      fault_kinds[] (what the profile can inject)
+                      fault_kinds[] (what the profile can inject); images[] {container, image,
+                      image_id, digest ("sha256:..."), pods[] (namespace/name)}: what the
+                      driver's pods run, as the kubelet reports it; images_error (why images
+                      is empty, else null); install {method: "helm", chart, version} |
+                      {method: "manifests", image, manifests[] {path, sha256}} | {method:
+                      "preinstalled"} (null: unknown); profile_text (credentials redacted)
+                      Local paths in run and driver are portable: relative to the
+                      suite's root or the working directory, or ~/... (report/paths.py)
     cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
                       feature_gates {gate: bool}, served_dra_apis[], build_notes[] (how
                       a kind cluster built here differs from upstream's build)
@@ -105,9 +112,12 @@ from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
 from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
 from conformance.report.partial import partial_selection
+from conformance.report.paths import portable, portable_path
 from conformance.report.verdict import (
+    INTERRUPTED_REASON,
     RequirementStatus,
     decide_verdict,
+    mark_modified,
     requirement_results,
     verdict_text,
 )
@@ -155,7 +165,8 @@ def build_summary(
     scope = None if verdict_scope is None else sorted(set(verdict_scope))
     version = facts.kubernetes_version
     issues = affecting(known_issues, version)
-    results = requirement_results(catalog, records, scope, issues)
+    stopped = no_verdict_reason or (INTERRUPTED_REASON if run.interrupted else "")
+    results = requirement_results(catalog, records, scope, issues, stopped=stopped)
     collection_errors = sum(1 for r in records if r.collect_error)
     partial = partial_selection(catalog, scope, version)
     problems = foreign_claims(records)
@@ -168,6 +179,8 @@ def build_summary(
         partial=partial,
         problems=problems,
     )
+    if (provenance or {}).get("modified"):
+        verdict = mark_modified(verdict, (provenance or {}).get("modified_reasons") or [])
     partial_dict = None if partial is None else partial.to_dict()
     return {
         "schema": SCHEMA,
@@ -178,6 +191,7 @@ def build_summary(
         "verdict": verdict.verdict,
         "verdict_text": verdict_text(verdict.verdict, partial_dict),
         "verdict_reasons": verdict.reasons,
+        "unmodified_verdict": verdict.unmodified or None,
         "verdict_scope": scope,  # suites and IDs the verdict covers; null = all
         "verdict_basis": verdict.basis,  # MUST | selected (a partial run with no MUST in it)
         "partial": partial_dict,
@@ -209,10 +223,10 @@ def _run_section(run: RunInfo) -> dict[str, Any]:
         "started": iso(run.started),
         "finished": iso(run.finished),
         "duration_s": round(max(0.0, run.finished - run.started), 3),
-        "pytest_args": [redact_text(a) for a in run.pytest_args],
+        "pytest_args": [portable(redact_text(a)) for a in run.pytest_args],
         "xdist_workers": run.xdist_workers,
         "exit_status": run.exit_status,
-        "report_dir": run.report_dir,
+        "report_dir": portable_path(run.report_dir),
         "python": platform.python_version(),
     }
 
@@ -220,11 +234,27 @@ def _run_section(run: RunInfo) -> dict[str, Any]:
 def _driver_section(facts: RunFacts) -> dict[str, Any]:
     return {
         "name": facts.driver_name or None,
-        "profile_path": facts.profile_path or None,
+        "profile_path": portable_path(facts.profile_path) or None,
         "profile_digest": facts.profile_digest or None,
         "capabilities": sorted(facts.capabilities),
         "fault_kinds": list(facts.fault_kinds),
+        "images": [dict(i) for i in facts.driver_images],
+        "images_error": facts.driver_images_error or None,
+        "install": _install_section(facts.driver_install),
+        "profile_text": portable(facts.profile_text) or None,
     }
+
+
+def _install_section(install: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the driver was installed from, its manifests' paths made portable."""
+    if not install:
+        return None
+    section = dict(install)
+    if "manifests" in section:
+        section["manifests"] = [
+            {**m, "path": portable_path(str(m.get("path", "")))} for m in section["manifests"]
+        ]
+    return section
 
 
 def _cluster_section(facts: RunFacts) -> dict[str, Any]:

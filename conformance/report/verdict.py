@@ -22,12 +22,18 @@ Two more words, never CONFORMANT:
   what it selected and is not a certification (exit 0, so CI gates on a subset still work);
 - NO-VERDICT: the run has none — it could not be set up, was interrupted, pytest broke, or it
   has not finished (exit 2). What ran is still reported, and decides nothing.
+- MODIFIED: the run did not use the suite as it is (a swapped catalog, an edited file, a plugin
+  or conftest from outside it: conformance/report/provenance.py). Whatever its tests said, it
+  certifies nothing (exit 4); `unmodified_verdict` keeps what they said, for the developer.
+
+A run in which no MUST passed (every one that applies is not applicable) shows nothing of the
+driver: it is INCOMPLETE, never CONFORMANT.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -40,8 +46,17 @@ PASSED_PARTIAL = "PASSED-PARTIAL"
 NON_CONFORMANT = "NON-CONFORMANT"
 INCOMPLETE = "INCOMPLETE"
 NO_VERDICT = "NO-VERDICT"
+MODIFIED = "MODIFIED"
+MODIFIED_TEXT = "MODIFIED SUITE — not a certification"
 # 2 is also a usage error of the command line
-EXIT_CODES = {CONFORMANT: 0, PASSED_PARTIAL: 0, NON_CONFORMANT: 1, NO_VERDICT: 2, INCOMPLETE: 3}
+EXIT_CODES = {
+    CONFORMANT: 0,
+    PASSED_PARTIAL: 0,
+    NON_CONFORMANT: 1,
+    NO_VERDICT: 2,
+    INCOMPLETE: 3,
+    MODIFIED: 4,
+}
 PASSING = (CONFORMANT, PASSED_PARTIAL)  # what exits 0
 
 
@@ -60,6 +75,8 @@ BROKEN = (RequirementStatus.FAILED, RequirementStatus.ERROR)
 
 NO_RESULT_REASON = "no test of it ran in this run (deselected, or its test did not load)"
 NO_RESULT_REMEDY = "select its suite, or fix the collection error"
+NOT_REACHED_REASON = "not reached: the run stopped ({why})"
+NOT_REACHED_REMEDY = "run the suite again to completion"
 OUT_OF_SCOPE_REASON = "not judged: outside the verdict scope ({scope})"
 INTERRUPTED_REASON = "the run was interrupted before it completed"
 
@@ -155,8 +172,12 @@ def requirement_results(
     records: Iterable[TestRecord],
     scope: Iterable[str] | None = None,
     known_issues: Mapping[str, KnownIssue] | None = None,
+    stopped: str = "",
 ) -> list[RequirementResult]:
     """One result per catalog requirement (catalog order), then IDs the catalog lacks.
+
+    `stopped`: why the run stopped before it completed (a run with no verdict); a requirement
+    with no test was then not reached, rather than deselected.
 
     `scope` (suite names or requirement IDs; None = every suite) limits which requirements
     decide the verdict: the others are still reported, a missing one as skipped rather than
@@ -201,8 +222,8 @@ def requirement_results(
                     statement=info.statement,
                     min_version=info.min_version,
                     status=RequirementStatus.NOT_RUN,
-                    reason=NO_RESULT_REASON,
-                    remedy=NO_RESULT_REMEDY,
+                    reason=NOT_REACHED_REASON.format(why=stopped) if stopped else NO_RESULT_REASON,
+                    remedy=NOT_REACHED_REMEDY if stopped else NO_RESULT_REMEDY,
                     ran=False,
                 )
             )
@@ -260,6 +281,7 @@ class Verdict:
     basis: str  # "MUST": judged on the MUST requirements; "selected": on every selected one
     partial: Partial | None = None  # set whenever the scope left an applicable MUST out
     no_verdict_reason: str = ""  # why there is none (NO-VERDICT only)
+    unmodified: str = ""  # MODIFIED only: the verdict the run's tests gave
 
     @property
     def exit_code(self) -> int:
@@ -275,7 +297,20 @@ def verdict_text(verdict: str, partial: Mapping[str, Any] | None = None) -> str:
         )
     if verdict == NO_VERDICT:
         return "NO VERDICT"
+    if verdict == MODIFIED:
+        return MODIFIED_TEXT
     return verdict
+
+
+def mark_modified(verdict: Verdict, why: Iterable[str]) -> Verdict:
+    """A modified run's verdict: MODIFIED, with why first; a run with no verdict keeps none."""
+    if verdict.verdict == NO_VERDICT:
+        return verdict
+    reasons = [f"modified suite: {reason}" for reason in why]
+    reasons.append(f"the run's tests alone would give {verdict_text(verdict.verdict)}")
+    return replace(
+        verdict, verdict=MODIFIED, reasons=reasons + verdict.reasons, unmodified=verdict.verdict
+    )
 
 
 def decide_verdict(
@@ -333,6 +368,13 @@ def decide_verdict(
         verdict = NON_CONFORMANT
     elif not_run or incomplete or known or harness:
         verdict = INCOMPLETE
+    elif basis == "MUST" and not any(r.status is RequirementStatus.PASSED for r in judged):
+        verdict = INCOMPLETE
+        reasons.append(
+            f"no MUST requirement passed: all {len(judged)} in scope are not applicable "
+            f"({', '.join(r.id for r in judged[:6])}{' …' if len(judged) > 6 else ''}), so "
+            "nothing of the driver was shown"
+        )
     elif partial is not None:
         verdict = PASSED_PARTIAL
         reasons.append(

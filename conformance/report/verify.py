@@ -1,12 +1,17 @@
-"""`dra-conformance verify REPORT_DIR`: is a published report what the suite says it is?
+"""`dra-conformance verify REPORT_DIR [--key PUB]`: is a published report what the suite says?
 
-Three checks, in order; the first that fails is what `verify` prints:
+The checks, in order; the first that fails is what `verify` prints:
 
+0. With a public key, the signature (conformance/report/signing.py): the DSSE envelope is
+   signed by that key, and every file of the directory is a signed subject with its sha256.
+   Only a signed report can be `verified`; an unsigned one whose files agree is `unsigned`:
+   the checks below show it consistent, not that the suite made it.
 1. The files agree: junit.xml carries summary.json's sha256 (written at the end of the run),
    the per-test outcomes re-derived from junit.xml's testcases and their properties give, through
-   the run's own code (`conformance.report.summary.build_summary`, hence `verdict.py`), the
-   requirement statuses, test counts and verdict summary.json states, and summary.md is what
-   summary.json renders to.
+   the run's own code (`conformance.report.summary.build_summary`, hence `verdict.py`) and the
+   installed suite's own catalog and known issues (never the report's rows, so a dropped row
+   is a requirement with no test), the requirement statuses, test outcomes, counts and verdict
+   summary.json states, and summary.md is what summary.json renders to.
 2. The run used the suite: summary.json does not mark it "modified suite — not a certification".
 3. The suite is this suite: the report's version and the digests of its catalog, known-issue list
    and scenario tree equal the reference (`provenance.suite_digests`: the committed suite in a
@@ -21,6 +26,7 @@ type a skip or a harness error, `dra_known_issue` a failure with a known platfor
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,11 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import ConformanceError
-from conformance.model import kube_version
-from conformance.model.known_issues import KnownIssue
+from conformance.model.known_issues import KnownIssue, load_known_issues
 from conformance.model.outcome import ERROR as HARNESS_ERROR
 from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY, SkipKind
-from conformance.report.catalog import RequirementInfo
+from conformance.model.requirements import REHEARSAL_SUITES, load_catalog
+from conformance.report.catalog import (
+    DEFAULT_CATALOG,
+    KNOWN_ISSUES_FILE,
+    RequirementInfo,
+    catalog_from,
+)
 from conformance.report.facts import RunFacts
 from conformance.report.junit import JUNIT_XML
 from conformance.report.markdown import SUMMARY_MD, render_markdown
@@ -50,23 +61,24 @@ from conformance.report.provenance import (
     sha256_of,
     suite_digests,
 )
+from conformance.report.signing import ATTESTATION_FILE, check_signature
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary
 
-LEVELS = ("MUST", "SHOULD", "MAY")
 MAX_SHOWN = 4  # differences named on the one line
-_ANY_VERSION = kube_version.Version(
-    "0"
-)  # a known issue the report says affected its cluster's version
 
 
 class ReportInputError(ConformanceError):
     """REPORT_DIR is not a report that can be checked (missing or unreadable files)."""
 
 
+VERIFIED_EXIT, NOT_VERIFIED_EXIT, UNSIGNED_EXIT = 0, 1, 3
+
+
 @dataclass(frozen=True)
 class Verification:
     verified: bool
     line: str  # what `dra-conformance verify` prints
+    exit_code: int = NOT_VERIFIED_EXIT
 
 
 @dataclass(frozen=True)
@@ -168,31 +180,25 @@ def _add_testcase(record: TestRecord, case: ET.Element) -> None:
             record.phases.setdefault(when, "passed")
 
 
+def suite_catalog(
+    summary: Mapping[str, Any],
+) -> tuple[dict[str, RequirementInfo], tuple[KnownIssue, ...]]:
+    """The installed suite's own catalog and known issues (never the report's copy): a report
+    cannot drop a requirement by leaving its row out. A rehearsal's catalog holds the upgrade
+    suites as well; a report naming one of their requirements is judged on it."""
+    catalog = load_catalog(DEFAULT_CATALOG)
+    named = {r.get("id") for r in summary.get("requirements") or []}
+    rehearsal = any(r.id in named for r in catalog.requirements if r.suite in REHEARSAL_SUITES)
+    catalog = catalog.for_run(rehearsal=rehearsal)
+    issues = load_known_issues(
+        DEFAULT_CATALOG.with_name(KNOWN_ISSUES_FILE), [r.id for r in catalog.requirements]
+    )
+    return catalog_from(catalog.requirements), issues
+
+
 def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str, Any]:
-    """The summary the run's own code builds from these records and the report's catalog."""
-    requirements = summary.get("requirements") or []
-    catalog = {
-        r["id"]: RequirementInfo(
-            r["id"],
-            r.get("suite", ""),
-            r["level"],
-            r.get("statement", ""),
-            min_version=_minor(r.get("min_version")),
-        )
-        for r in requirements
-        if r.get("level") in LEVELS
-    }
-    issues = [
-        KnownIssue(
-            requirement=r["id"],
-            affected_from=_ANY_VERSION,
-            fixed_in=None,
-            link=r["known_issue"].get("link", ""),
-            summary=r["known_issue"].get("summary", ""),
-        )
-        for r in requirements
-        if r.get("known_issue")
-    ]
+    """The summary the run's own code builds from these records and the suite's catalog."""
+    catalog, issues = suite_catalog(summary)
     run = summary.get("run") or {}
     cluster = summary.get("cluster") or {}
     return build_summary(
@@ -201,17 +207,25 @@ def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str
         facts=RunFacts(kubernetes_version=cluster.get("kubernetes_version") or ""),
         catalog=catalog,
         records=records,
-        catalog_error=None if catalog else "the report lists no catalog requirement",
+        catalog_error=None if catalog else "the suite's catalog lists no requirement",
         verdict_scope=summary.get("verdict_scope"),
         known_issues=issues,
         no_verdict_reason=str(summary.get("no_verdict_reason") or ""),
         no_verdict_detail=str(summary.get("no_verdict_detail") or ""),
+        provenance={
+            "modified": bool(summary.get("modified")),
+            "modified_reasons": list(summary.get("modified_reasons") or []),
+        },
     )
 
 
-def _minor(text: Any) -> tuple[int, int] | None:
-    """ "1.36" -> (1, 36): a requirement's minimum version as summary.json writes it."""
-    return kube_version.minor(str(text))
+def _junit_id(nodeid: str) -> str:
+    """A pytest node id as junit.xml names it ("classname::name"): `a/b.py::C::t` is `a.b.C::t`."""
+    path, *rest = nodeid.split("::")
+    if not rest:
+        return nodeid
+    module = path.removesuffix(".py").replace("/", ".")
+    return "::".join([".".join([module, *rest[:-1]]), rest[-1]])
 
 
 def differences(summary: Mapping[str, Any], derived: Mapping[str, Any]) -> list[str]:
@@ -233,7 +247,17 @@ def differences(summary: Mapping[str, Any], derived: Mapping[str, Any]) -> list[
                 f"junit.xml has {value} {key.replace('_', '-')} test(s), "
                 f"summary.json {stated_tests.get(key)}"
             )
-    for key in ("verdict", "exit_code"):
+    stated_outcomes = {
+        _junit_id(str(t.get("nodeid"))): t.get("outcome") for t in summary.get("tests") or []
+    }
+    derived_outcomes = {t.get("nodeid"): t.get("outcome") for t in derived.get("tests") or []}
+    for nodeid in sorted(stated_outcomes.keys() | derived_outcomes.keys(), key=str):
+        if stated_outcomes.get(nodeid) != derived_outcomes.get(nodeid):
+            found.append(
+                f"junit.xml says test {nodeid} {derived_outcomes.get(nodeid) or 'did not run'}, "
+                f"summary.json says {stated_outcomes.get(nodeid) or 'nothing of it'}"
+            )
+    for key in ("verdict", "exit_code", "verdict_text", "unmodified_verdict"):
         if derived.get(key) != summary.get(key):
             found.append(
                 f"junit.xml gives {key} {derived.get(key)}, summary.json says {summary.get(key)}"
@@ -267,24 +291,40 @@ def provenance_differences(summary: Mapping[str, Any], reference: SuiteDigests) 
     return found
 
 
+_NARROWING = ("-k", "-m", "--deselect", "--dra-requirement", "--dra-verdict-scope", "--lf", "-x")
+
+
+def _narrowed_by(pytest_args: list[str]) -> list[str]:
+    """What in the recorded pytest arguments narrowed the run's selection."""
+    found = []
+    for arg in pytest_args:
+        name = arg.split("=", 1)[0]
+        if name in _NARROWING or any(arg.startswith(o) for o in ("-k", "-m") if len(arg) > 2):
+            found.append(name[:2] if name[:2] in ("-k", "-m") else name)
+        elif re.search(r"(^|/)scenarios/[^/]", arg) and not arg.startswith("-"):
+            found.append("a path")
+    return list(dict.fromkeys(found))
+
+
 def _scope(summary: Mapping[str, Any]) -> str:
     partial = summary.get("partial")
     if isinstance(partial, Mapping) and partial:
         return f"partial ({partial.get('selected')} of {partial.get('total')} MUST selected)"
     if summary.get("verdict_scope"):
         return f"partial ({', '.join(summary['verdict_scope'])})"
+    narrowed = _narrowed_by([str(a) for a in (summary.get("run") or {}).get("pytest_args") or []])
+    if narrowed:
+        return f"narrowed selection ({', '.join(narrowed)})"
     return "whole suite"
 
 
 def _not_verified(problems: list[str]) -> Verification:
     shown = problems[:MAX_SHOWN]
     more = f"; and {len(problems) - MAX_SHOWN} more" if len(problems) > MAX_SHOWN else ""
-    return Verification(False, "not verified: " + "; ".join(shown) + more)
+    return Verification(False, "not verified: " + "; ".join(shown) + more, NOT_VERIFIED_EXIT)
 
 
-def verify_report(report_dir: Path, reference: SuiteDigests | None = None) -> Verification:
-    """Check a report directory; `reference` defaults to this suite (`suite_digests()`)."""
-    report = load_report(report_dir)
+def _consistency_problems(report: Report) -> list[str]:
     summary = report.summary
     recorded = junit_suite_properties(report.junit).get(SUMMARY_DIGEST_PROPERTY)
     problems: list[str] = []
@@ -301,6 +341,25 @@ def verify_report(report_dir: Path, reference: SuiteDigests | None = None) -> Ve
     problems += differences(summary, recompute(summary, records_from_junit(report.junit)))
     if report.markdown is not None and report.markdown != render_markdown(summary):
         problems.append("summary.md is not what summary.json says (changed after the run)")
+    return problems
+
+
+def verify_report(
+    report_dir: Path,
+    reference: SuiteDigests | None = None,
+    public_key: bytes | None = None,
+) -> Verification:
+    """Check a report directory; `reference` defaults to this suite (`suite_digests()`).
+
+    With `public_key`, the report's signature and every signed file are checked first, and
+    only a signed report that passes everything is `verified`; without one, a report whose
+    files agree is `unsigned` (exit 3): consistent, but anyone could have written it."""
+    report = load_report(report_dir)
+    summary = report.summary
+    signature = None if public_key is None else check_signature(Path(report_dir), public_key)
+    if signature is not None and signature.problems:
+        return _not_verified(signature.problems)
+    problems = _consistency_problems(report)
     if problems:
         return _not_verified(problems)
     if not summary.get("provenance"):
@@ -313,8 +372,21 @@ def verify_report(report_dir: Path, reference: SuiteDigests | None = None) -> Ve
         return _not_verified([f"{MODIFIED_MARK}: {'; '.join(problems)}"])
     prov = summary["provenance"]
     verdict = summary.get("verdict_text") or summary.get("verdict")
+    what = (
+        f"{verdict}, {_scope(summary)}, unmodified (suite {prov.get('suite_version')}"
+        f", catalog {_short((prov.get('catalog') or {}).get('sha256'))})"
+    )
+    if signature is None:
+        signed = (Path(report_dir) / ATTESTATION_FILE).is_file()
+        hint = "; it carries a signature: check it with --key PUB.pem" if signed else ""
+        return Verification(
+            False,
+            f"unsigned: the files agree with each other ({what}); re-run the suite or ask for a "
+            f"signed report{hint}",
+            UNSIGNED_EXIT,
+        )
     return Verification(
         True,
-        f"verified: {verdict}, {_scope(summary)}, unmodified (suite {prov.get('suite_version')}"
-        f", catalog {_short((prov.get('catalog') or {}).get('sha256'))})",
+        f"verified: {what}, signed ({len(signature.statement['subject'])} files)",
+        VERIFIED_EXIT,
     )

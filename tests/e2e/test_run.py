@@ -13,12 +13,15 @@ import time
 
 import pytest
 from allure_check import allure_chart_images, read_allure_html, render_dom, report_index
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from runs import run_cli
 
 from conformance.kube.client import K8sClients
 from conformance.model.profile import SUITE_ROOT
 from conformance.model.requirements import load_catalog
 from conformance.report.junit import parse_junit_counts
+from conformance.report.signing import public_key_pem
 
 RUN_LABEL = "dra-conformance.io/run"
 
@@ -39,9 +42,23 @@ def _run_namespaces(k8s: K8sClients, run_id: str) -> list[str]:
 def whole_suite_run(request, kind_cluster, fake_driver, tmp_path_factory) -> dict:
     """The whole suite with -n 4 against the fake driver. (Serial against -n 4 is a
     comparison, measured by bench/suite_speed.py, not a test.)"""
+    keys = tmp_path_factory.mktemp("keys")
+    key = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    (keys / "key.pem").write_bytes(key)
+    (keys / "pub.pem").write_bytes(public_key_pem(key))
     report = tmp_path_factory.mktemp("run-n4") / "report"
     start = time.monotonic()
-    result = run_cli(kind_cluster.name, report, "-n", "4", run_id=f"e2e-all-{int(time.time())}")
+    result = run_cli(
+        kind_cluster.name,
+        report,
+        "-n",
+        "4",
+        "--sign-key",
+        str(keys / "key.pem"),
+        run_id=f"e2e-all-{int(time.time())}",
+    )
     wall = time.monotonic() - start
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:  # a figure for bench/suite.md, not an assertion
@@ -52,6 +69,7 @@ def whole_suite_run(request, kind_cluster, fake_driver, tmp_path_factory) -> dic
         "output": result.stdout + result.stderr,
         "report": report,
         "summary": json.loads(summary.read_text()) if summary.is_file() else None,
+        "public_key": keys / "pub.pem",
     }
 
 
@@ -109,16 +127,40 @@ def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
         assert image.width > 100 and image.height > 100 and image.painted > 1000, (path, image)
 
 
-def _verify(report) -> subprocess.CompletedProcess:
+def _verify(report, key=None) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "conformance.cli", "verify", str(report)]
+    cmd += ["--key", str(key)] if key else []
     return subprocess.run(cmd, cwd=SUITE_ROOT, capture_output=True, text=True, timeout=120)
 
 
-def test_whole_suite_report_verifies_and_a_hand_edited_copy_does_not(whole_suite_run, tmp_path):
-    """`dra-conformance verify` on the run's own report, then on a copy whose junit.xml says a
-    passed test failed."""
-    report = whole_suite_run["report"]
-    verified = _verify(report)
+def test_whole_suite_report_is_sealed_and_names_what_it_certified(whole_suite_run):
+    """The run loaded only the suite's code, from a clean checkout, and the report names the
+    driver's image by digest, embeds the profile and holds no path of this machine."""
+    summary, report = whole_suite_run["summary"], whole_suite_run["report"]
+    prov = summary["provenance"]
+    assert summary["modified"] is False, summary["modified_reasons"]
+    assert prov["suite"]["clean"] is True and prov["suite"]["reference"] == "git", prov["suite"]
+    assert prov["inputs"]["plugin_autoload"] is False
+    tops = {module.split(".")[0] for module in prov["pytest_plugins"]}
+    assert tops <= {"_pytest", "conformance", "xdist", "allure_pytest", "allure_commons"}, tops
+    assert all(path.startswith("scenarios/") for path in prov["conftests"]), prov["conftests"]
+    for name in ("summary.json", "summary.md", "allure-results/environment.properties"):
+        text = (report / name).read_text()
+        for local in {str(SUITE_ROOT), os.path.expanduser("~") + "/"}:
+            assert local not in text, f"{name} holds the local path {local}"
+
+
+def test_whole_suite_report_verifies_signed_and_a_hand_edited_copy_does_not(
+    whole_suite_run, tmp_path
+):
+    """`dra-conformance verify` on the run's own report: without the key it is only
+    consistent (unsigned, exit 3), with it verified; a copy whose junit.xml says a passed test
+    failed is not."""
+    report, key = whole_suite_run["report"], whole_suite_run["public_key"]
+    unsigned = _verify(report)
+    assert unsigned.returncode == 3, unsigned.stdout + unsigned.stderr
+    assert unsigned.stdout.startswith("unsigned: the files agree with each other (CONFORMANT, ")
+    verified = _verify(report, key)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert verified.stdout.startswith("verified: CONFORMANT, whole suite, unmodified (suite ")
     edited = tmp_path / "edited"
@@ -134,6 +176,11 @@ def test_whole_suite_report_verifies_and_a_hand_edited_copy_does_not(whole_suite
     assert refused.stdout.startswith(
         "not verified: junit.xml says DRA-CORE-001 failed, summary.json says passed"
     ), refused.stdout
+    refused = _verify(edited, key)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stdout.startswith("not verified: junit.xml changed after signing"), (
+        refused.stdout
+    )
 
 
 def _steps(node: dict) -> list[dict]:

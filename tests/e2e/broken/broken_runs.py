@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from conformance.model.profile import SUITE_ROOT
+from conformance.report.seal import sealed_environment, sealed_plugin_args
 
 SUBPROCESS_TIMEOUT_S = 900
 # A broken driver mostly fails by never getting somewhere (a pod that never runs, never
@@ -121,6 +122,7 @@ def run_scenarios(
         "-m",
         "pytest",
         str(SUITE_ROOT / "scenarios"),
+        *sealed_plugin_args(),  # as `dra-conformance run` loads them: anything else is foreign
         "-p",
         "no:cacheprovider",
         "-q",
@@ -152,7 +154,7 @@ def run_scenarios(
         capture_output=True,
         text=True,
         timeout=SUBPROCESS_TIMEOUT_S,
-        env={**os.environ},
+        env=sealed_environment(os.environ),
     )
     run = BrokenRun(
         requirement, (), output=result.stdout + result.stderr, returncode=result.returncode

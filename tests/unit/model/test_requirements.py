@@ -157,7 +157,8 @@ def test_applies_when_everything_is_there() -> None:
         ),
         ({"version": (1, 35)}, "introduced in Kubernetes 1.36 (the cluster runs 1.35)"),
         (
-            {"feature_gates": FrozenMap({"DRADeviceTaintRules": False})},
+            # before the gate went GA (1.37), a gate switched off is a lack of the cluster
+            {"feature_gates": FrozenMap({"DRADeviceTaintRules": False}), "version": (1, 36)},
             "feature gate DRADeviceTaintRules is disabled in the cluster",
         ),
         (
@@ -241,11 +242,16 @@ def test_a_gate_missing_before_its_ga_or_never_ga_is_a_lack() -> None:
     )
 
 
-def test_a_ga_gate_the_cluster_reports_off_is_off() -> None:
+def test_a_ga_gate_the_cluster_turned_off_makes_its_requirement_not_run() -> None:
+    # a switch the cluster's operator holds, not something the driver or the version lacks:
+    # never "not applicable", which a CONFORMANT verdict would accept
     taints = Requirement("DRA-LOSS-002", "device_loss", "MUST", "s.", feature_gates=TAINTS)
     facts = Applicability(version=(1, 37), feature_gates=FrozenMap({"DRADeviceTaints": False}))
-    assert not_applicable_reason(taints, facts) == (
-        "feature gate DRADeviceTaints is disabled in the cluster"
+    assert not_applicable_reason(taints, facts) is None
+    assert not_run_reason(taints, facts) == (
+        "the cluster has a GA feature gate turned off: DRADeviceTaints (GA, on by default, "
+        "since Kubernetes 1.37)",
+        "turn feature gate DRADeviceTaints back on",
     )
 
 

@@ -10,7 +10,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from conformance.report import provenance
+from conformance.report import provenance, suite_files
 from conformance.report.provenance import (
     MODIFIED_MARK,
     edited_scenarios,
@@ -94,8 +94,15 @@ def test_a_swapped_catalog_marks_the_report_modified_in_every_format(tmp_path: P
     # the copy is byte for byte the suite's: the digest cannot tell, the path does
     assert summary["provenance"]["catalog"]["sha256"] == working_tree().catalog
     assert summary["provenance"]["scenarios"]["path"] == "scenarios"
+    # modified is the verdict: never CONFORMANT, never exit 0, whatever the tests said
+    assert (summary["verdict"], summary["exit_code"]) == ("MODIFIED", 4)
+    assert summary["unmodified_verdict"] == "NON-CONFORMANT"
+    assert summary["verdict_reasons"][0] == f"modified suite: {reason}"
     markdown = (report / "summary.md").read_text()
-    assert markdown.splitlines()[0] == f"# DRA conformance: **NON-CONFORMANT** — {MODIFIED_MARK}"
+    assert markdown.splitlines()[0] == (
+        "# DRA conformance: **MODIFIED SUITE — not a certification** (its tests alone: "
+        "NON-CONFORMANT)"
+    )
     assert "## Provenance" in markdown and f"- {reason}" in markdown
     props = {
         p.get("name"): p.get("value")
@@ -124,8 +131,13 @@ def test_edited_scenario_files_are_named_against_the_committed_suite(tmp_path: P
     assert edited_scenarios(root) == ["core/test_a.py", "core/test_new.py", "requirements.yaml"]
 
 
+def _suite(edited: list[str]) -> dict:
+    return {"sha256": "sha256:0", "files": 1, "reference": "git", "edited": edited}
+
+
 def test_a_run_of_an_edited_bundled_tree_marks_itself_modified(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(provenance, "edited_scenarios", lambda: ["core/test_core_claims.py"])
+    monkeypatch.setattr(provenance, "suite_state", lambda: _suite(["scenarios/core/x.py"]))
     result = provenance.run_provenance(
         catalog=provenance.BUNDLED_SCENARIOS / "requirements.yaml",
         known_issues=provenance.BUNDLED_SCENARIOS / "known_issues.yaml",
@@ -136,3 +148,80 @@ def test_a_run_of_an_edited_bundled_tree_marks_itself_modified(monkeypatch, tmp_
         "1 file(s) of the scenario tree differ from the committed suite: "
         "scenarios/core/test_core_claims.py"
     ]
+
+
+def test_an_edited_plugin_or_root_conftest_marks_the_run_modified(monkeypatch) -> None:
+    edited = ["conformance/plugin/__init__.py", "conftest.py"]
+    monkeypatch.setattr(provenance, "edited_scenarios", lambda: [])
+    monkeypatch.setattr(provenance, "suite_state", lambda: _suite(edited))
+    result = provenance.run_provenance(
+        catalog=provenance.BUNDLED_SCENARIOS / "requirements.yaml",
+        known_issues=provenance.BUNDLED_SCENARIOS / "known_issues.yaml",
+        facts=None,
+    )
+    assert result["modified_reasons"] == [
+        "2 file(s) of the suite differ from the committed suite: "
+        "conformance/plugin/__init__.py and 1 more"
+    ]
+
+
+def test_the_suite_state_names_every_file_that_differs_from_head(tmp_path: Path) -> None:
+    files = {
+        "conformance/plugin/__init__.py": "x = 1\n",
+        "scenarios/core/test_a.py": "y = 1\n",
+        "conftest.py": "",
+        "pyproject.toml": "[project]\n",
+        "docs/notes.md": "not the suite\n",
+    }
+    root = _tree(tmp_path / "checkout", files)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "suite")
+    clean = suite_files.suite_state(root)
+    assert clean["clean"] is True and clean["edited"] == [] and clean["files"] == 4
+    assert len(clean["commit"]) == 40
+    (root / "conformance/plugin/__init__.py").write_text("x = 2\n")
+    (root / "conformance/plugin/flipper.py").write_text("z = 1\n")
+    (root / "conftest.py").write_text("pytest_plugins = ['flipper']\n")
+    (root / "docs/notes.md").write_text("edited, not the suite\n")
+    (root / "conformance/plugin/__pycache__").mkdir()
+    (root / "conformance/plugin/__pycache__/x.pyc").write_bytes(b"\0")
+    edited = suite_files.suite_state(root)
+    assert edited["edited"] == [
+        "conformance/plugin/__init__.py",
+        "conformance/plugin/flipper.py",
+        "conftest.py",
+    ]
+    assert edited["clean"] is False and edited["sha256"] != clean["sha256"]
+
+
+FLIPPER = """
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    report.outcome = "passed"
+    return report
+"""
+
+
+def test_a_plugin_that_flips_outcomes_makes_a_plain_pytest_run_modified(
+    monkeypatch, tmp_path: Path
+) -> None:
+    # what the sealed command line refuses can still reach a plain `pytest` run: the report
+    # sees the plugin among what pytest loaded, and the verdict is MODIFIED, not CONFORMANT
+    (tmp_path / "dra_flipper.py").write_text(FLIPPER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    report = never_ready_report(tmp_path, {"PYTEST_PLUGINS": "dra_flipper"}, expected=0)
+    summary = json.loads((report / "summary.json").read_text())
+    assert summary["counts"]["tests"]["failed"] == 0  # the flipper did its work
+    assert (summary["verdict"], summary["exit_code"]) == ("MODIFIED", 4)
+    assert "$PYTEST_PLUGINS loaded code into the run: dra_flipper" in summary["modified_reasons"]
+    assert (
+        "a pytest plugin from outside the suite was loaded: dra_flipper (dra_flipper)"
+        in summary["modified_reasons"]
+    )
+    assert "dra_flipper" in summary["provenance"]["pytest_plugins"]
+    result = verify_report(report, working_tree())
+    assert not result.verified and result.line.startswith(f"not verified: {MODIFIED_MARK}: ")

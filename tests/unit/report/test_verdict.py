@@ -427,3 +427,51 @@ def test_a_should_with_a_known_issue_does_not_decide_the_verdict() -> None:
     results = requirement_results(catalog, records, known_issues={"DRA-LOSS-002": ISSUE})
     assert results[1].status is RequirementStatus.KNOWN_PLATFORM_ISSUE
     assert decide_verdict(results).verdict == CONFORMANT
+
+
+def test_a_run_in_which_no_must_passed_is_never_conformant() -> None:
+    catalog = {"A": info("A", "MUST"), "B": info("B", "MUST"), "C": info("C", "SHOULD")}
+    records = [
+        record("t::a", "A", skip=NA),
+        record("t::b", "B", skip=NA),
+        record("t::c", "C"),  # a SHOULD that passed shows nothing a MUST asks
+    ]
+    verdict = decide_verdict(requirement_results(catalog, records))
+    assert verdict.verdict == INCOMPLETE
+    assert verdict.reasons == [
+        "no MUST requirement passed: all 2 in scope are not applicable (A, B), so nothing of "
+        "the driver was shown"
+    ]
+    records[0] = record("t::a", "A")
+    assert decide_verdict(requirement_results(catalog, records)).verdict == CONFORMANT
+
+
+def test_a_modified_run_is_its_own_verdict() -> None:
+    from conformance.report.verdict import MODIFIED, mark_modified
+
+    catalog = {"A": info("A", "MUST")}
+    verdict = mark_modified(
+        decide_verdict(requirement_results(catalog, [record("t::a", "A")])),
+        ["the requirements catalog x.yaml is not the suite's own"],
+    )
+    assert (verdict.verdict, verdict.unmodified, verdict.exit_code) == (MODIFIED, CONFORMANT, 4)
+    assert verdict.reasons[0] == (
+        "modified suite: the requirements catalog x.yaml is not the suite's own"
+    )
+    assert verdict_text(MODIFIED) == "MODIFIED SUITE — not a certification"
+    stopped = decide_verdict([], no_verdict="interrupted")
+    assert mark_modified(stopped, ["x"]).verdict == NO_VERDICT  # no verdict stays none
+
+
+def test_a_requirement_a_stopped_run_never_reached_says_so() -> None:
+    catalog = {"A": info("A", "MUST"), "B": info("B", "MUST")}
+    results = requirement_results(catalog, [record("t::a", "A")], stopped="it was interrupted")
+    reached, missed = results
+    assert reached.status is RequirementStatus.PASSED
+    assert (missed.status, missed.reason, missed.remedy) == (
+        RequirementStatus.NOT_RUN,
+        "not reached: the run stopped (it was interrupted)",
+        "run the suite again to completion",
+    )
+    plain = requirement_results(catalog, [record("t::a", "A")])[1]
+    assert plain.reason.startswith("no test of it ran in this run")

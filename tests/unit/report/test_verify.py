@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conformance.cli import app
-from conformance.report import provenance
+from conformance.report import provenance, suite_files
+from conformance.report.markdown import render_markdown
 from conformance.report.provenance import (
     SuiteDigests,
     file_digest,
@@ -23,6 +26,8 @@ from conformance.report.provenance import (
     tree_digest,
     tree_files,
 )
+from conformance.report.seal import sealed_plugin_args
+from conformance.report.signing import public_key_pem, sign_report
 from conformance.report.verify import verify_report
 from conformance.suite_root import SUITE_ROOT
 from unit.plugin.test_not_ready_run import failure  # noqa: E402
@@ -44,14 +49,20 @@ def working_tree() -> SuiteDigests:
     )
 
 
-def never_ready_report(workdir: Path, env: dict[str, str] | None = None) -> Path:
+def never_ready_report(
+    workdir: Path,
+    env: dict[str, str] | None = None,
+    expected: int = pytest.ExitCode.TESTS_FAILED,
+) -> Path:
     """Run the bundled scenario tree with a driver that never becomes ready; the report dir."""
     report = workdir / "run"
     with pytest.MonkeyPatch.context() as monkeypatch:
         from conformance.install import installer
 
-        # the installed plugins, as in a real run: the harness, xdist and allure-pytest
-        monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+        # the sealed plugins, as in a real run: the harness, xdist and allure-pytest
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        # the reference is the working tree (working_tree()): uncommitted edits are not foreign
+        monkeypatch.setattr(suite_files, "committed_files", lambda root: None)
         for name in ("DRA_REQUIREMENTS_FILE", "DRA_KNOWN_ISSUES_FILE"):
             monkeypatch.delenv(name, raising=False)
         for name, value in (env or {}).items():
@@ -65,6 +76,7 @@ def never_ready_report(workdir: Path, env: dict[str, str] | None = None) -> Path
         monkeypatch.setattr(installer, "wait_ready", wait_ready)
         code = pytest.main(
             [
+                *sealed_plugin_args(),
                 "-p",
                 "no:cacheprovider",
                 "-q",
@@ -89,7 +101,7 @@ def never_ready_report(workdir: Path, env: dict[str, str] | None = None) -> Path
                 str(SCENARIOS),
             ]
         )
-    assert code == pytest.ExitCode.TESTS_FAILED
+    assert code == expected
     return report
 
 
@@ -132,13 +144,82 @@ def test_a_faithful_report_verifies_whatever_its_verdict(report: Path) -> None:
     assert junit["dra_modified"] == "no"
     assert junit["dra_summary_sha256"] == sha256_of((report / "summary.json").read_bytes())
     assert "## Provenance" in (report / "summary.md").read_text()
-    result = verify_report(report, reference)
-    assert result.verified, result.line
     catalog = prov["catalog"]["sha256"]
-    assert result.line == (
-        f"verified: NON-CONFORMANT, whole suite, unmodified (suite "
+    what = (
+        f"NON-CONFORMANT, whole suite, unmodified (suite "
         f"{provenance.suite_version()}, catalog {catalog[:19]}…)"
     )
+    unsigned = verify_report(report, reference)
+    assert not unsigned.verified and unsigned.exit_code == 3
+    assert unsigned.line == (
+        f"unsigned: the files agree with each other ({what}); re-run the suite or ask for a "
+        "signed report"
+    )
+    sign(report)
+    result = verify_report(report, reference, public_key=PUBLIC)
+    assert result.verified and result.exit_code == 0, result.line
+    assert result.line.startswith(f"verified: {what}, signed ("), result.line
+
+
+KEY = Ed25519PrivateKey.generate().private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+)
+PUBLIC = public_key_pem(KEY)
+
+
+def sign(report: Path) -> None:
+    summary = json.loads((report / "summary.json").read_text())
+    sign_report(report, KEY, {"driver": summary["driver"], "verdict": summary["verdict"]})
+
+
+def _rewrite_consistently(report: Path, edit: Any) -> None:
+    """Edit summary.json, then make junit.xml's digest and summary.md agree with it: what
+    anyone can do to an unsigned report."""
+    path = report / "summary.json"
+    summary = json.loads(path.read_text())
+    edit(summary)
+    path.write_text(json.dumps(summary, indent=2) + "\n")
+    (report / "summary.md").write_text(render_markdown(summary))
+    junit = (report / "junit.xml").read_text()
+    old = junit.split('name="dra_summary_sha256" value="', 1)[1].split('"', 1)[0]
+    new = sha256_of(path.read_bytes())
+    (report / "junit.xml").write_text(junit.replace(old, new))
+
+
+def _rename_driver(summary: dict[str, Any]) -> None:
+    summary["driver"]["name"] = "gpu.other-vendor.com"
+
+
+def test_a_renamed_driver_verifies_unsigned_only_and_fails_signed(report: Path) -> None:
+    sign(report)
+    _rewrite_consistently(report, _rename_driver)
+    unsigned = verify_report(report, working_tree())
+    assert unsigned.line.startswith("unsigned: the files agree"), unsigned.line
+    assert unsigned.exit_code == 3 and not unsigned.verified
+    signed = verify_report(report, working_tree(), public_key=PUBLIC)
+    assert not signed.verified and signed.exit_code == 1
+    assert "summary.json" in signed.line and signed.line.startswith("not verified: "), signed.line
+
+
+def test_a_report_signed_by_another_key_does_not_verify(report: Path) -> None:
+    sign(report)
+    other = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    result = verify_report(report, working_tree(), public_key=public_key_pem(other))
+    assert not result.verified and result.line.startswith("not verified: "), result.line
+
+
+def test_dropped_catalog_rows_do_not_verify_even_when_re_signed(report: Path) -> None:
+    def drop_failed_rows(summary: dict[str, Any]) -> None:
+        kept = [r for r in summary["requirements"] if r["status"] != "failed"]
+        summary["requirements"] = kept
+
+    _rewrite_consistently(report, drop_failed_rows)
+    sign(report)  # even a key holder cannot make the suite's catalog forget a requirement
+    result = verify_report(report, working_tree(), public_key=PUBLIC)
+    assert not result.verified
+    assert "summary.json says nothing of it" in result.line, result.line
 
 
 def _flip_a_pass_to_a_failure(junit: Path) -> None:
@@ -217,7 +298,12 @@ def test_the_cli_prints_one_line_and_exits_by_it(
 ) -> None:
     monkeypatch.setattr(provenance, "suite_digests", working_tree)
     monkeypatch.setattr("conformance.report.verify.suite_digests", working_tree)
-    assert app.main(["verify", str(report)]) == 0
+    assert app.main(["verify", str(report)]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith("unsigned: the files agree") and out.count("\n") == 1
+    sign(report)
+    (tmp_path / "pub.pem").write_bytes(PUBLIC)
+    assert app.main(["verify", str(report), "--key", str(tmp_path / "pub.pem")]) == 0
     out = capsys.readouterr().out
     assert (
         out.startswith("verified: NON-CONFORMANT, whole suite, unmodified") and out.count("\n") == 1
