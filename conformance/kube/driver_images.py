@@ -2,7 +2,7 @@
 certified.
 
 A tag says what was asked for; the image ID the kubelet reports in a container's status
-(`docker.io/library/x@sha256:...`, or `sha256:...` for an image loaded into a kind node) says
+(`registry.example/x@sha256:...`, or `sha256:...` for an image loaded into a node) says
 what ran. Every container and init container of the driver's pods gives one entry; pods running
 the same container from the same image are one entry that lists them.
 
@@ -20,7 +20,7 @@ from typing import Any
 from conformance.kube.client import K8sClients
 
 # The content digest inside an image ID, whatever the runtime prefixes it with
-# (`docker-pullable://x@sha256:...`, `docker://sha256:...`).
+# (`<runtime>-pullable://x@sha256:...`, `<runtime>://sha256:...`).
 _DIGEST = re.compile(r"(?<![0-9a-z])(sha256|sha384|sha512):([0-9a-fA-F]{64,128})(?![0-9a-zA-Z])")
 API_TIMEOUT_S = 30
 

@@ -32,6 +32,7 @@ only run tests. Without xdist the single process does both.
 | `finish`            | Ctrl-C/SIGTERM cleanup, end-of-run sweep, terminal summary, teardown  |
 | `driver_metrics`    | the kubelets' and scheduler's DRA metrics, read at start and end      |
 | `driver_identity`   | what the run certified: the driver's images by digest, its install    |
+| `run_facts`         | the run's facts for the report, from its context                      |
 | `run_progress`      | live progress of `dra-conformance run` (registered by the CLI only)   |
 
 pytest registers this module: the hooks and fixtures below are imported here for that.

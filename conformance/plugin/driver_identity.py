@@ -12,6 +12,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.install.helm import chart_identity
 from conformance.install.identity import install_objects
 from conformance.install.image import IMAGE_PLACEHOLDER
@@ -22,6 +24,9 @@ from conformance.model.driver_workloads import DriverMarks
 from conformance.model.profile import HelmInstall, ImageSpec, ManifestsInstall, Profile
 from conformance.observe.redact import redact_text
 from conformance.run.context import RunContext
+
+# The controller's reading, kept for the facts it hands to xdist workers.
+DRIVER_IDENTITY_KEY = pytest.StashKey[dict[str, Any]]()
 
 
 def driver_identity(context: RunContext) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -14,7 +13,6 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from conformance.errors import ConformanceError
-from conformance.images.substitutes import build_notes
 from conformance.kube.cleanup import (
     NamespaceRegistry,
     delete_namespace,
@@ -24,12 +22,13 @@ from conformance.kube.readiness import readiness_state
 from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
-from conformance.plugin.driver_identity import driver_identity
+from conformance.plugin.driver_identity import DRIVER_IDENTITY_KEY, driver_identity
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.options import MARKERS
 from conformance.plugin.preflight import check_workload_image
+from conformance.plugin.run_facts import run_facts
 from conformance.plugin.setup_failure import stop_before_testing
 from conformance.plugin.state import (
     CONTEXT_KEY,
@@ -106,10 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
             context = RunContext.from_json(data, state.profile)
             config.stash[CONTEXT_KEY] = context
             given = config.workerinput.get(WORKERINPUT_RUN_FACTS)  # type: ignore[attr-defined]
-            if given:  # the controller's, with what only it read (the driver's images)
-                set_run_facts(config, RunFacts.from_dict(given))
-            else:
-                _publish_facts(config, context)
+            # the controller's facts, with what only it read (the driver's images)
+            _publish_facts(config, context, RunFacts.from_dict(given) if given else None)
             # A killed worker (SIGTERM) takes the Ctrl-C path too: InterruptHooks, then the
             # current test's fixtures undo its cordons, taints and faults.
             _install_sigterm_handler(state)
@@ -132,46 +129,11 @@ def pytest_configure(config: pytest.Config) -> None:
     install_report_collector(config)
 
 
-# What the controller read of the driver itself (conformance/plugin/driver_identity.py).
-DRIVER_IDENTITY_KEY = pytest.StashKey[dict[str, Any]]()
-
-
-def _publish_facts(config: pytest.Config, context: RunContext) -> None:
-    set_run_facts(config, _run_facts(context, config.stash.get(DRIVER_IDENTITY_KEY, {})))
-
-
-def _run_facts(context: RunContext, identity: Mapping[str, Any] | None = None) -> RunFacts:
-    by_node = context.devices_by_node()
-    return RunFacts(
-        driver_name=context.profile.driver,
-        profile_path=str(context.profile.source),
-        cluster_provider=context.cluster.provider,
-        cluster_name=context.cluster.name,
-        kubernetes_version=context.git_version,
-        nodes=tuple({"name": n, "devices": len(by_node.get(n, ()))} for n in context.nodes),
-        feature_gates=dict(context.feature_gates or {}),
-        served_dra_apis=tuple(sorted(context.served_resources)),
-        build_notes=build_notes(context.git_version) if context.cluster.provider == "kind" else (),
-        capabilities=tuple(sorted(context.profile.capabilities)),
-        fault_kinds=context.profile.faults.kinds,
-        extra={
-            "run_id": context.run_id,
-            "workload_image": context.workload_image,
-            "devices": [d.to_dict() for d in context.devices],
-            "device_kinds": {
-                k: (None if v is None else len(v)) for k, v in context.device_sets.items()
-            },
-            "feature_gates_error": context.feature_gates_error,
-        },
-        setup_problem=_setup_problem(context),
-        **dict(identity or {}),
-    )
-
-
-def _setup_problem(context: RunContext) -> str:
-    """What kept the run from testing the driver at all, for the report's header."""
-    failure = context.readiness_failure
-    return "" if failure is None else f"the driver never became ready: {failure.summary()}"
+def _publish_facts(
+    config: pytest.Config, context: RunContext, given: RunFacts | None = None
+) -> None:
+    identity = config.stash.get(DRIVER_IDENTITY_KEY, None)
+    set_run_facts(config, given or run_facts(context, identity))
 
 
 # --- cluster and run context (controller / single process) ----------------------------------
@@ -190,8 +152,8 @@ class _XdistHooks:
         node.workerinput[WORKERINPUT_RUN_ID] = get_run_id(self.config)
         node.workerinput[WORKERINPUT_RUN_DIR] = str(resolve_run_dir(self.config))
         if context is not None:
-            identity = self.config.stash.get(DRIVER_IDENTITY_KEY, {})
-            node.workerinput[WORKERINPUT_RUN_FACTS] = _run_facts(context, identity).to_dict()
+            facts = run_facts(context, self.config.stash.get(DRIVER_IDENTITY_KEY, None))
+            node.workerinput[WORKERINPUT_RUN_FACTS] = facts.to_dict()
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Lease-aware load scheduling for `--dist load` (xdist's default with -n)."""

@@ -296,6 +296,38 @@ def test_a_selection_without_a_must_is_judged_on_what_it_selected(
     assert next(r for r in summary["requirements"] if r["id"] == may.id)["status"] == "passed"
 
 
+def test_a_swapped_catalog_is_a_modified_run_never_conformant(
+    kind_cluster, fake_driver, tmp_path, monkeypatch
+):
+    """A catalog copy given by $DRA_REQUIREMENTS_FILE, byte for byte the suite's: the run's
+    tests pass, but the suite that ran is not the suite, so its verdict is MODIFIED (exit 4,
+    named in the last line), and verify refuses it."""
+    catalog = tmp_path / "catalog" / "requirements.yaml"
+    catalog.parent.mkdir()
+    shutil.copyfile(SUITE_ROOT / "scenarios" / "requirements.yaml", catalog)
+    monkeypatch.setenv("DRA_REQUIREMENTS_FILE", str(catalog))
+    report = tmp_path / "report"
+    result = run_cli(
+        kind_cluster.name,
+        report,
+        "--dra-requirement",
+        "DRA-CORE-001",
+        run_id=f"e2e-swapped-{int(time.time())}",
+        timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 4, output[-6000:]
+    last = output.strip().splitlines()[-1]
+    assert "; MODIFIED SUITE — not a certification: the requirements catalog " in last, last
+    summary = json.loads((report / "summary.json").read_text())
+    assert (summary["verdict"], summary["unmodified_verdict"]) == ("MODIFIED", "PASSED-PARTIAL")
+    monkeypatch.delenv("DRA_REQUIREMENTS_FILE")
+    verified = _verify(report)
+    assert verified.returncode == 1 and verified.stdout.startswith("not verified: "), (
+        verified.stdout
+    )
+
+
 def test_broken_profile_exits_nonzero_with_clear_message(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.file_lease_book import use_file_lease_book
+from helpers.judged import judged
 
 from conformance.model.frozen import FrozenMap
 from conformance.model.readiness_failure import ReadinessFailure
@@ -163,7 +164,7 @@ def test_slices_rejected_fails_core_002_and_runs_nothing(
     assert not (suite.path.parent / "RAN").exists() and "ran" not in out.split("short test")[-1]
 
     run_dir = suite.path / "run"
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = judged(json.loads((run_dir / "summary.json").read_text()))
     assert summary["verdict"] == "NON-CONFORMANT" and summary["exit_code"] == 1
     assert summary["setup_problem"].startswith(
         "the driver never became ready: driver gpu.example.com never became ready after 45s "
@@ -221,7 +222,7 @@ def test_pods_never_ready_fail_core_001_too(
     never_ready(monkeypatch, ("plugin", "slices"))
     result = run(suite, None)
     result.assert_outcomes(failed=2, skipped=2)
-    summary = json.loads((suite.path / "run" / "summary.json").read_text())
+    summary = judged(json.loads((suite.path / "run" / "summary.json").read_text()))
     status = {r["id"]: r for r in summary["requirements"]}
     assert status["DRA-CORE-001"]["status"] == "failed"
     assert "kubelet-plugin DaemonSet: 0/1 ready" in status["DRA-CORE-001"]["reason"]
@@ -243,7 +244,7 @@ def test_not_ready_and_unreadable_stops_the_run_with_the_readiness_reason(
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     out = result.stdout.str() + result.stderr.str()
     assert "dra-conformance: error: driver gpu.example.com not ready" in out
-    summary = json.loads((suite.path / "run" / "summary.json").read_text())
+    summary = judged(json.loads((suite.path / "run" / "summary.json").read_text()))
     assert (summary["verdict"], summary["no_verdict_reason"]) == (
         "NO-VERDICT",
         "the run could not be set up",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.judged import judged
 
 DRIVER = "gpu.example.com"
 K8S_VERSION = "v1.37.2"
@@ -131,7 +132,7 @@ class SuiteRun:
 
     @property
     def summary(self) -> dict[str, Any]:
-        return json.loads((self.run_dir / "summary.json").read_text())
+        return judged(json.loads((self.run_dir / "summary.json").read_text()))
 
     def requirement(self, req_id: str) -> dict[str, Any]:
         return next(r for r in self.summary["requirements"] if r["id"] == req_id)

@@ -9,6 +9,8 @@ import pytest
 from conformance.report.junit import parse_junit_counts
 from conformance.report.summary import SCHEMA
 
+MODIFIED = "MODIFIED SUITE — not a certification"
+
 pytest_plugins = ["pytester"]
 
 EXPECTED_TESTS = {
@@ -86,11 +88,12 @@ def test_summary_of_a_serial_run(fake_suite) -> None:
     for name in ("summary.json", "summary.md", "junit.xml", "evidence.tar.gz"):
         assert (run.run_dir / name).is_file(), name
     markdown = (run.run_dir / "summary.md").read_text()
-    assert markdown.startswith("# DRA conformance: **CONFORMANT**")
+    # a report written without the harness is never the suite: modified, whatever it judged
+    assert markdown.startswith(f"# DRA conformance: **{MODIFIED}** (its tests alone: CONFORMANT)")
     assert "| DRA-ALLOC-005 | SHOULD | allocation | FAIL |" in markdown
     assert "- **DRA-LOSS-003** (MUST): the driver profile does not declare" in markdown
     assert "| claim_allocated | 3 | 1.000 s | 1.450 s |" in markdown
-    run.result.stdout.fnmatch_lines(["*DRA conformance: CONFORMANT*"])
+    run.result.stdout.fnmatch_lines([f"*DRA conformance: {MODIFIED}*"])
 
 
 def test_xdist_run_gives_the_same_report(fake_suite) -> None:
@@ -251,16 +254,17 @@ def test_verdict_scope(fake_suite, pytester) -> None:
     title = "PASSED (partial: 3 of 4 MUST selected) — not a certification"
     assert summary["verdict_text"] == title
     assert summary["verdict_scope"] == ["core", "device_loss"]
-    assert f"# DRA conformance: **{title}**" in (run.run_dir / "summary.md").read_text()
+    shown = f"# DRA conformance: **{MODIFIED}** (its tests alone: PASSED-PARTIAL)"
+    assert shown in (run.run_dir / "summary.md").read_text()
     assert "Not selected: DRA-EXT-001." in (run.run_dir / "summary.md").read_text()
     junit = ET.parse(run.run_dir / "junit.xml").getroot()
     props = {p.get("name"): p.get("value") for p in junit.iter("property")}
-    assert props["dra_verdict"] == "PASSED-PARTIAL" and props["dra_exit_code"] == "0"
+    assert props["dra_verdict"] == "MODIFIED" and props["dra_exit_code"] == "4"
     assert props["dra_partial"] == "3 of 4 MUST selected"
     assert props["dra_not_selected"] == "DRA-EXT-001"
     assert props["dra_run_id"] == summary["run"]["id"]
     environment = (run.run_dir / "allure-results" / "environment.properties").read_text()
-    assert "Verdict=PASSED-PARTIAL" in environment
+    assert "Verdict=MODIFIED" in environment
     assert "Verdict.partial.not_selected=DRA-EXT-001" in environment
     assert_counts_equal_junit(run)
     # counts are of what the verdict judged: the out-of-scope MUST is not "not run" there
