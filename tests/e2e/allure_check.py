@@ -24,6 +24,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tenacity import retry, retry_if_exception_type, stop_after_attempt
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ENV = "CHROMIUM"  # another Chrome binary, where Debian's chromium is not installed
 CHROMIUM_FLAGS = (
@@ -160,7 +162,14 @@ def parse_view(dom: str) -> AllureHtmlView:
     return AllureHtmlView(total=total, by_status=counts, sections=sections)
 
 
+@retry(
+    retry=retry_if_exception_type(ValueError),
+    stop=stop_after_attempt(3),
+    reraise=True,
+)
 def read_allure_html(report_dir: Path) -> AllureHtmlView:
+    """The rendered report's counts. On a loaded machine Chromium may stop before the page's
+    scripts ran (no total in the DOM): rendered again, up to three times in all."""
     return parse_view(render_dom(report_index(report_dir)))
 
 
