@@ -144,6 +144,16 @@ def test_whole_suite_report_is_sealed_and_names_what_it_certified(whole_suite_ru
     tops = {module.split(".")[0] for module in prov["pytest_plugins"]}
     assert tops <= {"_pytest", "conformance", "xdist", "allure_pytest", "allure_commons"}, tops
     assert all(path.startswith("scenarios/") for path in prov["conftests"]), prov["conftests"]
+    driver = summary["driver"]
+    plugin = [i for i in driver["images"] if "/fake-driver:" in i["image"]]
+    assert plugin and driver["images_error"] is None, driver["images"]
+    for image in plugin:  # as the kubelet ran it: a content digest, on every worker
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["digest"] or ""), image
+        assert len(image["pods"]) >= 2, image
+    assert driver["profile_text"] == (SUITE_ROOT / "drivers/fake/profile.yaml").read_text()
+    assert driver["install"]["method"] == "manifests", driver["install"]
+    environment = (report / "allure-results/environment.properties").read_text()
+    assert f"@{plugin[0]['digest']}" in environment
     for name in ("summary.json", "summary.md", "allure-results/environment.properties"):
         text = (report / name).read_text()
         for local in {str(SUITE_ROOT), os.path.expanduser("~") + "/"}:
