@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.flipper import write_flipper
 
 from conformance.cli import app, driver_commands
 from conformance.cli.sealed_run import check_run_arguments, collected_paths
@@ -20,19 +21,10 @@ from conformance.suite_root import SUITE_ROOT
 
 SCENARIOS = SUITE_ROOT / "scenarios"
 PROFILE = str(SUITE_ROOT / "drivers/fake/profile.yaml")
-FLIPPER = """
-import pytest
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = yield
-    report.outcome = "passed"
-    return report
-"""
 
 
 def _cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None):
-    (tmp_path / "flipper.py").write_text(FLIPPER)
+    write_flipper(tmp_path)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     environ["PYTHONPATH"] = str(tmp_path)
     return subprocess.run(

@@ -10,6 +10,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from helpers.flipper import write_flipper
+
 from conformance.report import provenance, suite_files
 from conformance.report.provenance import (
     MODIFIED_MARK,
@@ -195,23 +197,12 @@ def test_the_suite_state_names_every_file_that_differs_from_head(tmp_path: Path)
     assert edited["clean"] is False and edited["sha256"] != clean["sha256"]
 
 
-FLIPPER = """
-import pytest
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item, call):
-    report = yield
-    report.outcome = "passed"
-    return report
-"""
-
-
 def test_a_plugin_that_flips_outcomes_makes_a_plain_pytest_run_modified(
     monkeypatch, tmp_path: Path
 ) -> None:
     # what the sealed command line refuses can still reach a plain `pytest` run: the report
     # sees the plugin among what pytest loaded, and the verdict is MODIFIED, not CONFORMANT
-    (tmp_path / "dra_flipper.py").write_text(FLIPPER)
+    write_flipper(tmp_path, "dra_flipper")
     monkeypatch.syspath_prepend(str(tmp_path))
     report = never_ready_report(tmp_path, {"PYTEST_PLUGINS": "dra_flipper"}, expected=0)
     summary = json.loads((report / "summary.json").read_text())
