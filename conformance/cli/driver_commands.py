@@ -365,13 +365,10 @@ def _run(args: argparse.Namespace) -> int:
     progress = RunProgress()
     if any(a in ("--co", "--collect-only") for a in args.pytest_args):
         return int(pytest.main(argv, plugins=[progress]))  # a listing: no run, no verdict
-    from conformance.cli.run_verdict import finish, sign_run_report
+    from conformance.cli.run_verdict import finish
     from conformance.report.no_verdict import fence
 
     started = time.time()
     fence(report_dir, run_id)  # from here on, D's summary is this run's or says it has none
     code = pytest.main(argv, plugins=[progress])
-    exit_code = finish(report_dir, run_id, int(code), started)
-    if key is not None:
-        sign_run_report(report_dir, run_id, key)
-    return exit_code
+    return finish(report_dir, run_id, int(code), started, sign_key=key)

@@ -19,8 +19,10 @@ from conformance.report.verdict import EXIT_CODES, MODIFIED, NO_VERDICT, verdict
 NO_VERDICT_EXIT = EXIT_CODES[NO_VERDICT]
 
 
-def finish(report_dir: Path, run_id: str, pytest_code: int, started: float) -> int:
-    """Print the run's last line and return its exit code."""
+def finish(
+    report_dir: Path, run_id: str, pytest_code: int, started: float, sign_key: bytes | None = None
+) -> int:
+    """Sign the report when given a key, print the run's last line and return its exit code."""
     summary = own_summary(report_dir, run_id)
     if summary is None or summary.get("no_verdict_reason") == RUNNING:
         # pytest ended before the report was written (its own usage error, a crash): say so
@@ -28,6 +30,8 @@ def finish(report_dir: Path, run_id: str, pytest_code: int, started: float) -> i
         reason = STOPPED.format(code=pytest_code)
         summary = write_no_verdict(report_dir, run_id, reason, started=started)
         print(f"dra-conformance: error: {reason}; see pytest's message above", file=sys.stderr)
+    if sign_key is not None:
+        sign_run_report(report_dir, summary, sign_key)
     print(last_line(summary, report_dir), file=sys.stderr if _no_verdict(summary) else sys.stdout)
     return EXIT_CODES.get(str(summary.get("verdict")), NO_VERDICT_EXIT)
 
@@ -51,11 +55,10 @@ def last_line(summary: dict[str, Any], report_dir: Path) -> str:
     return f"dra-conformance: {where}{listed}; verdict {verdict_text(summary['verdict'], partial)}"
 
 
-def sign_run_report(report_dir: Path, run_id: str, key: bytes) -> None:
+def sign_run_report(report_dir: Path, summary: dict[str, Any], key: bytes) -> None:
     """Sign the finished report: every file, and what it certifies as the predicate."""
     from conformance.report.signing import sign_report
 
-    summary = own_summary(report_dir, run_id) or {}
     predicate = {
         field: summary.get(field)
         for field in ("run", "verdict", "verdict_text", "modified", "driver", "provenance")
