@@ -229,7 +229,10 @@ def run_provenance(
         "catalog": {"path": shown(catalog), "sha256": file_digest(catalog)},
         "known_issues": {"path": shown(known_issues), "sha256": file_digest(known_issues)},
         "scenarios": {"path": shown(tree), "sha256": tree_sha, "files": tree_count},
-        "profile": {"path": facts.profile_path or None, "sha256": facts.profile_digest or None},
+        "profile": {
+            "path": shown(Path(facts.profile_path)) if facts.profile_path else None,
+            "sha256": facts.profile_digest or None,
+        },
         "kubernetes_version": facts.kubernetes_version or None,
         "cluster_provider": facts.cluster_provider or None,
         "command_line": command_line(argv),

@@ -216,3 +216,15 @@ def test_a_plugin_that_flips_outcomes_makes_a_plain_pytest_run_modified(
     assert "dra_flipper" in summary["provenance"]["pytest_plugins"]
     result = verify_report(report, working_tree())
     assert not result.verified and result.line.startswith(f"not verified: {MODIFIED_MARK}: ")
+
+
+def test_the_profile_path_carries_no_local_path() -> None:
+    from conformance.report.facts import RunFacts
+
+    facts = RunFacts(profile_path=str(SUITE_ROOT / "drivers/fake/profile.yaml"))
+    result = provenance.run_provenance(
+        catalog=provenance.BUNDLED_SCENARIOS / "requirements.yaml",
+        known_issues=provenance.BUNDLED_SCENARIOS / "known_issues.yaml",
+        facts=facts,
+    )
+    assert result["provenance"]["profile"]["path"] == "drivers/fake/profile.yaml"
