@@ -19,7 +19,6 @@ content of its *.py and *.yaml files (the files a wheel carries), `__pycache__` 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import sys
@@ -36,7 +35,14 @@ from conformance.report.catalog import CATALOG_ENV, KNOWN_ISSUES_ENV, KNOWN_ISSU
 from conformance.report.facts import RunFacts
 from conformance.report.paths import portable, portable_path
 from conformance.report.seal import input_reasons, loaded_code, recorded_inputs
-from conformance.report.suite_files import committed_files, edited_reason, suite_state
+from conformance.report.suite_files import (
+    committed_files,
+    edited_reason,
+    file_digest,
+    sha256_of,
+    suite_state,
+    tree_digest,
+)
 from conformance.suite_root import SUITE_ROOT
 
 PACKAGE = "dra-conformance"
@@ -53,28 +59,6 @@ def suite_version() -> str:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
-
-
-def sha256_of(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def file_digest(path: Path) -> str | None:
-    """ "sha256:<hex>" of a file, None when there is none (a missing known-issue list is empty)."""
-    try:
-        return sha256_of(Path(path).read_bytes())
-    except OSError:
-        return None
-
-
-def tree_digest(files: Iterable[tuple[str, bytes]]) -> tuple[str, int]:
-    """(digest, file count) over (relative posix path, content) pairs, in path order."""
-    digest = hashlib.sha256()
-    count = 0
-    for rel, data in sorted(files):
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).hexdigest().encode() + b"\n")
-        count += 1
-    return "sha256:" + digest.hexdigest(), count
 
 
 def _in_tree(rel: str) -> bool:

@@ -9,12 +9,12 @@ plugin manager actually holds, and marks the run modified (conformance/report/pr
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from conformance.report.paths import portable_path
+from conformance.report.suite_files import file_digest
 from conformance.suite_root import SUITE_ROOT
 
 AUTOLOAD_ENV = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
@@ -118,13 +118,6 @@ def loaded_code(plugins: Iterable[tuple[str, Any]], scenario_tree: Path) -> dict
     }
 
 
-def _file_sha256(path: str) -> str | None:
-    try:
-        return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def recorded_inputs(environ: Mapping[str, str], timeout_scale: float) -> dict[str, Any]:
     """Inputs that change outcomes besides the profile and the command line."""
     helper = environ.get(CEL_HELPER_ENV) or None
@@ -132,7 +125,7 @@ def recorded_inputs(environ: Mapping[str, str], timeout_scale: float) -> dict[st
         "pytest_plugins_env": environ.get("PYTEST_PLUGINS") or None,
         "pytest_addopts_env": environ.get("PYTEST_ADDOPTS") or None,
         "plugin_autoload": not environ.get(AUTOLOAD_ENV),
-        "cel_helper": None if helper is None else {"path": helper, "sha256": _file_sha256(helper)},
+        "cel_helper": None if helper is None else {"path": helper, "sha256": file_digest(helper)},
         "workload_image_env": environ.get(WORKLOAD_IMAGE_ENV) or None,
         "sonobuoy_args_env": environ.get(SONOBUOY_ARGS_ENV) or None,
         "timeout_scale": timeout_scale,

@@ -15,7 +15,7 @@ import importlib.metadata
 import io
 import subprocess
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,11 +80,26 @@ def committed_files(root: Path) -> dict[str, bytes] | None:
     return files
 
 
-def _digest(files: dict[str, bytes]) -> str:
-    total = hashlib.sha256()
-    for rel in sorted(files):
-        total.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).hexdigest().encode() + b"\n")
-    return "sha256:" + total.hexdigest()
+def sha256_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str | Path) -> str | None:
+    """ "sha256:<hex>" of a file, None when there is none (a missing known-issue list is empty)."""
+    try:
+        return sha256_of(Path(path).read_bytes())
+    except OSError:
+        return None
+
+
+def tree_digest(files: Iterable[tuple[str, bytes]]) -> tuple[str, int]:
+    """(digest, file count) over (relative posix path, content) pairs, in path order."""
+    digest = hashlib.sha256()
+    count = 0
+    for rel, data in sorted(files):
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).hexdigest().encode() + b"\n")
+        count += 1
+    return "sha256:" + digest.hexdigest(), count
 
 
 def _record_mismatches() -> tuple[list[str], bool]:
@@ -114,7 +129,7 @@ def suite_state(root: Path = SUITE_ROOT) -> dict[str, Any]:
     reference they were compared with, and the files that differ from it."""
     present = dict(present_files(root))
     committed = committed_files(root)
-    state: dict[str, Any] = {"sha256": _digest(present), "files": len(present)}
+    state: dict[str, Any] = {"sha256": tree_digest(present.items())[0], "files": len(present)}
     if committed is not None:
         head = _git(root, "rev-parse", "HEAD")
         edited = sorted(
