@@ -2,18 +2,19 @@
 driver), per kubelet DRA operation and per scheduler extension point of the DynamicResources
 plugin: count, errors, mean and p50/p95/p99 from the buckets (each "≤ bucket bound").
 
-A counter lower at the end than at the start was reset (its process restarted, e.g. a kubelet
-restart test): the figure is then what it counted since, at least, and the reset is named.
+Every source's counters are summed over all its reads, across resets (a kubelet the suite
+restarted counts from zero again): conformance.metrics.increase. Each reset is named.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from conformance.metrics.histogram import HistogramSeries, bucket_quantile, merged
+from conformance.metrics.increase import Read, Reset, source_increase, source_resets
 from conformance.metrics.scrape import (
     CLAIM_CONTROLLER,
     CLAIMS_IN_USE,
@@ -22,6 +23,7 @@ from conformance.metrics.scrape import (
     SCHEDULER_PLUGIN,
     Snapshot,
 )
+from conformance.metrics.timeline import load_timeline
 
 QUANTILES = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
 QUANTILE_NOTE = (
@@ -30,17 +32,28 @@ QUANTILE_NOTE = (
 )
 SCHEDULER_NOTE = "the scheduler records plugin durations for a sample of its cycles (about 10%)"
 DRA_PLUGIN = "DynamicResources"
+COUNTED_FAMILIES = (GRPC, OPERATIONS, SCHEDULER_PLUGIN)
 
 Key = tuple[str, ...]
 KeyOf = Callable[[HistogramSeries], Key | None]
 
 
-def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
-    """summary.json's `driver_operations` from the run's first and last snapshot."""
-    resets: list[str] = []
-    grpc = _rows(start, end, GRPC, _grpc_key, _grpc_error, resets)
-    kubelet_ops = _rows(start, end, OPERATIONS, _operation_key, _operation_error, resets)
-    scheduler = _rows(start, end, SCHEDULER_PLUGIN, _scheduler_key, _scheduler_error, resets)
+def driver_operations(
+    start: Snapshot, end: Snapshot, between: Sequence[Snapshot] = ()
+) -> dict[str, Any]:
+    """summary.json's `driver_operations` from the run's first and last snapshot and the reads
+    taken in between (periodic ones of every kubelet, and one kubelet's right before and after
+    each restart the suite caused): each source's counters are summed across its resets."""
+    snapshots = sorted([start, *between, end], key=lambda s: s.taken)
+    reads = reads_by_source(snapshots)
+    resets = [
+        reset
+        for source, source_reads in sorted(reads.items())
+        for reset in source_resets(source, source_reads, COUNTED_FAMILIES)
+    ]
+    grpc = _rows(reads, GRPC, _grpc_key, _grpc_error, resets)
+    kubelet_ops = _rows(reads, OPERATIONS, _operation_key, _operation_error, resets)
+    scheduler = _rows(reads, SCHEDULER_PLUGIN, _scheduler_key, _scheduler_error, resets)
     read_scheduler = any(s.startswith("kube-scheduler") for s in end.sources)
     sources = _sources(start, end)
     unavailable = _unavailable_sections(sources, read_scheduler)
@@ -51,6 +64,7 @@ def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
             "end": _iso(end.taken),
             "duration_s": round(end.taken - start.taken, 3),
         },
+        "reads": _read_counts(snapshots),
         "quantiles": QUANTILE_NOTE,
         "sources": sources,
         "grpc": [_row(("driver", "method"), k, v) for k, v in grpc] if read_kubelets else None,
@@ -63,9 +77,24 @@ def driver_operations(start: Snapshot, end: Snapshot) -> dict[str, Any]:
         "scheduler_note": SCHEDULER_NOTE if read_scheduler else None,
         "claims_in_use": _claims_in_use(start, end),
         "claim_controller": _claim_controller(start, end),
-        "counter_resets": sorted(set(resets)),
+        "counter_resets": [reset.describe() for reset in resets],
+        "timeline": load_timeline([s for s in snapshots if not s.partial], reads, resets),
         "unavailable": unavailable,
     }
+
+
+def reads_by_source(snapshots: Sequence[Snapshot]) -> dict[str, list[Read]]:
+    """Each source's reads in time order (a snapshot that could not read it is left out)."""
+    out: dict[str, list[Read]] = {}
+    for snapshot in sorted(snapshots, key=lambda s: s.taken):
+        for source, metrics in snapshot.sources.items():
+            out.setdefault(source, []).append(Read(snapshot.taken, metrics))
+    return out
+
+
+def _read_counts(snapshots: Sequence[Snapshot]) -> dict[str, int]:
+    partial = sum(1 for s in snapshots if s.partial)
+    return {"whole": len(snapshots) - partial, "around_restarts": partial}
 
 
 def _unavailable_sections(sources: dict[str, str], read_scheduler: bool) -> dict[str, str]:
@@ -91,39 +120,28 @@ def not_available(why: str) -> dict[str, Any]:
 
 
 def _rows(
-    start: Snapshot,
-    end: Snapshot,
+    reads: dict[str, list[Read]],
     family: str,
     key_of: KeyOf,
     is_error: Callable[[HistogramSeries], bool],
-    resets: list[str],
+    resets: Sequence[Reset],
 ) -> list[tuple[Key, dict[str, Any]]]:
-    """Per key: the merged delta histogram and the error count, summed over sources."""
-    deltas: dict[Key, list[HistogramSeries]] = {}
+    """Per key: the merged histogram of what every source counted, and the error count. A
+    source read once only (at the start or the end) counted nothing measurable: said in
+    `sources`, never counted from zero."""
+    counted: dict[Key, list[HistogramSeries]] = {}
     errors: dict[Key, float] = {}
-    for source, metrics in sorted(end.sources.items()):
-        before = start.sources.get(source)
-        if before is None:
-            continue  # no start figure: said in `sources`, never counted from zero
-        earlier = {s.labels: s for s in before.histograms.get(family, [])}
-        now = metrics.histograms.get(family, [])
-        if set(earlier) - {s.labels for s in now}:  # a series never vanishes but by a restart
-            resets.append(f"{source}: {family} was reset (the process restarted)")
-        for series in now:
+    for source, source_reads in sorted(reads.items()):
+        for series in source_increase(source, source_reads, family, resets).values():
             key = key_of(series)
             if key is None:
                 continue
-            delta, reset = series.minus(earlier.get(series.labels))
-            if reset:
-                resets.append(f"{source}: {family} was reset (the process restarted)")
-            if delta.count <= 0:
-                continue
-            deltas.setdefault(key, []).append(delta)
+            counted.setdefault(key, []).append(series)
             if is_error(series):
-                errors[key] = errors.get(key, 0.0) + delta.count
+                errors[key] = errors.get(key, 0.0) + series.count
     rows = []
-    for key in sorted(deltas):
-        total = merged(deltas[key])
+    for key in sorted(counted):
+        total = merged(counted[key])
         if total is not None:
             rows.append((key, histogram_figures(total, errors.get(key, 0.0))))
     return rows

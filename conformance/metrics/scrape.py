@@ -17,6 +17,7 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
 from conformance.metrics.parse import MetricsParseError, ParsedMetrics, parse_metrics
+from conformance.model.metrics_text import only_families
 
 GRPC = "dra_grpc_operations_duration_seconds"
 OPERATIONS = "dra_operations_duration_seconds"
@@ -24,7 +25,9 @@ CLAIMS_IN_USE = "dra_resource_claims_in_use"
 SCHEDULER_PLUGIN = "scheduler_plugin_execution_duration_seconds"
 CLAIM_CONTROLLER = "resourceclaim_controller"  # a prefix: every family of the controller
 
-KUBELET_FAMILIES = (GRPC, OPERATIONS, CLAIMS_IN_USE)
+PROCESS_START = "process_start_time_seconds"  # a restarted kubelet's counters start again
+
+KUBELET_FAMILIES = (GRPC, OPERATIONS, CLAIMS_IN_USE, PROCESS_START)
 KUBELET_TIMEOUT_S = 10.0
 COMPONENT_TIMEOUT_S = 5.0
 LIST_TIMEOUT_S = 10.0  # a run's end never hangs on an API server that stopped answering
@@ -48,6 +51,8 @@ class Snapshot:
     taken: float  # epoch seconds
     sources: dict[str, ParsedMetrics] = field(default_factory=dict)  # "kubelet <node>" ...
     unavailable: dict[str, str] = field(default_factory=dict)  # source -> why
+    texts: dict[str, str] = field(default_factory=dict)  # source -> the families' lines read
+    partial: bool = False  # some kubelets only (read around a restart), not every source
 
 
 def kubelet_source(node: str) -> str:
@@ -65,11 +70,23 @@ def take_snapshot(k8s: K8sClients, components: tuple[Component, ...] = (SCHEDULE
         snapshot.unavailable["kubelets"] = f"cannot list nodes: {why_unavailable(exc)}"
         nodes = []
     for node in nodes:
-        path = f"/api/v1/nodes/{node}/proxy/metrics"
-        _read(snapshot, kubelet_source(node), path, KUBELET_FAMILIES, k8s, KUBELET_TIMEOUT_S)
+        _read_kubelet(snapshot, k8s, node)
     for component in components:
         _read_component(snapshot, k8s, component)
     return snapshot
+
+
+def read_kubelets(k8s: K8sClients, nodes: list[str]) -> Snapshot:
+    """The kubelets of `nodes` only: a read right before or after one is restarted."""
+    snapshot = Snapshot(taken=time.time(), partial=True)
+    for node in nodes:
+        _read_kubelet(snapshot, k8s, node)
+    return snapshot
+
+
+def _read_kubelet(snapshot: Snapshot, k8s: K8sClients, node: str) -> None:
+    path = f"/api/v1/nodes/{node}/proxy/metrics"
+    _read(snapshot, kubelet_source(node), path, KUBELET_FAMILIES, k8s, KUBELET_TIMEOUT_S)
 
 
 def _read_component(snapshot: Snapshot, k8s: K8sClients, component: Component) -> None:
@@ -103,8 +120,9 @@ def _read(
     timeout: float,
 ) -> None:
     try:
-        text = k8s.get_raw(path, accept="text/plain", timeout=timeout)
-        snapshot.sources[source] = parse_metrics(text, families)
+        text = only_families(k8s.get_raw(path, accept="text/plain", timeout=timeout), families)
+        snapshot.sources[source] = parse_metrics(text)
+        snapshot.texts[source] = text
     except (ApiException, urllib3.exceptions.HTTPError, MetricsParseError) as exc:
         snapshot.unavailable[source] = why_unavailable(exc)
 

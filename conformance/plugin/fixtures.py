@@ -17,6 +17,7 @@ from conformance.kube.cleanup import (
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.objects import ClusterObjects
+from conformance.metrics.spool import spool_in
 from conformance.model.naming import namespace_name, sanitize_label_value
 from conformance.model.outcome import not_run
 from conformance.node_access import NodeAccess
@@ -228,7 +229,9 @@ def test_namespace(
     create_test_namespace(k8s, build, registry, name, request.node.nodeid)
     request.node.stash[NAMESPACE_KEY] = name
     nodes, shared = _watched_nodes(dra_context, device_lease)
-    watch = KubeletWatch.begin(k8s, dra_context.profile.driver, nodes)
+    watch = KubeletWatch.begin(
+        k8s, dra_context.profile.driver, nodes, spool_in(dra_context.harness_dir)
+    )
     yield name
     events = watch.events(name)
     judged = None if device_lease is not None and device_lease.node else watch.pod_nodes(name)

@@ -37,10 +37,13 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
 from conformance.metrics.parse import MetricsParseError
+from conformance.metrics.scrape import kubelet_source
+from conformance.metrics.spool import ReadSpool
 from conformance.scenario_api.kubelet_dra import (
     KubeletDra,
     call_figures,
     describe_failures,
+    parse_kubelet_dra,
     read_kubelet_dra,
 )
 
@@ -103,10 +106,21 @@ class KubeletWatch:
     start_excess: dict[str, float | None] = field(default_factory=dict)
     started: float = 0.0
     deltas: dict[str, KubeletDra] = field(default_factory=dict)  # per node, set by `finish`
+    spool: ReadSpool | None = None  # the reads taken around kubelet restarts, run-wide
+    began: float = 0.0  # epoch seconds, to pick the spooled reads of this window
 
     @classmethod
-    def begin(cls, k8s: K8sClients, driver: str, nodes: Iterable[str]) -> KubeletWatch:
-        watch = cls(k8s, driver, tuple(sorted(set(nodes))), started=time.monotonic())
+    def begin(
+        cls, k8s: K8sClients, driver: str, nodes: Iterable[str], spool: ReadSpool | None = None
+    ) -> KubeletWatch:
+        watch = cls(
+            k8s,
+            driver,
+            tuple(sorted(set(nodes))),
+            started=time.monotonic(),
+            spool=spool,
+            began=time.time(),
+        )
         allocated = claims_allocated_per_node(k8s, driver)
         for node, read in watch._read_all().items():
             watch.start[node] = read
@@ -193,8 +207,28 @@ class KubeletWatch:
         return call_figures(self.deltas.values())
 
     def _keep_figures(self, reads: Mapping[str, KubeletDra]) -> None:
-        """The window's deltas on the nodes read at its end."""
-        self.deltas = {n: r.since(self.start[n]) for n, r in reads.items() if n in self.start}
+        """The window's deltas on the nodes read at its end, through the reads spooled around
+        the kubelet restarts within it (this test's or another's on a shared node)."""
+        between = self._spooled_reads()
+        self.deltas = {
+            n: r.through(self.start[n], between.get(n, ()))
+            for n, r in reads.items()
+            if n in self.start
+        }
+
+    def _spooled_reads(self) -> dict[str, list[KubeletDra]]:
+        if self.spool is None:
+            return {}
+        out: dict[str, list[KubeletDra]] = {}
+        now = time.time()  # the end reads were just taken
+        for snapshot in sorted(self.spool.snapshots(), key=lambda s: s.taken):
+            if not self.began < snapshot.taken < now:
+                continue
+            for node in self.start:
+                text = snapshot.texts.get(kubelet_source(node))
+                if text is not None:
+                    out.setdefault(node, []).append(parse_kubelet_dra(text, node, self.driver))
+        return out
 
     def _leaks(
         self, reads: Mapping[str, KubeletDra], allocated: Mapping[str, int] | None

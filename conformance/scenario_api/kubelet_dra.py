@@ -5,8 +5,9 @@ driver by method and status code, and how many claims of the driver it holds pre
 The kubelet counts an unprepare that the driver answered with a per-claim error as an
 `UnprepareResources` operation error (`dra_operations_duration_seconds{is_error="true"}`) while
 the gRPC call itself is OK; a driver that crashes, times out or is not serving shows as a non-OK
-`grpc_status_code` instead. A restarted kubelet starts its counters at zero: `since` then counts
-what it did since its restart.
+`grpc_status_code` instead. A restarted kubelet (its process start time changed, or a counter
+went down) starts its counters at zero: `since` then counts what it did since its restart, and
+`through` sums a window over the reads taken around restarts.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import Any
 from conformance.kube.client import K8sClients
 from conformance.kube.kubelet import kubelet_metrics
 from conformance.metrics.histogram import HistogramSeries, merged
+from conformance.metrics.increase import START_TOLERANCE_S, started_at
 from conformance.metrics.operations import histogram_figures
 from conformance.metrics.parse import parse_metrics
+from conformance.metrics.scrape import PROCESS_START
 
 GRPC = "dra_grpc_operations_duration_seconds"
 OPERATIONS = "dra_operations_duration_seconds"
@@ -39,14 +42,52 @@ class KubeletDra:
     claims_in_use: float | None = None  # None: this kubelet does not expose the gauge
     # the driver's gRPC call latency per method (every status code): the test's own figures
     latency: Mapping[str, HistogramSeries] = field(default_factory=dict)
+    started: float | None = None  # the kubelet's process start time, when it says
 
     def failed_calls(self) -> dict[Call, float]:
         return {call: n for call, n in self.calls.items() if call[1] not in ("OK", "")}
 
     def restarted_since(self, start: KubeletDra) -> bool:
-        """A counter lower than at the start: the kubelet restarted in between."""
+        """A later process start time or a counter lower than at the start: the kubelet
+        restarted in between."""
+        if (
+            self.started is not None
+            and start.started is not None
+            and self.started - start.started > START_TOLERANCE_S
+        ):
+            return True
         return self.unprepare_errors < start.unprepare_errors or any(
             n < start.calls.get(call, 0.0) for call, n in self.calls.items()
+        )
+
+    def through(self, start: KubeletDra, between: Iterable[KubeletDra]) -> KubeletDra:
+        """What happened from `start` to this read, summed over the reads `between` (in time
+        order): a restart in the window loses only what came between its neighbouring reads."""
+        reads = [*between, self]
+        total = reads[0].since(start)
+        for earlier, read in zip(reads, reads[1:], strict=False):
+            total = total.plus(read.since(earlier))
+        return total
+
+    def plus(self, later: KubeletDra) -> KubeletDra:
+        """Two consecutive windows as one (counters added; the gauge is the later one's)."""
+        calls = dict(self.calls)
+        for call, n in later.calls.items():
+            calls[call] = calls.get(call, 0.0) + n
+        latency = dict(self.latency)
+        for method, series in later.latency.items():
+            both = merged(
+                [s for s in (latency.get(method), series) if s is not None], series.labels
+            )
+            if both is not None:
+                latency[method] = both
+        return KubeletDra(
+            self.node,
+            self.unprepare_errors + later.unprepare_errors,
+            calls,
+            later.claims_in_use,
+            latency,
+            later.started,
         )
 
     def since(self, start: KubeletDra) -> KubeletDra:
@@ -63,6 +104,7 @@ class KubeletDra:
             {c: n for c, n in calls.items() if n > 0},
             self.claims_in_use,
             {m: s for m, s in latency.items() if s.count > 0},
+            self.started,
         )
 
     def count(self, method: str, code: str | None = None) -> int:
@@ -72,7 +114,7 @@ class KubeletDra:
 
 def parse_kubelet_dra(text: str, node: str, driver: str) -> KubeletDra:
     """The figures of `driver` in a kubelet's metrics page (Prometheus text)."""
-    parsed = parse_metrics(text, (GRPC, OPERATIONS, CLAIMS_IN_USE))
+    parsed = parse_metrics(text, (GRPC, OPERATIONS, CLAIMS_IN_USE, PROCESS_START))
     errors = sum(
         s.count
         for s in parsed.histograms.get(OPERATIONS, [])
@@ -93,7 +135,9 @@ def parse_kubelet_dra(text: str, node: str, driver: str) -> KubeletDra:
     in_use = (
         None if gauge is None else sum(s.value for s in gauge if s.label("driver_name") == driver)
     )
-    return KubeletDra(node, errors, calls, in_use, {m: s for m, s in latency.items() if s})
+    return KubeletDra(
+        node, errors, calls, in_use, {m: s for m, s in latency.items() if s}, started_at(parsed)
+    )
 
 
 def read_kubelet_dra(k8s: K8sClients, node: str, driver: str) -> KubeletDra:

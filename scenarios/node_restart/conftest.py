@@ -2,7 +2,9 @@
 node access (conformance.node_access: the profile's `nodeCommands`, the kind node container, or
 a privileged pod where the profile allows one), honouring the node's "no kubelet restart
 before T" mark (conformance/run/node_marks.py). Where no way can restart it, the requirement
-is not run.
+is not run. Each restart is proven by the kubelet's own process start time
+(conformance.scenario_api.kubelet_restart): a command that restarted nothing is an error of the
+harness, not a result of the driver.
 
 Every test leases its node whole (`@pytest.mark.dra_node_exclusive`): the broker hands out
 nodes with a mark last, and the restart waits for a mark that is still on the leased node.
@@ -22,6 +24,7 @@ from conformance.node_access import NodeAccess, Operation, not_run_unless_availa
 from conformance.observe.steps import step
 from conformance.run.context import RunContext
 from conformance.run.node_marks import wait_until_kubelet_restart_allowed
+from conformance.scenario_api.kubelet_restart import KubeletStarts
 
 # The longest mark known: DRA-EXT-006's device-plugin grace period (5 min and slack).
 LONGEST_MARK_SECONDS = 360.0
@@ -39,6 +42,7 @@ class NodeRestarts:
         self.lease = lease
         self.access = access
         self.restarted: list[str] = []
+        self.starts = KubeletStarts(k8s, context.harness_dir)
 
     def check_possible(self, node: str) -> None:
         """Not run unless the kubelet of `node` can be restarted."""
@@ -66,17 +70,28 @@ class NodeRestarts:
         self.check_possible(node)
         self.wait_restart_allowed(node)
         how = self.access.how(Operation.RESTART_KUBELET, node)
+        started = self.starts.before(node)
         with step(f"restart the kubelet of node {node} ({how})"):
             self.restarted.append(node)
             self.access.restart_kubelet(node)
+        self._prove(node, started, how)
 
     def restart_node(self, node: str) -> None:
         """Reboot `node` (its kubelet restarts too, so the node's mark is waited out)."""
         self.check_reboot_possible(node)
         self.wait_restart_allowed(node)
-        with step(f"restart node {node} ({self.access.how(Operation.RESTART_NODE, node)})"):
+        how = self.access.how(Operation.RESTART_NODE, node)
+        started = self.starts.before(node)
+        with step(f"restart node {node} ({how})"):
             self.restarted.append(node)
             self.access.restart_node(node)
+        self._prove(node, started, how)
+
+    def _prove(self, node: str, started: float | None, how: str) -> None:
+        with step(f"wait until the kubelet of node {node} runs as a new process", is_wait=True):
+            self.starts.prove_restarted(
+                node, started, how=how, timeout=self.context.timeout("driverReady")
+            )
 
     def wait_driver_ready(self) -> None:
         wait_driver_ready(

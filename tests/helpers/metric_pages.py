@@ -31,7 +31,17 @@ def operation(name: str, is_error: str, cumulative: tuple[int, ...], total_s: fl
     return "\n".join(lines)
 
 
-def kubelet_page(*series: str, claims_in_use: int = 0) -> str:
+def kubelet_page(*series: str, claims_in_use: int = 0, started: float | None = None) -> str:
+    """A kubelet's /metrics page; `started`: its process_start_time_seconds (absent: None)."""
+    process = (
+        [
+            "# HELP process_start_time_seconds Start time of the process since unix epoch.",
+            "# TYPE process_start_time_seconds gauge",
+            f"process_start_time_seconds {started}",
+        ]
+        if started is not None
+        else []
+    )
     return "\n".join(
         [
             "# HELP apiserver_audit_event_total [ALPHA] Counter of audit events generated.",
@@ -58,6 +68,7 @@ def kubelet_page(*series: str, claims_in_use: int = 0) -> str:
             "# HELP kubelet_running_pods [ALPHA] Number of pods that have a running pod sandbox",
             "# TYPE kubelet_running_pods gauge",
             "kubelet_running_pods 7",
+            *process,
         ]
     )
 

@@ -233,3 +233,26 @@ def test_a_test_whose_pods_are_gone_has_its_figures_from_every_watched_node() ->
     assert [(r["method"], r["calls"]) for r in watch.call_figures()] == [
         ("NodePrepareResources", 1)
     ]
+
+
+def _prepares(ok: int, started: float) -> KubeletDra:
+    series = grpc(DRIVER, V1 + "NodePrepareResources", "OK", (0, ok, ok, ok, ok), 0.1)
+    return parse_kubelet_dra(kubelet_page(series, started=started), NODE, DRIVER)
+
+
+def test_a_restart_is_seen_by_the_process_start_time_though_counters_climbed_back() -> None:
+    start, restarted = _prepares(3, started=100.0), _prepares(5, started=200.0)
+    assert restarted.restarted_since(start)
+    assert restarted.since(start).count("NodePrepareResources") == 5
+    assert not _prepares(5, started=100.0).restarted_since(start)
+
+
+def test_a_window_through_a_restart_counts_the_calls_on_both_sides() -> None:
+    """3 calls at the start, 6 right before the restart, 1 right after, 4 at the end: 3 + 4."""
+    start = _prepares(3, started=100.0)
+    before, after = _prepares(6, started=100.0), _prepares(1, started=200.0)
+    end = _prepares(4, started=200.0)
+    assert end.through(start, [before, after]).count("NodePrepareResources") == 3 + 4
+    assert end.since(start).count("NodePrepareResources") == 4  # the two ends alone
+    rows = call_figures([end.through(start, [before, after])])
+    assert [(r["method"], r["calls"]) for r in rows] == [("NodePrepareResources", 7)]

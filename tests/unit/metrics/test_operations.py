@@ -80,13 +80,67 @@ def test_a_counter_reset_is_named_and_never_negative() -> None:
         kubelet_b_worker=kubelet_page(),
     )
     doc = driver_operations(END, restarted)
+    # its series are gone: only a restart takes a series away
     assert doc["counter_resets"] == [
-        "kubelet a-worker: dra_grpc_operations_duration_seconds was reset (the process restarted)",
-        "kubelet a-worker: dra_operations_duration_seconds was reset (the process restarted)",
-        # its series are gone: only a restart takes a series away
-        "kubelet b-worker: dra_grpc_operations_duration_seconds was reset (the process restarted)",
+        "kubelet a-worker: restarted at an unknown time, between the reads at 00:18:10Z and "
+        "00:18:20Z (a dra_grpc_operations_duration_seconds series vanished); its counters are "
+        "summed across it",
+        "kubelet b-worker: restarted at an unknown time, between the reads at 00:18:10Z and "
+        "00:18:20Z (a dra_grpc_operations_duration_seconds series vanished); its counters are "
+        "summed across it",
     ]
+    # what a-worker counted since it started again: one call
+    assert _by(doc["grpc"], "driver", "method")[(DRIVER, "NodePrepareResources")]["count"] == 1
     assert all(r["count"] >= 0 for r in doc["grpc"])
+
+
+def _prepares(count: int, *, started: float) -> str:
+    return kubelet_page(grpc(DRIVER, PREPARE, "OK", (count,) * 5, 0.01 * count), started=started)
+
+
+def test_a_restart_whose_counter_climbs_back_above_its_start_is_summed_across() -> None:
+    """5 calls before the restart, 7 after it: the end reads 7 > 5, no counter went down."""
+    start = _snapshot(1000.0, kubelet_a_worker=_prepares(0, started=900.0))
+    before_restart = _snapshot(1040.0, kubelet_a_worker=_prepares(5, started=900.0))
+    before_restart.partial = True
+    end = _snapshot(1090.0, kubelet_a_worker=_prepares(7, started=1045.0))
+    doc = driver_operations(start, end, [before_restart])
+    assert _by(doc["grpc"], "driver", "method")[(DRIVER, "NodePrepareResources")]["count"] == 12
+    assert doc["counter_resets"] == [
+        "kubelet a-worker: restarted at 00:17:25Z, between the reads at 00:17:20Z and 00:18:10Z "
+        "(process start time); its counters are summed across it"
+    ]
+    assert doc["reads"] == {"whole": 2, "around_restarts": 1}
+    # read at the two ends only, the same restart goes unseen but for the start time
+    ends_only = driver_operations(start, end)
+    assert (
+        _by(ends_only["grpc"], "driver", "method")[(DRIVER, "NodePrepareResources")]["count"] == 7
+    )
+
+
+def test_without_a_start_time_a_climbing_counter_is_taken_as_no_restart() -> None:
+    start = _snapshot(
+        1000.0, kubelet_a_worker=kubelet_page(grpc(DRIVER, PREPARE, "OK", (5,) * 5, 0.05))
+    )
+    end = _snapshot(
+        1090.0, kubelet_a_worker=kubelet_page(grpc(DRIVER, PREPARE, "OK", (7,) * 5, 0.07))
+    )
+    doc = driver_operations(start, end)
+    assert doc["counter_resets"] == []
+    assert _by(doc["grpc"], "driver", "method")[(DRIVER, "NodePrepareResources")]["count"] == 2
+
+
+def test_the_timeline_has_one_point_per_step_between_whole_reads() -> None:
+    start = _snapshot(1000.0, kubelet_a_worker=_prepares(0, started=900.0))
+    middle = _snapshot(1030.0, kubelet_a_worker=_prepares(4, started=900.0))
+    around = _snapshot(1040.0, kubelet_a_worker=_prepares(5, started=900.0))
+    around.partial = True  # a restart's read: counted in its step, not a point of its own
+    end = _snapshot(1090.0, kubelet_a_worker=_prepares(2, started=1045.0))
+    points = driver_operations(start, end, [middle, around])["timeline"]["points"]
+    assert points == [
+        {"t_s": 30.0, "prepare": 4, "unprepare": 0, "errors": 0, "claims_in_use": 0},
+        {"t_s": 90.0, "prepare": 3, "unprepare": 0, "errors": 0, "claims_in_use": 0},
+    ]
 
 
 def test_a_source_without_a_start_figure_is_not_counted_from_zero() -> None:
