@@ -13,6 +13,7 @@ import time
 
 import pytest
 from allure_check import allure_chart_images, read_allure_html, render_dom, report_index
+from claim_pods import ClaimPodWatch
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from runs import run_cli
@@ -39,8 +40,9 @@ def _run_namespaces(k8s: K8sClients, run_id: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def whole_suite_run(request, kind_cluster, fake_driver, tmp_path_factory) -> dict:
-    """The whole suite with -n 4 against the fake driver. (Serial against -n 4 is a
+def whole_suite_run(request, kind_cluster, fake_driver, k8s, tmp_path_factory) -> dict:
+    """The whole suite with -n 4 against the fake driver, the pods with claims that started
+    watched meanwhile (an independent count of the prepares). (Serial against -n 4 is a
     comparison, measured by bench/suite_speed.py, not a test.)"""
     keys = tmp_path_factory.mktemp("keys")
     key = Ed25519PrivateKey.generate().private_bytes(
@@ -50,15 +52,16 @@ def whole_suite_run(request, kind_cluster, fake_driver, tmp_path_factory) -> dic
     (keys / "pub.pem").write_bytes(public_key_pem(key))
     report = tmp_path_factory.mktemp("run-n4") / "report"
     start = time.monotonic()
-    result = run_cli(
-        kind_cluster.name,
-        report,
-        "-n",
-        "4",
-        "--sign-key",
-        str(keys / "key.pem"),
-        run_id=f"e2e-all-{int(time.time())}",
-    )
+    with ClaimPodWatch(k8s) as watched:
+        result = run_cli(
+            kind_cluster.name,
+            report,
+            "-n",
+            "4",
+            "--sign-key",
+            str(keys / "key.pem"),
+            run_id=f"e2e-all-{int(time.time())}",
+        )
     wall = time.monotonic() - start
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:  # a figure for bench/suite.md, not an assertion
@@ -70,6 +73,7 @@ def whole_suite_run(request, kind_cluster, fake_driver, tmp_path_factory) -> dic
         "report": report,
         "summary": json.loads(summary.read_text()) if summary.is_file() else None,
         "public_key": keys / "pub.pem",
+        "claim_pods": dict(watched.started),
     }
 
 
@@ -202,6 +206,53 @@ def _steps(node: dict) -> list[dict]:
     for child in node.get("steps") or ():
         out += [child, *_steps(child)]
     return out
+
+
+# How far the kubelets' prepare count may fall below the independent count (a read missed at a
+# restart loses what the kubelet did since the read before, at most PERIOD_S of it).
+PREPARE_TOLERANCE = 0.10
+RESTART_STEP = re.compile(r"^restart (?:the kubelet of )?node (\S+) ")
+
+
+def _pods_that_needed_a_prepare(started: dict[str, tuple[str, ...]]) -> int:
+    """Pods (in the order they started) that used a claim no pod before them had used: the
+    kubelet prepares a pod's claims in one call, a claim already prepared on its node not
+    again, so each of them cost at least one NodePrepareResources call."""
+    seen: set[str] = set()
+    needed = 0
+    for claims in started.values():
+        if set(claims) - seen:
+            needed += 1
+        seen |= set(claims)
+    return needed
+
+
+def test_whole_suite_driver_operations_count_across_the_suites_own_restarts(whole_suite_run):
+    """The run restarts kubelets and nodes itself: its NodePrepareResources total is summed
+    across them (not below the independent count), and each restart is named."""
+    summary, report = whole_suite_run["summary"], whole_suite_run["report"]
+    ops = summary["driver_operations"]
+    [prepare] = [
+        r
+        for r in ops["grpc"]
+        if r["method"] == "NodePrepareResources" and r["driver"] == summary["driver"]["name"]
+    ]
+    needed = _pods_that_needed_a_prepare(whole_suite_run["claim_pods"])
+    assert needed > 20, whole_suite_run["claim_pods"]
+    served = prepare["count"] - prepare["errors"]
+    assert served >= (1 - PREPARE_TOLERANCE) * needed, (served, needed, ops["counter_resets"])
+    assert ops["reads"]["whole"] > 2 and ops["reads"]["around_restarts"] >= 4, ops["reads"]
+    assert sum(p["prepare"] for p in ops["timeline"]["points"]) == prepare["count"]
+    restarted = [
+        match.group(1)
+        for path in (report / "allure-results").glob("*-result.json")
+        for step in _steps(json.loads(path.read_text()))
+        if (match := RESTART_STEP.match(step.get("name", "")))
+    ]
+    assert len(restarted) >= 4, restarted  # DRA-KUBELET-001/002, DRA-REBOOT-001/002
+    for node in set(restarted):
+        named = [r for r in ops["counter_resets"] if r.startswith(f"kubelet {node}: restarted")]
+        assert len(named) >= restarted.count(node), (node, restarted, ops["counter_resets"])
 
 
 def test_whole_suite_allure_results_have_named_steps_and_yaml(whole_suite_run):

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -39,11 +40,15 @@ BROKEN_RUN_TIMEOUTS = {
 
 
 def broken_run_profile(
-    profile: Path, directory: Path, timeouts: Mapping[str, str] | None = None
+    profile: Path,
+    directory: Path,
+    timeouts: Mapping[str, str] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> Path:
-    """The profile with shorter deletion timeouts (and `timeouts` over them), written
-    elsewhere (so its relative manifest paths are made absolute)."""
+    """The profile with shorter deletion timeouts (and `timeouts` over them) and top-level
+    `fields` set, written elsewhere (so its relative manifest paths are made absolute)."""
     document = yaml.safe_load(profile.read_text())
+    document.update(fields or {})
     install = document.get("install") or {}
     if install.get("manifests"):
         install["manifests"] = [str((profile.parent / m).resolve()) for m in install["manifests"]]
@@ -67,6 +72,10 @@ class BrokenRun:
     verdict: str | None = None
     output: str = ""
     returncode: int = 0
+
+    harness_error: bool = (
+        False  # the requirement erred only by the harness's or the cluster's fault
+    )
 
     @property
     def failed(self) -> list[str]:
@@ -113,10 +122,11 @@ def run_scenarios(
     report_dir: Path,
     extra: Sequence[str] = (),
     timeouts: Mapping[str, str] | None = None,
+    fields: Mapping[str, Any] | None = None,
 ) -> BrokenRun:
     """One requirement's scenarios in a subprocess against the e2e cluster."""
     run_id = f"broken-{requirement.lower()}-{secrets.token_hex(3)}"
-    profile = broken_run_profile(profile, report_dir, timeouts)
+    profile = broken_run_profile(profile, report_dir, timeouts, fields)
     cmd = [
         sys.executable,
         "-m",
@@ -164,12 +174,7 @@ def run_scenarios(
     if summary_path.is_file():
         summary = json.loads(summary_path.read_text())
         run.verdict = summary.get("verdict")
-        run.requirement_status = next(
-            (
-                r.get("status")
-                for r in summary.get("requirements", [])
-                if r.get("id") == requirement
-            ),
-            None,
-        )
+        row = next((r for r in summary.get("requirements", []) if r.get("id") == requirement), {})
+        run.requirement_status = row.get("status")
+        run.harness_error = bool(row.get("harness_error"))
     return run

@@ -32,8 +32,9 @@ def run_scenario_against_broken_driver(
     tmp_path: Path,
     lease_book: ClusterLeaseBook,
 ) -> Iterator[Callable[..., BrokenRun]]:
-    """`run(requirement_id, misbehaviours, node="*", extra=(), timeouts=None)` -> BrokenRun
-    (`timeouts`: profile timeouts for this run); misbehaviours are switched off again (and
+    """`run(requirement_id, misbehaviours, node="*", extra=(), timeouts=None, fields=None)`
+    -> BrokenRun (`timeouts`: profile timeouts for this run; `fields`: top-level profile fields
+    set for it); misbehaviours are switched off again (and
     the driver confirmed it) before the fixture ends, also on failure."""
     control = FakeDriverControl(k8s.core)
     nodes = selected_nodes(k8s, fake_driver)
@@ -51,6 +52,7 @@ def run_scenario_against_broken_driver(
         node: str = ALL_NODES,
         extra: Sequence[str] = (),
         timeouts: Mapping[str, str] | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> BrokenRun:
         if not leases:
             leases.append(
@@ -70,6 +72,7 @@ def run_scenario_against_broken_driver(
             tmp_path / f"run-{len(switched)}",
             extra,
             timeouts,
+            fields,
         )
         result.misbehaviours = tuple(misbehaviours)
         return result

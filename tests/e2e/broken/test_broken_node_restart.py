@@ -4,6 +4,8 @@ test_broken_device_loss.py for how they run).
 `register-once`: the plugin answers the kubelet's GetInfo only until it was registered once,
 so nothing changes until the kubelet restarts; the restarted kubelet can then never register
 it, and the new claim on the node is never prepared ("DRA driver ... is not registered").
+A restart command that restarts nothing is the harness's fault: the kubelet's process start
+time proves each restart, and the requirement ends an error, never a verdict on the driver.
 `cdi-not-recreated`: after a node restart the driver does not write the CDI specs that the
 restart removed, so the pods that ran there cannot start again.
 """
@@ -68,3 +70,21 @@ def test_reboot_001_fails_when_the_driver_does_not_recreate_cdi_specs(
     runtime cannot resolve the CDI device and the pod's containers never start."""
     result = run_scenario_against_broken_driver("DRA-REBOOT-001", ["cdi-not-recreated"])
     result.assert_requirement_failed("cannot start after the node restart")
+
+
+def test_kubelet_001_is_the_harness_s_error_when_the_restart_command_restarts_nothing(
+    run_scenario_against_broken_driver,
+):
+    """A `restartKubelet` that returns 0 and restarts nothing: the honest driver republishes
+    nothing it needs to, so only the kubelet's unchanged start time can tell."""
+    result = run_scenario_against_broken_driver(
+        "DRA-KUBELET-001",
+        [],
+        fields={"nodeCommands": {"restartKubelet": ["true"]}},
+        timeouts={"driverReady": "20s"},
+    )
+    assert result.requirement_status == "error", result.explain()
+    assert result.harness_error, result.explain()
+    assert "did not restart" in result.output and "not of the driver" in result.output, (
+        result.explain()
+    )
