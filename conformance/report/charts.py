@@ -1,8 +1,9 @@
 """SVG charts beside summary.md, drawn from summary.json with matplotlib (no pyplot: no global
 state, no display): the latency distribution of each driver operation, the run's timeline (one
 row per worker, each test a bar coloured by its outcome, its lease wait shaded) and the driver's
-prepare and unprepare latency per test; beside gate.md, the two runs' latency per operation side
-by side."""
+prepare and unprepare latency per test, and the driver's load over the run (calls per step
+between the periodic kubelet reads, failed calls, claims held prepared); beside gate.md, the two
+runs' latency per operation side by side."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ CHARTS_DIR = "charts"
 LATENCY_SVG = "driver-latency.svg"
 TIMELINE_SVG = "timeline.svg"
 PER_TEST_SVG = "driver-calls-per-test.svg"
+LOAD_SVG = "driver-load.svg"
+LOAD_SERIES = (
+    ("prepare", "NodePrepareResources", "#4a78b5"),
+    ("unprepare", "NodeUnprepareResources", "#e08a1e"),
+    ("errors", "failed calls", "#d43f3a"),
+)
 PER_TEST_METHODS = (("NodePrepareResources", "#4a78b5"), ("NodeUnprepareResources", "#e08a1e"))
 TEST_LABEL_CHARS = 60
 GATE_LATENCY_SVG = "gate-latency.svg"
@@ -49,7 +56,35 @@ def write_charts(run_dir: Path, summary: Mapping[str, Any]) -> list[Path]:
     measured = per_test_calls(summary)
     if measured:
         written.append(_save(_per_test_figure(measured), out / PER_TEST_SVG))
+    points = load_points(summary)
+    if points:
+        written.append(_save(_load_figure(points), out / LOAD_SVG))
     return written
+
+
+def load_points(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The driver's load time line (driver_operations.timeline), when the run read it."""
+    operations = summary.get("driver_operations") or {}
+    points = (operations.get("timeline") or {}).get("points") or []
+    return points if len(points) > 1 else []
+
+
+def _load_figure(points: list[Mapping[str, Any]]) -> Any:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 3.2), layout="constrained")
+    ax = figure.subplots()
+    ends = [p["t_s"] for p in points]
+    for key, label, colour in LOAD_SERIES:
+        ax.step(ends, [p[key] for p in points], where="pre", color=colour, label=label)
+    ax.set_xlabel("seconds since the run's first read (each step: the calls since the read before)")
+    ax.set_ylabel("kubelet calls to the driver")
+    held = ax.twinx()
+    held.plot(ends, [p["claims_in_use"] for p in points], color="#3c9a3c", linestyle=":")
+    held.set_ylabel("claims held prepared (dotted)", color="#3c9a3c")
+    ax.legend(loc="upper left", fontsize=7)
+    ax.set_title("The driver's load over the run (every kubelet, read periodically)", fontsize=9)
+    return figure
 
 
 def per_test_calls(summary: Mapping[str, Any]) -> list[tuple[str, dict[str, Mapping[str, Any]]]]:

@@ -108,7 +108,7 @@ def test_whole_suite_conformant(whole_suite_run):
 
 def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
     """Under -n 4 every test reaches allure-results, and the HTML shows them all; the run's
-    charts (driver latency, timeline, calls per test) are in it and Chromium draws each one."""
+    charts (driver latency, timeline, calls per test, the driver's load) are in it and Chromium draws each one."""
     report = whole_suite_run["report"]
     junit = parse_junit_counts(report / "junit.xml")
     results = [json.loads(p.read_text()) for p in (report / "allure-results").glob("*-result.json")]
@@ -122,6 +122,7 @@ def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
     assert sorted(charts) == [
         "charts/driver-calls-per-test.svg",
         "charts/driver-latency.svg",
+        "charts/driver-load.svg",
         "charts/timeline.svg",
     ], charts
     images = allure_chart_images(report)

@@ -98,3 +98,24 @@ def test_the_per_test_chart_draws_each_test_that_saw_a_prepare(tmp_path: Path) -
     assert "test_prepares" in svg and "test_no_prepare" not in svg
     assert "NodeUnprepareResources" in svg and "2, 1 failed" in svg
     assert "NodeWatchResources" not in svg  # a stream, not a call with a latency
+
+
+def test_the_load_chart_draws_the_time_line_of_the_periodic_reads(tmp_path: Path) -> None:
+    points = [
+        {"t_s": 15.0, "prepare": 3, "unprepare": 1, "errors": 0, "claims_in_use": 2},
+        {"t_s": 30.0, "prepare": 0, "unprepare": 2, "errors": 1, "claims_in_use": 0},
+    ]
+    summary, problems = (
+        _summary(driver_operations={"grpc": [ROW], "timeline": {"points": points}}),
+        [],
+    )
+    charts = draw_charts(tmp_path, summary, skip=False, problems=problems)
+    assert problems == []
+    assert "charts/driver-load.svg" in summary["artifacts"]["charts"]
+    svg = (tmp_path / "charts" / "driver-load.svg").read_text()
+    assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+    assert "NodeUnprepareResources" in svg and "claims held prepared" in svg
+    # one point is no line: nothing drawn
+    one = _summary(driver_operations={"grpc": [ROW], "timeline": {"points": points[:1]}})
+    draw_charts(tmp_path / "one", one, skip=False, problems=problems)
+    assert "charts/driver-load.svg" not in one["artifacts"]["charts"]
