@@ -113,10 +113,15 @@ def _notes(ops: Mapping[str, Any]) -> list[str]:
             f"- claims in use ({_cell(driver)}, all kubelets): {_number(counts.get('start'))} at "
             f"the start, {_number(counts.get('end'))} at the end"
         )
-    for reset in ops.get("counter_resets") or ():
+    reads = ops.get("reads") or {}
+    if reads:
         out.append(
-            f"- counter reset: {_cell(reset)}; the figures count from the restart (at least)"
+            f"- every kubelet read {reads.get('whole', 0)} times over the run, and "
+            f"{reads.get('around_restarts', 0)} times right before and after the suite's own "
+            "restarts: the counts are summed across each restart"
         )
+    for reset in ops.get("counter_resets") or ():
+        out.append(f"- restart: {_cell(reset)}")
     out.append("")
     return out
 

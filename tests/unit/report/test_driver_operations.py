@@ -68,7 +68,7 @@ def test_the_table_shows_each_operation_with_bucket_estimates() -> None:
     assert "- kube-scheduler: not available (HTTP 503: connection refused)" in text
     assert "- read: kubelet node-1, kubelet node-2" in text
     assert f"- claims in use ({DRIVER}, all kubelets): 0 at the start, 1 at the end" in text
-    assert "- counter reset: kubelet node-2: dra_grpc_operations_duration_seconds" in text
+    assert "- restart: kubelet node-2: dra_grpc_operations_duration_seconds" in text
 
 
 def test_figures_not_available_or_not_measured_are_said_never_zero() -> None:
