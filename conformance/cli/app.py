@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from conformance.cli.argv import dispatch, parse_args
 from conformance.errors import ConformanceError
 
 DEFAULT_CLUSTER = "dra-conformance"
@@ -187,19 +188,6 @@ def build_parser(
     return parser
 
 
-def parse_args(
-    parser: argparse.ArgumentParser, argv: Sequence[str] | None = None
-) -> argparse.Namespace:
-    """Parse `argv`; for `run` and `gate`, whatever they do not know, wherever it stands,
-    goes to pytest in the order given (`args.pytest_args`)."""
-    args, unknown = parser.parse_known_args(argv)
-    if unknown and getattr(args, "command", None) not in ("run", "gate", "sonobuoy-plugin"):
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    if unknown:
-        args.pytest_args = [*args.pytest_args, *unknown]
-    return args
-
-
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     from conformance.cli import (
         cleanup,
@@ -223,19 +211,9 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        extra = _extra_commands()
-    except ImportError:
-        extra = []
-    args = parse_args(build_parser(extra), argv)
-    try:
-        return args.func(args)
-    except ConformanceError as exc:
-        print(f"dra-conformance: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("dra-conformance: interrupted", file=sys.stderr)
-        return 130
+    # A subcommand module that fails to import is an error here, never a missing command.
+    args = parse_args(build_parser(_extra_commands()), argv)
+    return dispatch(args)
 
 
 if __name__ == "__main__":

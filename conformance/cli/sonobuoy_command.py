@@ -17,6 +17,7 @@ import os
 import shlex
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance.suite_root import bundled
@@ -66,8 +67,16 @@ def _pack(report_dir: Path, tarball: Path) -> None:
             tar.add(path, arcname=path.name)
 
 
+def _run_parser(add_run: Callable[[argparse._SubParsersAction], None]) -> argparse.ArgumentParser:
+    """The command line with its `run` command only: all the plugin starts."""
+    parser = argparse.ArgumentParser(prog="dra-conformance")
+    add_run(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
 def _plugin(args: argparse.Namespace) -> int:
-    from conformance.cli.app import main
+    from conformance.cli.argv import dispatch, parse_args
+    from conformance.cli.driver_commands import add_run_command
 
     results: Path = args.results_dir
     report_dir = results / "dra-conformance"
@@ -85,7 +94,7 @@ def _plugin(args: argparse.Namespace) -> int:
     ]
     print(f"dra-conformance sonobuoy-plugin: {shlex.join(run_args)}", flush=True)
     try:
-        code = main(run_args)
+        code = dispatch(parse_args(_run_parser(add_run_command), run_args))
         print(f"dra-conformance sonobuoy-plugin: run exited {code}", flush=True)
     finally:
         _write_requirements_junit(report_dir)
