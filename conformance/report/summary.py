@@ -74,7 +74,9 @@ rendered from this document rather than from the inputs.
                       "not available (why)"}, grpc[] {driver, method, count, errors, mean_s,
                       p50, p95, p99 ({le: s} | {gt: s}: bucket estimates)}, kubelet_operations[],
                       scheduler[] (null: not read), claims_in_use, claim_controller[],
-                      counter_resets[]; or {not_available: why}; null: not measured (no harness)
+                      counter_resets[], unavailable {section: why a section has no figures;
+                      for a component, the arguments that let a run read it}; or
+                      {not_available: why}; null: not measured (no harness)
     cluster_inventory claims {state: n, total} and pools[] {driver, pool, devices, allocated,
                       free, tainted} at the end of the run (conformance/metrics/inventory.py);
                       or {not_available: why}; null: not measured
