@@ -24,7 +24,9 @@ GRPC = "dra_grpc_operations_duration_seconds"
 OPERATIONS = "dra_operations_duration_seconds"
 CLAIMS_IN_USE = "dra_resource_claims_in_use"
 SCHEDULER_PLUGIN = "scheduler_plugin_execution_duration_seconds"
-CLAIM_CONTROLLER = "resourceclaim_controller"  # a prefix: every family of the controller
+# Prefixes of the resource-claim controller's families: resourceclaim_controller_* up to 1.36,
+# dynamic_resource_allocation_* (resourceclaim_creates_total, resource_claims) from 1.37 on.
+CLAIM_CONTROLLER = ("resourceclaim_controller", "dynamic_resource_allocation")
 
 KUBELET_FAMILIES = (GRPC, OPERATIONS, CLAIMS_IN_USE)
 KUBELET_TIMEOUT_S = 10.0
@@ -42,7 +44,7 @@ class Component:
 
 
 SCHEDULER = Component("kube-scheduler", 10259, (SCHEDULER_PLUGIN,))
-CONTROLLER_MANAGER = Component("kube-controller-manager", 10257, (CLAIM_CONTROLLER,))
+CONTROLLER_MANAGER = Component("kube-controller-manager", 10257, CLAIM_CONTROLLER)
 
 
 @dataclass
