@@ -5,6 +5,7 @@ Pure functions of (version, options) so they are unit-tested without a cluster.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import yaml
 
 from conformance.images import releases
 from conformance.images.releases import minor_of as minor_of  # re-exported
+from conformance.model.component_metrics import READABLE_METRICS_ARGS
 
 # Gates to switch on and API versions to serve per minor release, derived from the release
 # table (releases.py), whose facts were read from each release's sources.
@@ -80,25 +82,46 @@ etcd:
 # One control plane: leader election buys nothing, and kube-controller-manager and
 # kube-scheduler would each renew a Lease every 2 s (an API write and an etcd commit; about
 # 1.5% of a core per idle cluster, bench/cluster.md). Without it a restarted scheduler also
-# schedules at once instead of waiting for its old lease to run out. kind writes kubeadm's
-# v1beta4 (extraArgs a list, which a merge patch would replace with its feature gates in it)
-# from 1.36 on, v1beta3 (a map) before.
-LEADER_ELECTED = ("controllerManager", "scheduler")
+# schedules at once instead of waiting for its old lease to run out.
+NO_LEADER_ELECTION = {"leader-elect": "false"}
 
 
-def no_leader_election_patch(version: str) -> dict[str, str]:
+# On top of kubeadm's: no leader election, and /metrics readable through the API server's pod
+# proxy, so a run's driver operations have the scheduler's DynamicResources and the claim
+# controller's figures. The cluster is the suite's own and thrown away: an anonymous /metrics
+# on its node's address exposes nothing worth keeping.
+CONTROL_PLANE_ARGS: dict[str, str] = {**NO_LEADER_ELECTION, **READABLE_METRICS_ARGS}
+# kube-controller-manager and kube-scheduler, as kubeadm's ClusterConfiguration names them
+CONTROL_PLANE_COMPONENTS = ("controllerManager", "scheduler")
+
+
+def control_plane_args_patch(version: str) -> dict[str, str]:
+    """A JSON 6902 patch adding CONTROL_PLANE_ARGS to kubeadm's ClusterConfiguration. kind
+    writes kubeadm's v1beta4 (extraArgs a list, which a merge patch would replace with its
+    feature gates in it) from 1.36 on, v1beta3 (a map) before."""
     major, minor = (int(n) for n in minor_of(version).split("."))
     if (major, minor) >= (1, 36):
-        api, value = "v1beta4", '{name: leader-elect, value: "false"}'
-        paths = [f"/{component}/extraArgs/-" for component in LEADER_ELECTED]
+        api = "v1beta4"
+        operations = [
+            (f"/{component}/extraArgs/-", {"name": name, "value": value})
+            for component in CONTROL_PLANE_COMPONENTS
+            for name, value in CONTROL_PLANE_ARGS.items()
+        ]
     else:
-        api, value = "v1beta3", '"false"'
-        paths = [f"/{component}/extraArgs/leader-elect" for component in LEADER_ELECTED]
+        api = "v1beta3"
+        operations = [
+            (f"/{component}/extraArgs/{name}", value)
+            for component in CONTROL_PLANE_COMPONENTS
+            for name, value in CONTROL_PLANE_ARGS.items()
+        ]
     return {
         "group": "kubeadm.k8s.io",
         "version": api,
         "kind": "ClusterConfiguration",
-        "patch": "".join(f"- op: add\n  path: {path}\n  value: {value}\n" for path in paths),
+        "patch": "".join(
+            f"- op: add\n  path: {path}\n  value: {json.dumps(value)}\n"
+            for path, value in operations
+        ),
     }
 
 
@@ -141,7 +164,7 @@ def kind_config(opts: ClusterOptions) -> dict:
     patches = kubeadm_patches(opts)
     if patches:
         config["kubeadmConfigPatches"] = patches
-    config["kubeadmConfigPatchesJSON6902"] = [no_leader_election_patch(opts.kubernetes)]
+    config["kubeadmConfigPatchesJSON6902"] = [control_plane_args_patch(opts.kubernetes)]
     return config
 
 

@@ -18,8 +18,10 @@ from conformance.metrics.increase import Read, Reset, source_increase, source_re
 from conformance.metrics.scrape import (
     CLAIM_CONTROLLER,
     CLAIMS_IN_USE,
+    CONTROLLER_MANAGER,
     GRPC,
     OPERATIONS,
+    SCHEDULER,
     SCHEDULER_PLUGIN,
     Snapshot,
 )
@@ -54,9 +56,9 @@ def driver_operations(
     grpc = _rows(reads, GRPC, _grpc_key, _grpc_error, resets)
     kubelet_ops = _rows(reads, OPERATIONS, _operation_key, _operation_error, resets)
     scheduler = _rows(reads, SCHEDULER_PLUGIN, _scheduler_key, _scheduler_error, resets)
-    read_scheduler = any(s.startswith("kube-scheduler") for s in end.sources)
+    read_scheduler = any(s.startswith(SCHEDULER.name) for s in end.sources)
     sources = _sources(start, end)
-    unavailable = _unavailable_sections(sources, read_scheduler)
+    unavailable = _unavailable_sections(sources, read_scheduler, {**start.remedies, **end.remedies})
     read_kubelets = "grpc" not in unavailable
     return {
         "window": {
@@ -97,9 +99,12 @@ def _read_counts(snapshots: Sequence[Snapshot]) -> dict[str, int]:
     return {"whole": len(snapshots) - partial, "around_restarts": partial}
 
 
-def _unavailable_sections(sources: dict[str, str], read_scheduler: bool) -> dict[str, str]:
+def _unavailable_sections(
+    sources: dict[str, str], read_scheduler: bool, remedies: dict[str, str]
+) -> dict[str, str]:
     """Why a section has no figures at all (a section absent here was read): no kubelet read at
-    both ends leaves no gRPC call and no kubelet operation measured, which is not zero calls."""
+    both ends leaves no gRPC call and no kubelet operation measured, which is not zero calls. A
+    component its arguments keep unread says which to set (`remedies`)."""
     out = {}
     kubelets = {s: state for s, state in sources.items() if s.startswith("kubelet")}
     if not any(state == "read" for state in kubelets.values()):
@@ -109,9 +114,21 @@ def _unavailable_sections(sources: dict[str, str], read_scheduler: bool) -> dict
             why += f" (and {len(kubelets) - 1} more kubelet source(s) alike)"
         out["grpc"] = out["kubelet_operations"] = why
     if not read_scheduler:
-        schedulers = [f"{s}: {state}" for s, state in sorted(sources.items()) if "scheduler" in s]
-        out["scheduler"] = schedulers[0] if schedulers else "kube-scheduler: not read"
+        out["scheduler"] = _component_unread(SCHEDULER.name, sources, remedies)
+    managers = [state for s, state in sources.items() if s.startswith(CONTROLLER_MANAGER.name)]
+    if managers and "read" not in managers:  # none: the run did not ask for it
+        out["claim_controller"] = _component_unread(CONTROLLER_MANAGER.name, sources, remedies)
     return out
+
+
+def _component_unread(component: str, sources: dict[str, str], remedies: dict[str, str]) -> str:
+    """The component's first source and its state, and what to enable where the component's
+    arguments are the cause."""
+    unread = sorted(s for s in sources if s.startswith(component))
+    if not unread:
+        return f"{component}: not read"
+    why = f"{unread[0]}: {sources[unread[0]]}"
+    return f"{why}; {remedies[unread[0]]}" if unread[0] in remedies else why
 
 
 def not_available(why: str) -> dict[str, Any]:

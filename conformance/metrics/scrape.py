@@ -2,8 +2,9 @@
 and the control-plane components where the API server can reach them (their pods' proxy).
 
 Each source is read or named "not available (why)": a forbidden proxy, a component listening on
-its node's localhost only (kubeadm and kind bind kube-scheduler and kube-controller-manager to
-127.0.0.1), a managed control plane without those pods.
+its node's localhost only (kubeadm binds kube-scheduler and kube-controller-manager to
+127.0.0.1; the kind clusters the suite creates do not), a managed control plane without those
+pods. Where the component's own arguments stand in the way, the snapshot says which to set.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance.kube.client import K8sClients
 from conformance.metrics.parse import MetricsParseError, ParsedMetrics, parse_metrics
+from conformance.model.component_metrics import enable_hint
 from conformance.model.metrics_text import only_families
 
 GRPC = "dra_grpc_operations_duration_seconds"
 OPERATIONS = "dra_operations_duration_seconds"
 CLAIMS_IN_USE = "dra_resource_claims_in_use"
 SCHEDULER_PLUGIN = "scheduler_plugin_execution_duration_seconds"
-CLAIM_CONTROLLER = "resourceclaim_controller"  # a prefix: every family of the controller
+# Prefixes of the resource-claim controller's families: resourceclaim_controller_* up to 1.36,
+# dynamic_resource_allocation_* (resourceclaim_creates_total, resource_claims) from 1.37 on.
+CLAIM_CONTROLLER = ("resourceclaim_controller", "dynamic_resource_allocation")
 
 PROCESS_START = "process_start_time_seconds"  # a restarted kubelet's counters start again
 
@@ -43,7 +47,7 @@ class Component:
 
 
 SCHEDULER = Component("kube-scheduler", 10259, (SCHEDULER_PLUGIN,))
-CONTROLLER_MANAGER = Component("kube-controller-manager", 10257, (CLAIM_CONTROLLER,))
+CONTROLLER_MANAGER = Component("kube-controller-manager", 10257, CLAIM_CONTROLLER)
 
 
 @dataclass
@@ -53,6 +57,8 @@ class Snapshot:
     unavailable: dict[str, str] = field(default_factory=dict)  # source -> why
     texts: dict[str, str] = field(default_factory=dict)  # source -> the families' lines read
     partial: bool = False  # some kubelets only (read around a restart), not every source
+    # source -> what its operator can enable so that a run reads it (a component's arguments)
+    remedies: dict[str, str] = field(default_factory=dict)
 
 
 def kubelet_source(node: str) -> str:
@@ -108,7 +114,9 @@ def _read_component(snapshot: Snapshot, k8s: K8sClients, component: Component) -
         name = pod.metadata.name
         path = f"/api/v1/namespaces/kube-system/pods/https:{name}:{component.port}/proxy/metrics"
         source = component.name if len(pods) == 1 else f"{component.name} {name}"
-        _read(snapshot, source, path, component.families, k8s, COMPONENT_TIMEOUT_S)
+        failure = _read(snapshot, source, path, component.families, k8s, COMPONENT_TIMEOUT_S)
+        if failure is not None and arguments_would_help(failure):
+            snapshot.remedies[source] = enable_hint()
 
 
 def _read(
@@ -118,13 +126,27 @@ def _read(
     families: tuple[str, ...],
     k8s: K8sClients,
     timeout: float,
-) -> None:
+) -> Exception | None:
+    """Read one source into `snapshot`; the failure, if any (said in snapshot.unavailable)."""
     try:
         text = only_families(k8s.get_raw(path, accept="text/plain", timeout=timeout), families)
         snapshot.sources[source] = parse_metrics(text)
         snapshot.texts[source] = text
     except (ApiException, urllib3.exceptions.HTTPError, MetricsParseError) as exc:
         snapshot.unavailable[source] = why_unavailable(exc)
+        return exc
+    return None
+
+
+def arguments_would_help(exc: Exception) -> bool:
+    """The component's own answer, which its arguments decide: its port refused (bound to
+    localhost), or /metrics denied to the proxy's anonymous request. A 403 naming pods/proxy is
+    the run's account (RBAC), not the component."""
+    status = getattr(exc, "status", None)
+    message = _status_message(getattr(exc, "body", None)) or str(getattr(exc, "reason", ""))
+    if status == 403:
+        return "pods/proxy" not in message
+    return status == 401 or "connection refused" in message
 
 
 def why_unavailable(exc: Exception) -> str:

@@ -17,6 +17,7 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `kube_version`   | Kubernetes versions (pre-releases, vendor builds) ordered as releases  |
 | `capabilities`   | capability names shared by the profile and the catalog                 |
 | `feature_gates`  | when the DRA feature gates went GA (a gate gone from the metrics is on) |
+| `component_metrics` | the arguments that make the control plane's /metrics readable to a run |
 | `schema`         | reading user-written YAML (strict loader, error class, did-you-mean)   |
 | `typed`          | pydantic building blocks: strict sections, field types with our messages |
 | `typed_errors`   | pydantic's errors as `field.path: message` lines                        |

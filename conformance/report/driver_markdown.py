@@ -77,10 +77,13 @@ def charts_section(summary: Mapping[str, Any]) -> list[str]:
 def _unavailable(ops: Mapping[str, Any]) -> list[str]:
     """A line per section that could not be read: "not available (why)", never a zero."""
     why = ops.get("unavailable") or {}
+    sections = [(key, measured_by) for key, measured_by, _, _ in _SOURCES if ops.get(key) is None]
+    # its figures are summary.json's only, but what keeps them unread is said here too
+    sections.append(("claim_controller", "resource-claim controller"))
     return [
         f"- {measured_by}: not available ({_cell(why[key])})"
-        for key, measured_by, _, _ in _SOURCES
-        if key in why and ops.get(key) is None
+        for key, measured_by in sections
+        if key in why
     ]
 
 

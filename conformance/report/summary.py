@@ -76,8 +76,9 @@ rendered from this document rather than from the inputs.
                       scheduler[] (null: not read), claims_in_use, claim_controller[],
                       reads {whole, around_restarts}, counter_resets[] (each restart a source's
                       counters were summed across), timeline {points[] {t_s, prepare,
-                      unprepare, errors, claims_in_use}}; or {not_available: why}; null: not
-                      measured (no harness)
+                      unprepare, errors, claims_in_use}}, unavailable {section: why a section
+                      has no figures; for a component, the arguments that let a run read it};
+                      or {not_available: why}; null: not measured (no harness)
     cluster_inventory claims {state: n, total} and pools[] {driver, pool, devices, allocated,
                       free, tainted} at the end of the run (conformance/metrics/inventory.py);
                       or {not_available: why}; null: not measured

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from claim_pods import ClaimPodWatch
+from control_plane_figures import assert_control_plane_figures
 from kube_apiserver.server import write_kubeconfig
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -34,7 +35,7 @@ from conformance.model.profile import SUITE_ROOT
 TOLERANCE = 0.10
 
 
-def test_a_snapshot_reads_every_kubelet_and_says_why_a_component_is_not_available(
+def test_a_snapshot_reads_every_kubelet_and_the_control_plane_components(
     k8s: K8sClients, fake_driver
 ) -> None:
     snapshot = take_snapshot(k8s, (SCHEDULER, CONTROLLER_MANAGER))
@@ -50,10 +51,10 @@ def test_a_snapshot_reads_every_kubelet_and_says_why_a_component_is_not_availabl
         for series in snapshot.sources[f"kubelet {node}"].histograms.get(GRPC, [])
     }
     assert drivers <= {fake_driver.driver}
-    # kind binds both to 127.0.0.1: the API server's proxy cannot reach them, and says so
-    for component in ("kube-scheduler", "kube-controller-manager"):
-        assert component not in snapshot.sources
-        assert "localhost only" in snapshot.unavailable[component], snapshot.unavailable
+    # the suite's kind cluster runs both where the API server's pod proxy reaches and may read
+    # them (kindconfig.CONTROL_PLANE_ARGS); kubeadm's own binds them to 127.0.0.1
+    assert snapshot.unavailable == {}, snapshot.unavailable
+    assert {"kube-scheduler", "kube-controller-manager"} <= set(snapshot.sources)
 
 
 def test_prepare_and_unprepare_counts_match_the_pods_the_run_started(
@@ -84,6 +85,7 @@ def test_prepare_and_unprepare_counts_match_the_pods_the_run_started(
         assert rows[method]["errors"] == 0, rows[method]
     assert "Driver operations" in (report / "summary.md").read_text()
     _assert_every_call_is_in_a_tests_figures(summary, report, rows["NodePrepareResources"])
+    assert_control_plane_figures(ops)
 
 
 def _assert_every_call_is_in_a_tests_figures(
@@ -189,6 +191,8 @@ def test_a_run_that_may_not_read_kubelet_metrics_says_so_and_keeps_its_verdict(
     why = ops["unavailable"]["grpc"]
     assert "forbidden (HTTP 403)" in why and "nodes/proxy" in why, why
     assert all(state.startswith("not available") for state in ops["sources"].values()), ops
+    # the components are readable: what stops this account is its RBAC, not their arguments
+    assert "to measure it" not in json.dumps(ops["unavailable"]), ops["unavailable"]
     text = (report / "summary.md").read_text()
     assert "- kubelet → driver (gRPC): not available (kubelet " in text, text
     assert "forbidden (HTTP 403)" in text

@@ -14,6 +14,7 @@ import time
 import pytest
 from allure_check import allure_chart_images, read_allure_html, render_dom, report_index
 from claim_pods import ClaimPodWatch
+from control_plane_figures import ENOUGH_SCHEDULED, assert_control_plane_figures, prepared_pods
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from runs import run_cli
@@ -106,9 +107,24 @@ def test_whole_suite_conformant(whole_suite_run):
     assert "requirements reached" in run["output"]  # live progress
 
 
+def test_whole_suite_report_measured_the_scheduler_and_the_claim_controller(whole_suite_run):
+    """The suite's kind cluster lets the run read kube-scheduler and kube-controller-manager:
+    after the whole suite's pods the scheduler's DynamicResources rows have figures in
+    summary.json and summary.md, and the claim controller's rows are there."""
+    summary, report = whole_suite_run["summary"], whole_suite_run["report"]
+    assert summary is not None, whole_suite_run["output"][-6000:]
+    ops = summary["driver_operations"]
+    assert prepared_pods(ops) >= ENOUGH_SCHEDULED, ops["grpc"]  # so rows are required
+    assert_control_plane_figures(ops)
+    text = (report / "summary.md").read_text()
+    assert "| scheduler (DynamicResources) |  | " in text, text
+    assert "to measure it" not in text
+
+
 def test_whole_suite_allure_report_shows_every_test(whole_suite_run):
     """Under -n 4 every test reaches allure-results, and the HTML shows them all; the run's
-    charts (driver latency, timeline, calls per test, the driver's load) are in it and Chromium draws each one."""
+    charts (driver latency, timeline, calls per test, the driver's load) are in it and Chromium
+    draws each one."""
     report = whole_suite_run["report"]
     junit = parse_junit_counts(report / "junit.xml")
     results = [json.loads(p.read_text()) for p in (report / "allure-results").glob("*-result.json")]

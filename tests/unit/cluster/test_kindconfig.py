@@ -93,15 +93,10 @@ def test_missing_sys_resource_clamps_oom_score_adj():
 
 
 @pytest.mark.parametrize(
-    ("version", "api", "paths", "value"),
-    [
-        ("v1.37.2", "v1beta4", "extraArgs/-", {"name": "leader-elect", "value": "false"}),
-        ("v1.36.3", "v1beta4", "extraArgs/-", {"name": "leader-elect", "value": "false"}),
-        ("v1.35.4", "v1beta3", "extraArgs/leader-elect", "false"),
-    ],
+    ("version", "api"), [("v1.37.2", "v1beta4"), ("v1.36.3", "v1beta4"), ("v1.35.4", "v1beta3")]
 )
-def test_leader_election_is_off_in_the_kubeadm_api_kind_writes_for_the_version(
-    version, api, paths, value
+def test_control_plane_args_are_patched_in_the_kubeadm_api_kind_writes_for_the_version(
+    version, api
 ):
     [patch] = kind_config(ClusterOptions(kubernetes=version))["kubeadmConfigPatchesJSON6902"]
     assert (patch["group"], patch["version"], patch["kind"]) == (
@@ -109,8 +104,21 @@ def test_leader_election_is_off_in_the_kubeadm_api_kind_writes_for_the_version(
         api,
         "ClusterConfiguration",
     )
-    operations = yaml.safe_load(patch["patch"])
-    assert operations == [
-        {"op": "add", "path": f"/{component}/{paths}", "value": value}
-        for component in ("controllerManager", "scheduler")
-    ]
+    args = {
+        "leader-elect": "false",
+        "bind-address": "0.0.0.0",
+        "authorization-always-allow-paths": "/healthz,/readyz,/livez,/metrics",
+    }
+    if api == "v1beta4":  # a list of {name, value}: appended, never replacing kind's gates
+        expected = [
+            {"op": "add", "path": f"/{component}/extraArgs/-", "value": {"name": n, "value": v}}
+            for component in ("controllerManager", "scheduler")
+            for n, v in args.items()
+        ]
+    else:
+        expected = [
+            {"op": "add", "path": f"/{component}/extraArgs/{n}", "value": v}
+            for component in ("controllerManager", "scheduler")
+            for n, v in args.items()
+        ]
+    assert yaml.safe_load(patch["patch"]) == expected

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers.metric_pages import DRIVER, V1, V1BETA1, grpc, kubelet_page, operation, scheduler_page
 
 from conformance.metrics.operations import driver_operations
 from conformance.metrics.parse import parse_metrics
-from conformance.metrics.scrape import Snapshot
+from conformance.metrics.scrape import CONTROLLER_MANAGER, Snapshot
 
 PREPARE, UNPREPARE = V1 + "NodePrepareResources", V1 + "NodeUnprepareResources"
 
@@ -194,3 +195,40 @@ def test_one_kubelet_read_is_enough_for_the_kubelet_sections() -> None:
     doc = driver_operations(START, END)
     assert doc["grpc"] and "grpc" not in doc["unavailable"]
     assert set(doc["unavailable"]) == {"scheduler"}
+
+
+def _controller_manager_page(prefix: str, creates: str, created: int, allocated: int) -> str:
+    """kube-controller-manager's claim-controller families under `prefix` (1.36's names or
+    1.37's), beside a family of another controller."""
+    return "\n".join(
+        [
+            f"# TYPE {prefix}_{creates}_total counter",
+            f'{prefix}_{creates}_total{{admin_access="false",status="success"}} {created}',
+            f"# TYPE {prefix}_resource_claims gauge",
+            f'{prefix}_resource_claims{{admin_access="false",allocated="true",source=""}} '
+            f"{allocated}",
+            "# TYPE workqueue_adds_total counter",
+            'workqueue_adds_total{name="resource_claim"} 9',
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "creates"),
+    [
+        ("resourceclaim_controller", "creates"),  # up to 1.36
+        ("dynamic_resource_allocation", "resourceclaim_creates"),  # 1.37
+    ],
+)
+def test_the_claim_controllers_counters_then_and_now_under_either_releases_names(
+    prefix: str, creates: str
+) -> None:
+    def snapshot(taken: float, created: int, allocated: int) -> Snapshot:
+        page = _controller_manager_page(prefix, creates, created, allocated)
+        metrics = parse_metrics(page, CONTROLLER_MANAGER.families)
+        return Snapshot(taken, {"kube-controller-manager": metrics})
+
+    rows = driver_operations(snapshot(1000.0, 2, 0), snapshot(1090.0, 7, 1))["claim_controller"]
+    assert sorted((r["metric"], r["start"], r["end"]) for r in rows) == sorted(
+        [(f"{prefix}_{creates}", 2.0, 7.0), (f"{prefix}_resource_claims", 0.0, 1.0)]
+    )

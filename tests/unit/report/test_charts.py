@@ -109,7 +109,7 @@ def test_the_load_chart_draws_the_time_line_of_the_periodic_reads(tmp_path: Path
         _summary(driver_operations={"grpc": [ROW], "timeline": {"points": points}}),
         [],
     )
-    charts = draw_charts(tmp_path, summary, skip=False, problems=problems)
+    draw_charts(tmp_path, summary, skip=False, problems=problems)
     assert problems == []
     assert "charts/driver-load.svg" in summary["artifacts"]["charts"]
     svg = (tmp_path / "charts" / "driver-load.svg").read_text()
