@@ -212,6 +212,12 @@ class Profile:
         return self.device_classes[DEFAULT_KIND]
 
     @property
+    def gating_fields(self) -> frozenset[str]:
+        """The profile fields requirements are gated on (capabilities.PROFILE_FIELDS) that
+        this profile sets."""
+        return frozenset({"capacity"} if self.capacity else ())
+
+    @property
     def device_kinds(self) -> tuple[str, ...]:
         """Names a test may lease: `default`, each selector, `selector:kind-a|b` (the first and
         second selector), `partitionable:whole|partition`, `consumable-capacity`,
