@@ -24,8 +24,15 @@ CAPABILITIES: frozenset[str] = frozenset(
         "consumable-capacity",
         "binding-conditions",
         "misbehaviours",
+        # One claim used by several pods: a driver of exclusive devices may refuse it
+        # (dra-driver-cpu pins a claim's CPUs to one container).
+        "shared-claims",
     }
 )
+
+# Profile fields a requirement can be gated on, like a capability: a driver whose devices have
+# no such thing leaves the field out, and the requirement is not applicable.
+PROFILE_FIELDS: frozenset[str] = frozenset({"capacity"})
 
 # Former capabilities that are fault abilities now -> the fault kind to configure instead.
 FAULT_ABILITIES: Mapping[str, str] = {

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from conformance import suite_root
 from conformance.model.binding_conditions import BindingConditions
+from conformance.model.capabilities import PROFILE_FIELDS
 from conformance.model.cdi_paths import CdiPaths
 from conformance.model.consumable_capacity import ConsumableCapacity
 from conformance.model.fault_config import FaultsConfig
@@ -210,6 +211,12 @@ class Profile:
     @property
     def default_class(self) -> str:
         return self.device_classes[DEFAULT_KIND]
+
+    @property
+    def gating_fields(self) -> frozenset[str]:
+        """The profile fields requirements are gated on (capabilities.PROFILE_FIELDS) that
+        this profile sets."""
+        return frozenset(name for name in PROFILE_FIELDS if getattr(self, name))
 
     @property
     def device_kinds(self) -> tuple[str, ...]:

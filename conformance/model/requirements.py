@@ -61,6 +61,12 @@ class Requirement:
     # that part never passes, the requirement fails with the reason
     # (conformance/plugin/not_ready.py).
     readiness: str | None = None
+    # Profile fields the test needs (e.g. capacity): without one it is not applicable.
+    profile_fields: tuple[str, ...] = ()
+    # Why the level: a MUST's source (KEP, API doc, kubelet behaviour, upstream issue), or
+    # why a SHOULD or MAY is not a MUST.
+    why_must: str = ""
+    why_not_must: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,9 @@ def _requirement(entry: Entry) -> Requirement:
         gates.feature_gates,
         gates.faults,
         entry.readiness,
+        gates.profile_fields,
+        " ".join((entry.why_must or "").split()),
+        " ".join((entry.why_not_must or "").split()),
     )
 
 
@@ -120,6 +129,7 @@ class ApplicabilityFacts(Protocol):
     """What decides applicability; RunContext provides it, tests build `Applicability`."""
 
     capabilities: frozenset[str]
+    profile_fields: frozenset[str]  # the gating profile fields the profile sets
     version: tuple[int, int] | None
     feature_gates: Mapping[str, bool] | None  # None: could not be read from the cluster
     feature_gates_error: str | None
@@ -131,6 +141,7 @@ class ApplicabilityFacts(Protocol):
 @dataclass(frozen=True)
 class Applicability:
     capabilities: frozenset[str] = frozenset()
+    profile_fields: frozenset[str] = frozenset()
     version: tuple[int, int] | None = None
     feature_gates: Mapping[str, bool] | None = None
     feature_gates_error: str | None = None
@@ -140,6 +151,7 @@ class Applicability:
 
 
 _NO_CAPABILITY = "the driver profile does not declare "
+_NO_PROFILE_FIELD = "the profile declares no "
 
 
 def missing_capabilities_reason(names: Iterable[str], facts: ApplicabilityFacts) -> str | None:
@@ -154,11 +166,22 @@ def missing_capabilities_reason(names: Iterable[str], facts: ApplicabilityFacts)
     )
 
 
+def missing_profile_fields_reason(names: Iterable[str], facts: ApplicabilityFacts) -> str | None:
+    missing = [f for f in names if f not in facts.profile_fields]
+    if not missing:
+        return None
+    listed = ", ".join(missing)
+    return (
+        f"{_NO_PROFILE_FIELD}{listed} (set {listed} in {facts.profile_source} if the driver's "
+        "devices have one: docs/profile.md)"
+    )
+
+
 def only_missing_capabilities(reason: str) -> bool:
-    """True if a not-applicable reason says only that the profile lacks capabilities (the
-    driver's choice), not that the cluster lacks the behaviour."""
+    """True if a not-applicable reason says only that the profile lacks capabilities or
+    gating fields (the driver's choice), not that the cluster lacks the behaviour."""
     parts = [p for p in reason.split("; ") if p]
-    return bool(parts) and all(p.startswith(_NO_CAPABILITY) for p in parts)
+    return bool(parts) and all(p.startswith((_NO_CAPABILITY, _NO_PROFILE_FIELD)) for p in parts)
 
 
 def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | None:
@@ -187,6 +210,9 @@ def not_applicable_reason(req: Requirement, facts: ApplicabilityFacts) -> str | 
     capability = missing_capabilities_reason(req.capabilities, facts)
     if capability:
         reasons.append(capability)
+    field = missing_profile_fields_reason(req.profile_fields, facts)
+    if field:
+        reasons.append(field)
     return "; ".join(reasons) or None
 
 

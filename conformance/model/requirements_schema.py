@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field
 
-from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES
+from conformance.model.capabilities import CAPABILITIES, FAULT_ABILITIES, PROFILE_FIELDS
 from conformance.model.fault_config import FAULT_KINDS
 from conformance.model.kube_version import parse_minor
 from conformance.model.readiness_failure import READINESS_PARTS
@@ -58,6 +58,12 @@ def _capability(cap: Any) -> str:
     fail(f"unknown capability {cap!r}" + (f"; did you mean '{best}'?" if best else ""))
 
 
+def _profile_field(name: Any) -> str:
+    if name in PROFILE_FIELDS:
+        return name
+    fail(f"unknown profile field {name!r} (known: {', '.join(sorted(PROFILE_FIELDS))})")
+
+
 def _min_version(raw: Any) -> tuple[int, int]:
     version = parse_minor(raw)
     if version is None:
@@ -84,13 +90,21 @@ MinVersion = checked(tuple[int, int], _min_version, {"type": "string", "pattern"
 FeatureGate = checked(str, _feature_gate, {"type": "string", "pattern": _GATE_RE.pattern})
 FaultKindName = checked(str, _fault_kind, {"enum": list(FAULT_KINDS)})
 
+ProfileField = checked(str, _profile_field, {"enum": sorted(PROFILE_FIELDS)})
 Capabilities = listed(Capability, "capability names")
+ProfileFields = listed(ProfileField, "profile field names")
 FeatureGates = listed(FeatureGate, "feature gate names")
 FaultKinds = listed(FaultKindName, "fault kinds")
 RequirementId = text(_ID_FORM, ID_RE)
 Suite = choice(SUITES)
 LevelName = choice(LEVELS)
 Sentence = text("one sentence")
+Source = text("a short reason naming its source")
+_WHY_MUST = (
+    "MUST only: the kubelet's or the API's contract (KEP, API doc, kubelet behaviour) or a "
+    "failure users hit in the field (an upstream issue) that makes it a MUST"
+)
+_WHY_NOT_MUST = "SHOULD or MAY only: why it is not a MUST (e.g. defensive practice only)"
 ReadinessPart = choice(READINESS_PARTS)
 
 
@@ -101,6 +115,9 @@ class Gates(Snake):
     min_version: MinVersion | None = Field(None, description="the first Kubernetes minor")
     feature_gates: FeatureGates = Field((), description="feature gates the behaviour needs")
     faults: FaultKinds = Field((), description="fault kinds the test injects")
+    profile_fields: ProfileFields = Field(
+        (), description="profile fields the test needs (without one: not applicable)"
+    )
 
 
 class Entry(Snake):
@@ -108,6 +125,8 @@ class Entry(Snake):
     suite: Suite = Field(description="a suite name")
     level: LevelName = Field(description="MUST, SHOULD or MAY")
     statement: Sentence = Field(description="one sentence")
+    why_must: Source | None = Field(None, description=_WHY_MUST)
+    why_not_must: Source | None = Field(None, description=_WHY_NOT_MUST)
     disruptive: Boolean = Field(False, description="the test disturbs other tests")
     gates: Gates | None = Field(None, description="where the requirement applies")
     readiness: ReadinessPart | None = Field(
@@ -124,7 +143,19 @@ def _unique_ids(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
     return entries
 
 
-Entries = Annotated[listed(Entry, "requirements"), AfterValidator(_unique_ids)]
+def _level_reasons(entries: tuple[Entry, ...]) -> tuple[Entry, ...]:
+    """A level's reason must fit the level: a SHOULD citing why it is a MUST says two things."""
+    for i, entry in enumerate(entries):
+        if entry.why_must is not None and entry.level != "MUST":
+            fail(f"{entry.id} is a {entry.level}: why_must is for MUSTs only", i, "why_must")
+        if entry.why_not_must is not None and entry.level == "MUST":
+            fail(f"{entry.id} is a MUST: why_not_must is for SHOULDs and MAYs", i, "why_not_must")
+    return entries
+
+
+Entries = Annotated[
+    listed(Entry, "requirements"), AfterValidator(_unique_ids), AfterValidator(_level_reasons)
+]
 
 
 SchemaVersion = schema_version(SCHEMA)

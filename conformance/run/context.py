@@ -145,6 +145,10 @@ class RunContext:
         return self.profile.capabilities
 
     @property
+    def profile_fields(self) -> frozenset[str]:
+        return self.profile.gating_fields
+
+    @property
     def provisioned(self) -> bool:
         return self.cluster.provisioned
 

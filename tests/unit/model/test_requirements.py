@@ -18,6 +18,7 @@ from conformance.model.requirements import (
     load_catalog,
     not_applicable_reason,
     not_run_reason,
+    only_missing_capabilities,
 )
 from conformance.suite_root import SUITE_ROOT
 
@@ -99,6 +100,24 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
             {k: v for k, v in ENTRY.items() if k != "statement"},
             "requirements[0].statement: required field is missing (expected one sentence)",
         ),
+        (
+            {**ENTRY, "gates": {"profile_fields": ["capacities"]}},
+            "requirements[0].gates.profile_fields[0]: unknown profile field 'capacities' "
+            "(known: capacity)",
+        ),
+        (
+            {**ENTRY, "level": "SHOULD", "why_must": "KEP-4381."},
+            "requirements[0].why_must: DRA-CORE-001 is a SHOULD: why_must is for MUSTs only",
+        ),
+        (
+            {**ENTRY, "why_not_must": "Defensive."},
+            "requirements[0].why_not_must: DRA-CORE-001 is a MUST: why_not_must is for "
+            "SHOULDs and MAYs",
+        ),
+        (
+            {**ENTRY, "why_must": ""},
+            'requirements[0].why_must: expected a short reason naming its source, got ""',
+        ),
     ],
 )
 def test_bad_entry_message(tmp_path: Path, entry: dict[str, Any], expected: str) -> None:
@@ -106,6 +125,14 @@ def test_bad_entry_message(tmp_path: Path, entry: dict[str, Any], expected: str)
     with pytest.raises(CatalogError) as err:
         load_catalog(path)
     assert str(err.value) == f"requirements catalog {path}: {expected}"
+
+
+def test_level_reasons_are_loaded_as_one_line(tmp_path: Path) -> None:
+    must = {**ENTRY, "why_must": "KEP-5970\n behaviour 1."}
+    should = {**ENTRY, "id": "DRA-CORE-002", "level": "SHOULD", "why_not_must": "Only\n defensive."}
+    catalog = load_catalog(catalog_file(tmp_path, must, should))
+    assert catalog.by_id["DRA-CORE-001"].why_must == "KEP-5970 behaviour 1."
+    assert catalog.by_id["DRA-CORE-002"].why_not_must == "Only defensive."
 
 
 def test_duplicate_id(tmp_path: Path) -> None:
@@ -207,6 +234,22 @@ def test_disruptive_runs_on_existing_cluster_with_opt_in() -> None:
     facts = Applicability(**{**OK.__dict__, "provisioned": False, "allow_disruptive": True})
     assert not_applicable_reason(REQ, facts) is None
     assert not_run_reason(REQ, facts) is None
+
+
+def test_a_profile_field_the_profile_leaves_out_makes_it_not_applicable() -> None:
+    """Devices may publish no capacity: the driver's choice, like a capability."""
+    capacity = Requirement(
+        "DRA-ALLOC-002", "allocation", "MUST", "s.", profile_fields=("capacity",)
+    )
+    reason = not_applicable_reason(capacity, OK)
+    assert reason == (
+        "the profile declares no capacity (set capacity in drivers/x.yaml if the driver's "
+        "devices have one: docs/profile.md)"
+    )
+    assert only_missing_capabilities(reason)
+    assert not_run_reason(capacity, OK) is None
+    facts = Applicability(**{**OK.__dict__, "profile_fields": frozenset({"capacity"})})
+    assert not_applicable_reason(capacity, facts) is None
 
 
 def test_several_reasons_are_all_named() -> None:

@@ -88,6 +88,18 @@ ABSENCES: dict[str, tuple[Callable[[dict[str, Any]], None], list[str], str]] = {
         _gated_on("opaque-config"),
         "not applicable: the driver profile does not declare capability opaque-config",
     ),
+    # Behaviours the API lets a driver decline: a MUST for those that declare them, not
+    # applicable (never not run) for the others.
+    "no shared claims": (
+        _without(capability="shared-claims"),
+        _gated_on("shared-claims"),
+        "not applicable: the driver profile does not declare capability shared-claims",
+    ),
+    "no capacity": (
+        _without("capacity"),
+        [r.id for r in CATALOG.requirements if "capacity" in r.profile_fields],
+        "not applicable: the profile declares no capacity",
+    ),
     # Injecting a fault is the harness's job, never a driver feature (docs/profile.md, faults).
     "no faults": (_without("faults"), _injecting_more_than_taints(), "not run: "),
     "no selectors beyond two": (_two_selectors, [], ""),

@@ -15,7 +15,7 @@ SPEC_LEVELS = {
     **{f"DRA-CORE-00{i}": "MUST" for i in range(1, 10)},
     "DRA-CORE-010": "MAY",  # device-metadata, KEP-5304 (not in spec/requirements.md)
     "DRA-ALLOC-001": "MUST",
-    "DRA-ALLOC-002": "MUST",
+    "DRA-ALLOC-002": "MUST",  # when the profile names a capacity
     "DRA-ALLOC-003": "MUST",
     "DRA-ALLOC-004": "MUST",
     "DRA-ALLOC-005": "SHOULD",
@@ -23,7 +23,7 @@ SPEC_LEVELS = {
     "DRA-ALLOC-007": "MAY",
     "DRA-ALLOC-008": "MUST",
     "DRA-ALLOC-009": "MUST",
-    "DRA-ALLOC-010": "MUST",
+    "DRA-ALLOC-010": "MUST",  # shared-claims
     "DRA-ALLOC-011": "MUST",
     "DRA-ALLOC-012": "SHOULD",
     "DRA-ALLOC-013": "MAY",
@@ -75,7 +75,8 @@ SPEC_LEVELS = {
     # the driver's lifecycle as the kubelet drives it (not in spec/requirements.md)
     "DRA-LIFE-001": "MUST",
     "DRA-LIFE-002": "MUST",
-    "DRA-LIFE-003": "MUST",
+    # defensive practice: the kubelet re-prepares only after its own restart (why_not_must)
+    "DRA-LIFE-003": "SHOULD",
     "DRA-LIFE-004": "SHOULD",  # pools across plugin restarts
     # least privilege (not in spec/requirements.md)
     "DRA-SEC-001": "MUST",
@@ -106,7 +107,16 @@ CONDITIONAL_MUST = {
     "DRA-EXT-003": "extended-resource",
     "DRA-EXT-004": "extended-resource",
     "DRA-CORE-009": "device-status",
+    # a driver of exclusive devices may refuse to share a claim between pods
+    "DRA-ALLOC-010": "shared-claims",
 }
+# MUST when the profile sets the field: the API lets devices publish no capacity.
+PROFILE_FIELD_MUST = {"DRA-ALLOC-002": "capacity"}
+# Demoted from MUST: each says why it is not one.
+WHY_NOT_MUST = ("DRA-LIFE-003",)
+# A source a reason cites: a KEP, an API or kubelet contract, documentation or an upstream
+# issue (owner/repo #N or kubernetes #N).
+SOURCE = re.compile(r"KEP-\d+|\bAPI\b|[Kk]ubelet|docs|#\d+|resource\.k8s\.io|Scheduler contract")
 # cordon/drain/delete nodes, taint/withdraw/break devices, restart the driver, PriorityClasses
 DISRUPTIVE_PREFIXES = (
     "DRA-UPG-",
@@ -165,13 +175,22 @@ def test_statements_are_single_observable_sentences(raw_catalog) -> None:
 def test_gates(raw_catalog) -> None:
     for entry in raw_catalog["requirements"]:
         gates = entry.get("gates", {})
-        assert set(gates) <= {"capabilities", "min_version", "feature_gates", "faults"}, entry["id"]
+        assert set(gates) <= {
+            "capabilities",
+            "min_version",
+            "feature_gates",
+            "faults",
+            "profile_fields",
+        }, entry["id"]
         assert set(gates.get("capabilities", [])) <= CAPABILITIES, entry["id"]
         assert set(gates.get("feature_gates", [])) <= KNOWN_GATES_V1_37_2, entry["id"]
     by_id = {e["id"]: e for e in raw_catalog["requirements"]}
     for req_id, capability in CONDITIONAL_MUST.items():
         assert by_id[req_id]["level"] == "MUST"
         assert capability in by_id[req_id]["gates"]["capabilities"]
+    for req_id, profile_field in PROFILE_FIELD_MUST.items():
+        assert by_id[req_id]["level"] == "MUST"
+        assert by_id[req_id]["gates"] == {"profile_fields": [profile_field]}
     # A fault the profile cannot inject makes these not run, never not applicable.
     assert by_id["DRA-LOSS-003"]["level"] == "MUST"
     assert by_id["DRA-LOSS-003"]["gates"] == {"faults": ["withdraw"]}
@@ -194,6 +213,23 @@ def test_gates(raw_catalog) -> None:
     assert "ResourceHealthStatus" in by_id["DRA-LOSS-004"]["gates"]["feature_gates"]
     for req_id in (i for i in by_id if i.startswith("DRA-EXT-")):
         assert "DRAExtendedResource" in by_id[req_id]["gates"]["feature_gates"]
+
+
+def test_every_must_cites_the_contract_or_field_failure_behind_it(raw_catalog) -> None:
+    for entry in raw_catalog["requirements"]:
+        why = " ".join((entry.get("why_must") or "").split())
+        if entry["level"] != "MUST":
+            assert not why, f"{entry['id']} is a {entry['level']} and has why_must"
+            continue
+        assert why, f"{entry['id']}: a MUST needs why_must (its contract or field failure)"
+        assert SOURCE.search(why), f"{entry['id']}: why_must names no source: {why}"
+        assert len(why) <= 500, f"{entry['id']}: why_must is short, a source and a reason"
+    by_id = {e["id"]: e for e in raw_catalog["requirements"]}
+    for req_id in WHY_NOT_MUST:
+        assert by_id[req_id]["level"] != "MUST" and by_id[req_id].get("why_not_must"), req_id
+    # Those a driver may decline say that the API lets it (and why they are MUST otherwise).
+    for req_id in (*CONDITIONAL_MUST, *PROFILE_FIELD_MUST):
+        assert "MUST only" in " ".join(by_id[req_id]["why_must"].split()), req_id
 
 
 def test_disruptive_marking(raw_catalog) -> None:

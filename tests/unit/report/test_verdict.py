@@ -194,6 +194,30 @@ def test_verdict_table(level, outcome) -> None:
     assert bool(verdict.reasons) == (verdict.verdict != CONFORMANT)
 
 
+def test_a_driver_that_declines_what_the_api_lets_it_decline_is_conformant() -> None:
+    """Sharing a claim and publishing capacity are a driver's choice: their MUSTs end not
+    applicable, which is met; the lost-CDI-specs SHOULD it fails is reported, not decisive."""
+    catalog = {
+        "DRA-CORE-003": info("DRA-CORE-003", "MUST"),
+        "DRA-ALLOC-002": info("DRA-ALLOC-002", "MUST"),
+        "DRA-ALLOC-010": info("DRA-ALLOC-010", "MUST"),
+        "DRA-LIFE-003": info("DRA-LIFE-003", "SHOULD"),
+    }
+    declined = {"kind": "not-applicable", "reason": "the profile declares no capacity"}
+    records = [
+        record("core", "DRA-CORE-003"),
+        record("capacity", "DRA-ALLOC-002", skip=declined),
+        record("shared", "DRA-ALLOC-010", skip=NA),
+        record("cdi", "DRA-LIFE-003", call="failed"),
+    ]
+    results = requirement_results(catalog, records)
+    statuses = {r.id: r.status for r in results}
+    assert statuses["DRA-ALLOC-002"] is RequirementStatus.NOT_APPLICABLE
+    assert statuses["DRA-LIFE-003"] is RequirementStatus.FAILED
+    verdict = decide_verdict(results)
+    assert (verdict.verdict, verdict.reasons) == (CONFORMANT, [])
+
+
 def test_a_failure_outweighs_a_must_that_did_not_run_and_both_are_listed() -> None:
     catalog = {"A": info("A", "MUST"), "B": info("B", "MUST")}
     records = [record("a", "A", call="failed"), record("b", "B", skip=NOT_RUN)]
