@@ -170,7 +170,9 @@ def build_summary(
     version = facts.kubernetes_version
     issues = affecting(known_issues, version)
     stopped = no_verdict_reason or (INTERRUPTED_REASON if run.interrupted else "")
-    results = requirement_results(catalog, records, scope, issues, stopped=stopped)
+    results = requirement_results(
+        catalog, records, scope, issues, stopped=stopped, declared=facts.capabilities
+    )
     collection_errors = sum(1 for r in records if r.collect_error)
     partial = partial_selection(catalog, scope, version)
     problems = foreign_claims(records)

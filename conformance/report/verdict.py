@@ -11,9 +11,11 @@ Statuses: passed, failed, error, not-applicable, not-run, known-platform-issue
   nor is one that erred only because of the harness or the cluster (a `HarnessError`: the
   workload image could not be pulled, a fault could not be injected).
 
-SHOULD and MAY requirements are reported, never decisive — except in a partial run whose
-selection holds no MUST (e.g. `--dra-requirement DRA-ALLOC-014`): it is judged on the selected
-requirements of every level, and says so.
+SHOULD and MAY requirements are reported, never decisive — except a promised one (every
+capability it needs is declared in the profile: a declared capability is a promise, so a driver
+that declares admin access and refuses an admin-access claim is NON-CONFORMANT), and in a
+partial run whose selection holds no MUST (e.g. `--dra-requirement DRA-ALLOC-014`): it is
+judged on the selected requirements of every level, and says so.
 
 Two more words, never CONFORMANT:
 
@@ -99,6 +101,16 @@ class RequirementResult:
     # image that cannot be pulled, a fault that could not be injected): never the driver's
     harness_error: bool = False
     min_version: tuple[int, int] | None = None  # the Kubernetes minor that brought it
+    # A SHOULD or MAY whose every capability the profile declares: a declared capability is a
+    # promise, so its requirement decides the verdict as a MUST does.
+    promised_by: tuple[str, ...] = ()
+
+    @property
+    def judged_level(self) -> str:
+        """Its level as the verdict reads it ("MAY, promised by admin-access")."""
+        if not self.promised_by or self.level == "MUST":
+            return self.level
+        return f"{self.level}, promised by the declared {', '.join(self.promised_by)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +125,7 @@ class RequirementResult:
             "tests": list(self.tests),
             "known_issue": _issue_dict(self.known_issue),
             "harness_error": self.harness_error,
+            "promised_by": list(self.promised_by),
             "min_version": (
                 None if self.min_version is None else ".".join(map(str, self.min_version))
             ),
@@ -173,8 +186,12 @@ def requirement_results(
     scope: Iterable[str] | None = None,
     known_issues: Mapping[str, KnownIssue] | None = None,
     stopped: str = "",
+    declared: Iterable[str] = (),
 ) -> list[RequirementResult]:
     """One result per catalog requirement (catalog order), then IDs the catalog lacks.
+
+    `declared`: the profile's capabilities; a SHOULD or MAY all of whose capabilities are
+    declared is promised (`promised_by`) and judged as a MUST.
 
     `stopped`: why the run stopped before it completed (a run with no verdict); a requirement
     with no test was then not reached, rather than deselected.
@@ -227,6 +244,11 @@ def requirement_results(
                     ran=False,
                 )
             )
+    promises = frozenset(declared)
+    for result in results:
+        info = catalog[result.id]
+        if info.level != "MUST" and info.capabilities and promises >= set(info.capabilities):
+            result.promised_by = tuple(info.capabilities)
     for req_id in sorted(set(by_id) - set(catalog)):
         unknown = RequirementInfo(id=req_id, suite="", level="", statement="")
         result = _result(unknown, by_id[req_id])
@@ -336,7 +358,7 @@ def decide_verdict(
     if no_verdict:
         return Verdict(NO_VERDICT, [f"no verdict: {no_verdict}"], "MUST", partial, no_verdict)
     results = [r for r in results if r.in_scope]
-    judged = [r for r in results if r.level == "MUST"]
+    judged = [r for r in results if r.level == "MUST" or r.promised_by]
     basis = "MUST"
     if not judged and results and not catalog_error:
         judged, basis = results, "selected"  # a partial run with no MUST in it
@@ -346,15 +368,16 @@ def decide_verdict(
     not_run = [
         r for r in judged if r.status not in MET and r.status not in BROKEN and r not in known
     ]
-    reasons = [f"{r.id} ({r.level}) {r.status}: {r.reason}" for r in broken]
-    reasons += [f"{r.id} ({r.level}) failed with a {r.reason}" for r in known]
+    reasons = [f"{r.id} ({r.judged_level}) {r.status}: {r.reason}" for r in broken]
+    reasons += [f"{r.id} ({r.judged_level}) failed with a {r.reason}" for r in known]
     reasons += [
-        f"{r.id} ({r.level}) error caused by the harness or the cluster, not the driver: {r.reason}"
+        f"{r.id} ({r.judged_level}) error caused by the harness or the cluster, not the driver: "
+        f"{r.reason}"
         for r in harness
     ]
     for result in not_run:
         remedy = f" — to run it: {result.remedy}" if result.remedy else ""
-        reasons.append(f"{result.id} ({result.level}) not run: {result.reason}{remedy}")
+        reasons.append(f"{result.id} ({result.judged_level}) not run: {result.reason}{remedy}")
     incomplete: list[str] = []
     if catalog_error:
         incomplete.append(f"the requirements catalog could not be read: {catalog_error}")

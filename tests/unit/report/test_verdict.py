@@ -218,6 +218,34 @@ def test_a_driver_that_declines_what_the_api_lets_it_decline_is_conformant() -> 
     assert (verdict.verdict, verdict.reasons) == (CONFORMANT, [])
 
 
+def test_a_declared_capability_is_a_promise_its_requirements_decide() -> None:
+    """A driver that declares admin access and refuses an admin-access claim breaks its
+    promise: the MAY decides as a MUST. Undeclared, the same failure is only reported."""
+    catalog = {
+        "DRA-CORE-003": info("DRA-CORE-003", "MUST"),
+        "DRA-ALLOC-013": RequirementInfo(
+            "DRA-ALLOC-013", "allocation", "MAY", "admin access", capabilities=("admin-access",)
+        ),
+    }
+    records = [record("core", "DRA-CORE-003"), record("admin", "DRA-ALLOC-013", call="failed")]
+    promised = requirement_results(catalog, records, declared=("admin-access", "opaque-config"))
+    assert promised[1].promised_by == ("admin-access",)
+    assert promised[1].to_dict()["promised_by"] == ["admin-access"]
+    verdict = decide_verdict(promised)
+    assert verdict.verdict == NON_CONFORMANT
+    assert verdict.reasons == [
+        "DRA-ALLOC-013 (MAY, promised by the declared admin-access) failed: admin: call failed"
+    ]
+    undeclared = requirement_results(catalog, records, declared=("opaque-config",))
+    assert undeclared[1].promised_by == ()
+    assert decide_verdict(undeclared).verdict == CONFORMANT
+    # a MUST is judged as a MUST whatever is declared
+    catalog["DRA-CORE-003"] = RequirementInfo(
+        "DRA-CORE-003", "core", "MUST", "x", capabilities=("admin-access",)
+    )
+    assert requirement_results(catalog, records, declared=("admin-access",))[0].promised_by == ()
+
+
 def test_a_failure_outweighs_a_must_that_did_not_run_and_both_are_listed() -> None:
     catalog = {"A": info("A", "MUST"), "B": info("B", "MUST")}
     records = [record("a", "A", call="failed"), record("b", "B", skip=NOT_RUN)]
