@@ -75,8 +75,9 @@ def first_step(summary: Mapping[str, Any]) -> str:
     if summary.get("setup_problem"):
         return f"Fix the set-up, then run again: {cell(summary['setup_problem'])}."
     if summary.get("no_verdict_reason"):
-        detail = summary.get("no_verdict_detail") or summary["no_verdict_reason"]
-        return f"Run again once this is fixed: {cell(detail)}."
+        if summary.get("no_verdict_detail"):
+            return f"Fix this, then run the suite again: {cell(summary['no_verdict_detail'])}."
+        return "Let the run finish, or run the suite again to completion (why: at the top)."
     reqs = summary.get("requirements") or []
     must_failed = [r for r in failures(summary) if r["level"] == "MUST"]
     if must_failed:

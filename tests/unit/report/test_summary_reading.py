@@ -213,3 +213,11 @@ def test_an_older_summary_without_the_count_is_counted_when_rendered() -> None:
     for test in summary["tests"]:
         del test["driver_calls_shared_with"]
     assert "shared with 1 other test |" in render_markdown(summary)
+
+
+def test_a_run_without_a_verdict_says_to_run_it_to_completion() -> None:
+    run = RunInfo(id="r1", started=0.0, finished=1.0, exit_status=2, interrupted=True)
+    summary = build_summary(run=run, facts=None, catalog=CATALOG, records=[])
+    first = render_markdown(summary).split("## What to do first", 1)[1].split("##", 1)[0]
+    assert "run the suite again to completion" in first
+    assert "Nothing to fix" not in first
