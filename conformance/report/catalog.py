@@ -36,13 +36,21 @@ class RequirementInfo:
     disruptive: bool = False
     min_version: tuple[int, int] | None = None  # the Kubernetes minor that brought it
     capabilities: tuple[str, ...] = ()  # what the driver must declare for it to apply
+    feature_gates: tuple[str, ...] = ()  # the cluster's gates its behaviour needs
 
 
 def catalog_from(requirements: Iterable[Requirement]) -> dict[str, RequirementInfo]:
     """{id: RequirementInfo} in catalog order, from the loaded catalog (model.requirements)."""
     return {
         r.id: RequirementInfo(
-            r.id, r.suite, r.level, r.statement, r.disruptive, r.min_version, r.capabilities
+            r.id,
+            r.suite,
+            r.level,
+            r.statement,
+            r.disruptive,
+            r.min_version,
+            r.capabilities,
+            r.feature_gates,
         )
         for r in requirements
     }

@@ -13,10 +13,21 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from conformance.model.naming import file_safe
 from conformance.observe.redact import redact_text
 
 EVIDENCE = "evidence.tar.gz"
-DEFAULT_MEMBERS = ("summary.json", "summary.md", "junit.xml", "allure-results", "diagnostics")
+DIAGNOSTICS = "diagnostics"
+DEFAULT_MEMBERS = ("summary.json", "summary.md", "junit.xml", "allure-results", DIAGNOSTICS)
+
+
+def diagnostics_of(run_dir: str, nodeid: str) -> str | None:
+    """`diagnostics/<test>` relative to the run directory when the run collected diagnostics
+    for the test (it does when the test fails with a namespace), else None."""
+    if not run_dir:
+        return None
+    relative = f"{DIAGNOSTICS}/{file_safe(nodeid)}"
+    return relative if (Path(run_dir) / relative).is_dir() else None
 
 
 def build_evidence(

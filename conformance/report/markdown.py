@@ -6,11 +6,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.report.dra_gates import gates_line
 from conformance.report.driver_markdown import (
     charts_section,
     cluster_inventory_section,
     driver_operations_section,
 )
+from conformance.report.markdown_first import (
+    failures_section,
+    first_step_section,
+    reasons_lines,
+)
+from conformance.report.per_test_calls import per_test_calls_section
 from conformance.report.provenance import MODIFIED_MARK
 from conformance.report.provenance import markdown_section as provenance_section
 
@@ -35,16 +42,6 @@ def _seconds(value: Any) -> str:
     return f"{float(value):.1f} s" if isinstance(value, int | float) else ""
 
 
-_WHY = {
-    "NON-CONFORMANT": "Why it is not conformant:",
-    "INCOMPLETE": "Why it is incomplete (what did not run and what would make it run, or "
-    "what failed with a known platform issue):",
-    "PASSED-PARTIAL": "Why it is not a certification:",
-    "NO-VERDICT": "Why there is no verdict:",
-    "MODIFIED": "Why it is not a certification (the suite that ran is not the suite):",
-}
-
-
 def must_counts(must: Mapping[str, Any]) -> str:
     """ "3 passed, 1 failed, ... (of 31)" for one level's counts."""
     parts = [
@@ -58,8 +55,12 @@ def must_counts(must: Mapping[str, Any]) -> str:
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
     out: list[str] = []
+    # The verdict, what failed and what to do first; then the detail.
     for section in (
         _headline,
+        reasons_lines,
+        failures_section,
+        first_step_section,
         _overview,
         _requirements_table,
         _not_run_section,
@@ -67,6 +68,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         lambda s: _known_issues_section(s.get("known_platform_issues") or []),
         _performance_section,
         driver_operations_section,
+        per_test_calls_section,
         cluster_inventory_section,
         charts_section,
         _run_section,
@@ -100,7 +102,7 @@ def _headline(summary: Mapping[str, Any]) -> list[str]:
 
 
 def _overview(summary: Mapping[str, Any]) -> list[str]:
-    """Driver, cluster and run in one line; the MUST counts and why; the test counts."""
+    """Driver, cluster and run in one line; the MUST counts; the test counts."""
     run, driver = summary.get("run", {}), summary.get("driver", {})
     cluster, counts = summary.get("cluster", {}), summary.get("counts", {})
     must = counts.get("requirements", {}).get("by_level", {}).get("MUST", {})
@@ -111,19 +113,17 @@ def _overview(summary: Mapping[str, Any]) -> list[str]:
     ):
         return [f"Run `{run.get('id')}`: nothing has been judged yet.", ""]
     out = [
+        "## Overview",
+        "",
         f"Driver `{driver.get('name') or 'unknown'}` on Kubernetes "
         f"`{cluster.get('kubernetes_version') or 'unknown'}` "
         f"({cluster.get('provider') or 'unknown'} cluster) — run `{run.get('id')}`, "
         f"{_seconds(run.get('duration_s'))}, "
-        f"{run.get('xdist_workers') or 'no'} xdist workers."
+        f"{run.get('xdist_workers') or 'no'} xdist workers.",
     ]
     for note in cluster.get("build_notes") or ():
         out += ["", f"Cluster built here with a stand-in: {_cell(note)}."]
     out += ["", f"MUST requirements: {must_counts(must)}."]
-    reasons = summary.get("verdict_reasons", [])
-    if reasons and not summary.get("no_verdict_reason"):  # said at the top
-        out += ["", _WHY.get(summary.get("verdict", "INCOMPLETE"), "Why:"), ""]
-        out.extend(f"- {_cell(r)}" for r in reasons)
     tests = counts.get("tests", {})
     shown = ", ".join(
         f"{tests.get(k, 0)} {k.replace('_', '-')}"
@@ -234,9 +234,7 @@ def _run_section(summary: Mapping[str, Any]) -> list[str]:
     out.append(f"- nodes: {nodes or 'unknown'}")
     apis = ", ".join(cluster.get("served_dra_apis", []) or [])
     out.append(f"- served DRA APIs: {apis or 'unknown'}")
-    gates = cluster.get("feature_gates", {}) or {}
-    on = ", ".join(sorted(k for k, v in gates.items() if v))
-    out.append(f"- feature gates on: {on or 'unknown'}")
+    out.append(gates_line(summary))
     out.append(f"- started {run.get('started')}, finished {run.get('finished')}")
     out.append(f"- pytest arguments: `{' '.join(run.get('pytest_args', []))}`")
     out.append("")

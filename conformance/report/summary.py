@@ -51,7 +51,8 @@ rendered from this document rather than from the inputs.
                       tests[] (node ids), known_issue ({link, summary, versions} of a known
                       platform issue of the cluster's version, else null), harness_error
                       (an error only the harness or the cluster caused: INCOMPLETE, never
-                      the driver's), min_version ("1.36", null: every version)}
+                      the driver's), min_version ("1.36", null: every version),
+                      feature_gates[] (the cluster's gates it needs, from the catalog)}
     known_platform_issues[]  {id, level, status, link, summary, versions, showed,
                       not_run}: every known issue (scenarios/known_issues.yaml) of the
                       cluster's version for a reported requirement; showed = its test failed
@@ -64,7 +65,10 @@ rendered from this document rather than from the inputs.
                       set-up began, teardown ended; null when unknown), requirements[],
                       driver_calls[] {method, calls, errors, mean_s, p95, nodes[]}: the
                       kubelet's gRPC calls to the driver on the test's nodes while it ran
-                      (other tests' too on a shared node; null: not measured)}
+                      (other tests' too on a shared node; null: not measured),
+                      driver_calls_shared_with (how many other tests' windows overlapped
+                      its own on one of those nodes; null: not measured), diagnostics
+                      (diagnostics/<test> relative to the run dir, null: none collected)}
     performance       metrics {name: {unit "s", count, p50, p95, min, max, mean}},
                       requirement_duration_s {unit, count, p50, p95, min, max, mean} | null,
                       test_body_s, lease_wait_s: the same statistics over tests[] | null
@@ -111,7 +115,9 @@ from typing import Any
 
 from conformance.model.known_issues import KnownIssue, affecting
 from conformance.observe.redact import redact_text
+from conformance.report.call_sharing import with_sharing
 from conformance.report.catalog import RequirementInfo
+from conformance.report.evidence import diagnostics_of
 from conformance.report.facts import RunFacts
 from conformance.report.metrics import aggregate_metrics, describe
 from conformance.report.outcomes import TestOutcome, TestRecord, foreign_claims
@@ -209,9 +215,11 @@ def build_summary(
             # what the verdict judged: a scoped run does not count the rest as "not run"
             "requirements": count_requirements([r for r in results if r.in_scope]),
         },
-        "requirements": [r.to_dict() for r in results],
+        "requirements": [
+            r.to_dict() | {"feature_gates": _gates_of(catalog.get(r.id))} for r in results
+        ],
         "known_platform_issues": _known_issues(results),
-        "tests": [r.to_dict() | {"requirements": r.requirements} for r in records],
+        "tests": _tests(records, run.report_dir),
         "performance": _performance(results, records, session_metrics),
         "inventory": _merged_inventory(records, inventory),
         "driver_operations": None if driver_operations is None else dict(driver_operations),
@@ -221,6 +229,20 @@ def build_summary(
         # provenance, modified, modified_reasons (conformance/report/provenance.py)
         **dict(provenance or {"provenance": None, "modified": False, "modified_reasons": []}),
     }
+
+
+def _tests(records: list[TestRecord], report_dir: str) -> list[dict[str, Any]]:
+    return with_sharing(
+        [
+            r.to_dict()
+            | {"requirements": r.requirements, "diagnostics": diagnostics_of(report_dir, r.nodeid)}
+            for r in records
+        ]
+    )
+
+
+def _gates_of(info: RequirementInfo | None) -> list[str]:
+    return [] if info is None else list(info.feature_gates)
 
 
 def _run_section(run: RunInfo) -> dict[str, Any]:
