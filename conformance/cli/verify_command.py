@@ -21,7 +21,8 @@ def add_verify_command(sub: argparse._SubParsersAction) -> None:
         description="With --key, check the report's signature (attestation.dsse.json) and "
         "that every file is what was signed. Then recompute the verdict of the report from "
         "its junit.xml with the suite's own code and catalog and compare it with summary.json "
-        "(and summary.md), and check that the run used this suite unmodified. Exit codes: 0 "
+        "(and summary.md), check that the run used this suite unmodified, and that each test's "
+        "outcome in allure-results/ and evidence.tar.gz is junit.xml's. Exit codes: 0 "
         "verified (signed), 1 not verified (the line says what differs), 2 not a readable "
         "report directory or key, 3 unsigned (the files agree with each other: re-run the "
         "suite, or ask for a signed report).",

@@ -16,6 +16,8 @@ The checks, in order; the first that fails is what `verify` prints:
 3. The suite is this suite: the report's version and the digests of its catalog, known-issue list
    and scenario tree equal the reference (`provenance.suite_digests`: the committed suite in a
    git checkout, else the installed package).
+4. The other records agree: each test's outcome in allure-results/ and in evidence.tar.gz is
+   junit.xml's (conformance/report/verify_cross.py).
 
 Re-deriving needs no cluster and no pytest: a testcase's `requirement` property is the
 requirement the harness stamped (only on the suite's own tests), `dra_outcome` / `dra_remedy`
@@ -370,6 +372,11 @@ def verify_report(
     problems = provenance_differences(summary, reference)
     if problems:
         return _not_verified([f"{MODIFIED_MARK}: {'; '.join(problems)}"])
+    from conformance.report.verify_cross import cross_check  # it reads junit.xml with ours
+
+    problems = cross_check(Path(report_dir), summary, report.junit)
+    if problems:
+        return _not_verified(problems)
     prov = summary["provenance"]
     verdict = summary.get("verdict_text") or summary.get("verdict")
     what = (
