@@ -37,8 +37,6 @@ from typing import Any
 
 from conformance.errors import ConformanceError
 from conformance.model.known_issues import KnownIssue, load_known_issues
-from conformance.model.outcome import ERROR as HARNESS_ERROR
-from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY, SkipKind
 from conformance.model.requirements import REHEARSAL_SUITES, load_catalog
 from conformance.report.catalog import (
     DEFAULT_CATALOG,
@@ -48,11 +46,9 @@ from conformance.report.catalog import (
 )
 from conformance.report.facts import RunFacts
 from conformance.report.junit import JUNIT_XML
+from conformance.report.junit_records import junit_id, junit_suite_properties, records_from_junit
 from conformance.report.markdown import SUMMARY_MD, render_markdown
 from conformance.report.outcomes import (
-    PROP_CLAIM,
-    PROP_KNOWN_ISSUE,
-    PROP_REQUIREMENT,
     TestRecord,
 )
 from conformance.report.provenance import (
@@ -65,6 +61,7 @@ from conformance.report.provenance import (
 )
 from conformance.report.signing import ATTESTATION_FILE, check_signature
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary
+from conformance.report.verify_cross import cross_check
 
 MAX_SHOWN = 4  # differences named on the one line
 
@@ -119,69 +116,6 @@ def load_report(report_dir: Path) -> Report:
     return Report(summary, sha256_of(data), junit, markdown)
 
 
-def _suites(root: ET.Element) -> list[ET.Element]:
-    return [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-
-
-def junit_suite_properties(root: ET.Element) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for suite in _suites(root):
-        for prop in suite.findall("properties/property"):
-            found.setdefault(str(prop.get("name")), str(prop.get("value", "")))
-    return found
-
-
-def records_from_junit(root: ET.Element) -> list[TestRecord]:
-    """One record per test (a failed call and a teardown error are two testcases of one)."""
-    records: dict[tuple[str, str], TestRecord] = {}
-    for suite in _suites(root):
-        for case in suite.findall("testcase"):
-            key = (str(case.get("classname", "")), str(case.get("name", "")))
-            record = records.get(key)
-            if record is None:
-                nodeid = "::".join(part for part in key if part)
-                record = records[key] = TestRecord(nodeid=nodeid)
-            _add_testcase(record, case)
-    return list(records.values())
-
-
-def _add_testcase(record: TestRecord, case: ET.Element) -> None:
-    props = [(str(p.get("name")), str(p.get("value", ""))) for p in case.findall(".//property")]
-    typed = dict(props)
-    for name, value in props:
-        if name == PROP_REQUIREMENT and value not in record.requirement_ids:
-            record.requirement_ids.append(value)
-        elif name == PROP_CLAIM and value not in record.claims:
-            record.claims.append(value)
-        elif name == PROP_KNOWN_ISSUE:
-            record.known_issue = value
-    failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
-    if error is not None and error.get("message") == "collection failure":
-        record.phases["collect"] = "failed"
-        record.collect_error = True
-    elif skipped is not None and skipped.get("message") == "collection skipped":
-        record.phases["collect"] = "skipped"
-    elif failure is not None:
-        record.phases.setdefault("setup", "passed")
-        record.phases["call"] = "failed"
-        record.harness_error = typed.get(PROP_OUTCOME) == HARNESS_ERROR
-    elif error is not None:
-        when = "teardown" if "teardown" in str(error.get("message", "")) else "setup"
-        record.phases[when] = "failed"
-        if when == "teardown":
-            record.phases.setdefault("setup", "passed")
-            record.phases.setdefault("call", "passed")
-    elif skipped is not None:
-        record.phases["setup"] = "skipped"
-        kind = typed.get(PROP_OUTCOME)
-        if kind in tuple(SkipKind) and skipped.get("type") != "pytest.xfail":
-            record.skip_kinds["setup"] = kind
-            record.remedies["setup"] = typed.get(PROP_REMEDY, "")
-    else:
-        for when in ("setup", "call", "teardown"):
-            record.phases.setdefault(when, "passed")
-
-
 def suite_catalog(
     summary: Mapping[str, Any],
 ) -> tuple[dict[str, RequirementInfo], tuple[KnownIssue, ...]]:
@@ -221,15 +155,6 @@ def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str
     )
 
 
-def _junit_id(nodeid: str) -> str:
-    """A pytest node id as junit.xml names it ("classname::name"): `a/b.py::C::t` is `a.b.C::t`."""
-    path, *rest = nodeid.split("::")
-    if not rest:
-        return nodeid
-    module = path.removesuffix(".py").replace("/", ".")
-    return "::".join([".".join([module, *rest[:-1]]), rest[-1]])
-
-
 def differences(summary: Mapping[str, Any], derived: Mapping[str, Any]) -> list[str]:
     """What junit.xml (re-derived) says otherwise than summary.json."""
     found: list[str] = []
@@ -250,7 +175,7 @@ def differences(summary: Mapping[str, Any], derived: Mapping[str, Any]) -> list[
                 f"summary.json {stated_tests.get(key)}"
             )
     stated_outcomes = {
-        _junit_id(str(t.get("nodeid"))): t.get("outcome") for t in summary.get("tests") or []
+        junit_id(str(t.get("nodeid"))): t.get("outcome") for t in summary.get("tests") or []
     }
     derived_outcomes = {t.get("nodeid"): t.get("outcome") for t in derived.get("tests") or []}
     for nodeid in sorted(stated_outcomes.keys() | derived_outcomes.keys(), key=str):
@@ -372,7 +297,6 @@ def verify_report(
     problems = provenance_differences(summary, reference)
     if problems:
         return _not_verified([f"{MODIFIED_MARK}: {'; '.join(problems)}"])
-    from conformance.report.verify_cross import cross_check  # it reads junit.xml with ours
 
     problems = cross_check(Path(report_dir), summary, report.junit)
     if problems:

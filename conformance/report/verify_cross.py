@@ -28,9 +28,9 @@ from conformance.report.allure import ALLURE_RESULTS, KNOWN_PLATFORM_ISSUE, LABE
 from conformance.report.allure_run import RESULT_SUFFIX
 from conformance.report.evidence import EVIDENCE
 from conformance.report.junit import JUNIT_XML
+from conformance.report.junit_records import junit_id, records_from_junit
 from conformance.report.outcomes import TestOutcome
 from conformance.report.summary import SUMMARY_JSON
-from conformance.report.verify import _junit_id, records_from_junit
 
 ALLURE_PLUGIN = "allure_pytest.plugin"  # in provenance.pytest_plugins when Allure recorded
 
@@ -95,7 +95,7 @@ def allure_outcomes(results: Iterable[Mapping[str, Any]]) -> dict[str, AllureOut
     found: dict[str, AllureOutcome] = {}
     for result in latest.values():
         labels = {str(x.get("name")): str(x.get("value")) for x in result.get("labels") or []}
-        found[_allure_junit_id(result)] = AllureOutcome(
+        found[_allurejunit_id(result)] = AllureOutcome(
             str(result.get("status")), labels.get(LABEL_OUTCOME)
         )
     return found
@@ -105,7 +105,7 @@ def _when(result: Mapping[str, Any]) -> tuple[int, int]:
     return int(result.get("stop") or 0), int(result.get("start") or 0)
 
 
-def _allure_junit_id(result: Mapping[str, Any]) -> str:
+def _allurejunit_id(result: Mapping[str, Any]) -> str:
     """allure-pytest's fullName is "package[.Class]#function" and its name pytest's item name
     (with the parameter id), as the suite sets no Allure title: junit.xml's
     "classname::name"."""
@@ -193,7 +193,7 @@ def allure_was_off(summary: Mapping[str, Any]) -> bool:
 def _test_names(summary: Mapping[str, Any]) -> dict[str, str]:
     """junit id -> pytest node id (`scenarios/x.py::test_y`), as the summary lists the tests."""
     nodeids = (str(t.get("nodeid")) for t in summary.get("tests") or [] if t.get("nodeid"))
-    return {_junit_id(nodeid): nodeid for nodeid in nodeids}
+    return {junit_id(nodeid): nodeid for nodeid in nodeids}
 
 
 def cross_check(report_dir: Path, summary: Mapping[str, Any], junit: ET.Element) -> list[str]:
