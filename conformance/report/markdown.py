@@ -15,6 +15,7 @@ from conformance.report.driver_markdown import (
 from conformance.report.markdown_first import (
     failures_section,
     first_step_section,
+    level_text,
     reasons_lines,
 )
 from conformance.report.per_test_calls import per_test_calls_section
@@ -140,7 +141,7 @@ def _requirements_table(summary: Mapping[str, Any]) -> list[str]:
         if req.get("remedy"):
             reason += f" — to run it: {req['remedy']}"
         out.append(
-            f"| {_cell(req.get('id'))} | {_cell(req.get('level'))} | {_cell(req.get('suite'))} "
+            f"| {_cell(req.get('id'))} | {_cell(level_text(req))} | {_cell(req.get('suite'))} "
             f"| {_STATUS_MARK.get(req.get('status'), _cell(req.get('status')))} "
             f"| {_seconds(req.get('duration_s')) if req.get('tests') else ''} "
             f"| {_cell(reason)} |"

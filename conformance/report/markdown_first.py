@@ -38,14 +38,28 @@ def reasons_lines(summary: Mapping[str, Any]) -> list[str]:
     return [*out, *(f"- {cell(r)}" for r in reasons), ""]
 
 
+def decides(req: Mapping[str, Any]) -> bool:
+    """A MUST, or a SHOULD or MAY the profile promised by declaring its capabilities."""
+    return req.get("level") == "MUST" or bool(req.get("promised_by"))
+
+
+def level_text(req: Mapping[str, Any]) -> str:
+    """ "MAY, promised by the declared admin-access" for a promised one, else the level."""
+    promised = req.get("promised_by") or ()
+    if not promised or req.get("level") == "MUST":
+        return str(req.get("level"))
+    return f"{req.get('level')}, promised by the declared {', '.join(promised)}"
+
+
 def failures(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The MUST and SHOULD requirements that failed or errored, MUSTs first, catalog order."""
+    """The requirements that decide the verdict and failed or errored, then the SHOULDs that
+    did, catalog order."""
     found = [
         r
         for r in summary.get("requirements") or ()
-        if r.get("status") in FAILED and r.get("level") in JUDGED_LEVELS
+        if r.get("status") in FAILED and (r.get("level") in JUDGED_LEVELS or decides(r))
     ]
-    return sorted(found, key=lambda r: JUDGED_LEVELS.index(r["level"]))
+    return sorted(found, key=lambda r: 0 if decides(r) else 1)
 
 
 def failures_section(summary: Mapping[str, Any]) -> list[str]:
@@ -59,7 +73,7 @@ def failures_section(summary: Mapping[str, Any]) -> list[str]:
         status = "ERROR" if req.get("status") == "error" else "FAIL"
         cause = " (the harness or the cluster, not the driver)" if req.get("harness_error") else ""
         out.append(
-            f"- **{cell(req.get('id'))}** ({req.get('level')}) {status}{cause}: "
+            f"- **{cell(req.get('id'))}** ({level_text(req)}) {status}{cause}: "
             f"{_short(req.get('reason')) or 'no reason recorded'}"
         )
     return [*out, ""]
@@ -79,7 +93,7 @@ def first_step(summary: Mapping[str, Any]) -> str:
             return f"Fix this, then run the suite again: {cell(summary['no_verdict_detail'])}."
         return "Let the run finish, or run the suite again to completion (why: at the top)."
     reqs = summary.get("requirements") or []
-    must_failed = [r for r in failures(summary) if r["level"] == "MUST"]
+    must_failed = [r for r in failures(summary) if decides(r)]
     if must_failed:
         return _fix_line(summary, must_failed[0])
     must_not_run = [r for r in reqs if r.get("level") == "MUST" and r.get("status") == "not-run"]
@@ -98,7 +112,7 @@ def first_step(summary: Mapping[str, Any]) -> str:
 def _fix_line(summary: Mapping[str, Any], req: Mapping[str, Any]) -> str:
     blame = "; the cluster or the harness caused it" if req.get("harness_error") else ""
     return (
-        f"Fix **{cell(req.get('id'))}** ({req.get('level')}{blame}): "
+        f"Fix **{cell(req.get('id'))}** ({level_text(req)}{blame}): "
         f"{_short(req.get('reason')) or 'no reason recorded'}. {evidence_pointer(summary, req)}"
     ).rstrip()
 

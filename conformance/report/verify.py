@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from conformance.errors import ConformanceError
 from conformance.model.known_issues import KnownIssue, load_known_issues
 from conformance.model.requirements import REHEARSAL_SUITES, load_catalog
@@ -132,6 +134,21 @@ def suite_catalog(
     return catalog_from(catalog.requirements), issues
 
 
+def declared_capabilities(summary: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the certified profile promised: from the profile embedded in the report (the one
+    the run used), else the driver block's list. Leaving a capability out of the list only
+    would not drop its requirements from the verdict."""
+    driver = summary.get("driver") or {}
+    try:
+        profile = yaml.safe_load(driver.get("profile_text") or "") or {}
+    except yaml.YAMLError:
+        profile = {}
+    found = profile.get("capabilities") if isinstance(profile, dict) else None
+    if not isinstance(found, list):
+        found = driver.get("capabilities") or []
+    return tuple(sorted(str(c) for c in found))
+
+
 def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str, Any]:
     """The summary the run's own code builds from these records and the suite's catalog."""
     catalog, issues = suite_catalog(summary)
@@ -140,7 +157,10 @@ def recompute(summary: Mapping[str, Any], records: list[TestRecord]) -> dict[str
     return build_summary(
         # an interrupted run's reason is summary.json's no_verdict_reason, passed below
         run=RunInfo(id=str(run.get("id", "")), started=0.0, finished=0.0),
-        facts=RunFacts(kubernetes_version=cluster.get("kubernetes_version") or ""),
+        facts=RunFacts(
+            kubernetes_version=cluster.get("kubernetes_version") or "",
+            capabilities=declared_capabilities(summary),
+        ),
         catalog=catalog,
         records=records,
         catalog_error=None if catalog else "the suite's catalog lists no requirement",

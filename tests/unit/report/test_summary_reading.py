@@ -221,3 +221,27 @@ def test_a_run_without_a_verdict_says_to_run_it_to_completion() -> None:
     first = render_markdown(summary).split("## What to do first", 1)[1].split("##", 1)[0]
     assert "run the suite again to completion" in first
     assert "Nothing to fix" not in first
+
+
+def test_a_promised_may_that_failed_is_listed_first_and_named_promised() -> None:
+    from conformance.report.markdown_first import failures_section, first_step
+
+    summary = {
+        "verdict": "NON-CONFORMANT",
+        "requirements": [
+            {"id": "S", "level": "SHOULD", "status": "failed", "reason": "slow"},
+            {
+                "id": "M",
+                "level": "MAY",
+                "status": "failed",
+                "reason": "refused an admin-access claim",
+                "promised_by": ["admin-access"],
+                "tests": [],
+            },
+        ],
+        "tests": [],
+    }
+    lines = failures_section(summary)
+    assert lines[2].startswith("- **M** (MAY, promised by the declared admin-access) FAIL:")
+    assert lines[3].startswith("- **S** (SHOULD) FAIL:")
+    assert first_step(summary).startswith("Fix **M** (MAY, promised by the declared admin-access)")
