@@ -37,6 +37,7 @@ from conformance.plugin.state import (
     STARTED_KEY,
     get_run_context,
 )
+from conformance.report.outcomes import mark_probe
 from conformance.run.context import RunContext
 
 
@@ -49,14 +50,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     item.stash[STARTED_KEY] = time.time()
     # What the driver or cluster lacks decides first: such a requirement would not apply even
     # where it could run.
-    reasons = [
-        r
-        for r in (
-            not_applicable_reason(req, context),
-            missing_capabilities_reason(parse_capabilities(item_view(item))[0], context),
-        )
-        if r
-    ]
+    lacking = not_applicable_reason(req, context)
+    capabilities = parse_capabilities(item_view(item))[0]
+    undeclared = missing_capabilities_reason(capabilities, context)
+    if undeclared and not lacking and item.config.getoption("dra_probe_capabilities", False):
+        # Run it to see what the driver does, outside the verdict.
+        mark_probe(item, tuple(c for c in capabilities if c not in context.capabilities))
+        undeclared = None
+    reasons = [r for r in (lacking, undeclared) if r]
     if reasons:
         not_applicable("; ".join(reasons))
     failure = context.readiness_failure

@@ -186,6 +186,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _add(
         group,
+        "--dra-probe-capabilities",
+        dest="dra_probe_capabilities",
+        action="store_true",
+        help="also run the requirements of capabilities the profile does not declare, and "
+        "report per capability what was declared and what was observed (outside the verdict)",
+    )
+    _add(
+        group,
         "--dra-skip-install",
         dest="dra_skip_install",
         action="store_true",

@@ -60,9 +60,11 @@ from conformance.report.no_verdict import NoVerdict, fence, no_verdict_of
 from conformance.report.options import option, resolve_run_dir, verdict_scope
 from conformance.report.outcomes import (
     PROP_CLAIM,
+    PROP_PROBE,
     PROP_REQUIREMENT,
     RESERVED_PROPERTIES,
     TestRecord,
+    probed_capabilities,
     report_reason,
     stamp_report,
     suite_requirement,
@@ -173,6 +175,8 @@ class ReportCollector:
         requirement = suite_requirement(item)
         if requirement:  # the harness collected it from the suite's tree: what it proves
             stamp_report(report, **{PROP_REQUIREMENT: requirement})
+        if probed_capabilities(item):  # run to observe undeclared capabilities, not to judge
+            stamp_report(report, **{PROP_PROBE: ",".join(probed_capabilities(item))})
         exc = call.excinfo.value if call.excinfo else None
         typed = typed_skip_properties(exc)
         if typed:  # the report decides by these, never by the skip message

@@ -11,6 +11,7 @@ from conformance.model.outcome import PROP_OUTCOME, PROP_REMEDY, SkipKind
 from conformance.report.outcomes import (
     PROP_CLAIM,
     PROP_KNOWN_ISSUE,
+    PROP_PROBE,
     PROP_REQUIREMENT,
     TestRecord,
 )
@@ -52,6 +53,8 @@ def _add_testcase(record: TestRecord, case: ET.Element) -> None:
             record.claims.append(value)
         elif name == PROP_KNOWN_ISSUE:
             record.known_issue = value
+        elif name == PROP_PROBE:
+            record.probe = tuple(value.split(","))
     failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
     if error is not None and error.get("message") == "collection failure":
         record.phases["collect"] = "failed"

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from conformance.report.capabilities_seen import markdown_section as capabilities_section
 from conformance.report.dra_gates import gates_line
 from conformance.report.driver_markdown import (
     charts_section,
@@ -64,6 +65,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         first_step_section,
         _overview,
         _requirements_table,
+        capabilities_section,
         _not_run_section,
         _not_applicable_section,
         lambda s: _known_issues_section(s.get("known_platform_issues") or []),

@@ -29,7 +29,10 @@ MAX_REASON_CHARS = 500
 # JUnit property names only the report writes (docs/CONTRACTS.md), from the report's stamp
 PROP_REQUIREMENT = "requirement"
 PROP_KNOWN_ISSUE = "dra_known_issue"  # the link of the known platform issue a failure showed
-RESERVED_PROPERTIES = (PROP_REQUIREMENT, PROP_OUTCOME, PROP_REMEDY, PROP_KNOWN_ISSUE)
+# The capabilities a test probed: the profile does not declare them, and the run ran it anyway
+# (--dra-probe-capabilities) to observe them, outside the verdict.
+PROP_PROBE = "dra_probe"
+RESERVED_PROPERTIES = (PROP_REQUIREMENT, PROP_OUTCOME, PROP_REMEDY, PROP_KNOWN_ISSUE, PROP_PROBE)
 PROP_CLAIM = "dra_claim"  # "name=value": a reserved property the test's own code recorded
 # user_properties names tests and the harness record (not decisive)
 PROP_METRIC = "metric"
@@ -39,6 +42,7 @@ PROP_DRIVER_CALLS = "dra_driver_calls"  # JSON: the kubelet's gRPC calls to the 
 
 STAMP = "dra_stamp"  # report attribute: {reserved property name: value}, set by the harness
 SUITE_TEST_KEY = pytest.StashKey[str]()  # on an item of the suite: the requirement it proves
+PROBE_KEY = pytest.StashKey[tuple[str, ...]]()  # on an item run to probe capabilities
 FOREIGN_CLAIM = "only the suite's own tests under scenarios/ can decide a requirement"
 
 
@@ -46,6 +50,16 @@ def mark_suite_test(item: pytest.Item, requirement: str) -> None:
     """Called by the harness for a test it collected from the suite's own scenario tree (and by
     the standalone report for every marked test): its reports carry `requirement`."""
     item.stash[SUITE_TEST_KEY] = requirement
+
+
+def mark_probe(item: pytest.Item, capabilities: tuple[str, ...]) -> None:
+    """Called by the harness for a test it runs although the profile does not declare
+    `capabilities`: its reports carry them, and its outcome observes them, never decides."""
+    item.stash[PROBE_KEY] = capabilities
+
+
+def probed_capabilities(item: pytest.Item) -> tuple[str, ...]:
+    return item.stash.get(PROBE_KEY, ())
 
 
 def suite_requirement(item: pytest.Item) -> str | None:
@@ -107,6 +121,7 @@ class TestRecord:
     requirement_ids: list[str] = field(default_factory=list)  # from the harness's stamp only
     known_issue: str = ""  # the link of the known platform issue its failure showed
     claims: list[str] = field(default_factory=list)  # reserved names its own code recorded
+    probe: tuple[str, ...] = ()  # the undeclared capabilities it was run to observe
 
     def add_report(self, report: pytest.TestReport) -> None:
         self.phases[report.when] = report.outcome
@@ -133,6 +148,8 @@ class TestRecord:
         if requirement and requirement not in self.requirement_ids:
             self.requirement_ids.append(requirement)
         self.known_issue = typed.get(PROP_KNOWN_ISSUE, self.known_issue)
+        if typed.get(PROP_PROBE):
+            self.probe = tuple(typed[PROP_PROBE].split(","))
         for name, value in properties:
             claim = f"{name}={value}"
             if name in RESERVED_PROPERTIES and claim not in self.claims:
@@ -169,6 +186,8 @@ class TestRecord:
             props.append((PROP_OUTCOME, HARNESS_ERROR))
         if self.known_issue:
             props.append((PROP_KNOWN_ISSUE, self.known_issue))
+        if self.probe:
+            props.append((PROP_PROBE, ",".join(self.probe)))
         return props + [(PROP_CLAIM, c) for c in self.claims]
 
     @property

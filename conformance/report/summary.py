@@ -46,6 +46,10 @@ rendered from this document rather than from the inputs.
                       requirements {total, passed, failed, error, not_applicable, not_run,
                       known_platform_issue, by_level {MUST|SHOULD|MAY: {same keys}}} (those
                       in the verdict scope)
+    capabilities_seen {capability: {declared, observed (working | not working | not observed
+                      | not probed), requirements[]}}: a declared one observed through its
+                      requirements, an undeclared one only when probed
+                      (--dra-probe-capabilities), outside the verdict
     requirements[]    {id, level, suite, statement, status (passed|failed|error|
                       not-applicable|not-run|known-platform-issue), duration_s, reason, remedy,
                       tests[] (node ids), known_issue ({link, summary, versions} of a known
@@ -116,6 +120,7 @@ from typing import Any
 from conformance.model.known_issues import KnownIssue, affecting
 from conformance.observe.redact import redact_text
 from conformance.report.call_sharing import with_sharing
+from conformance.report.capabilities_seen import capabilities_seen
 from conformance.report.catalog import RequirementInfo
 from conformance.report.evidence import diagnostics_of
 from conformance.report.facts import RunFacts
@@ -215,6 +220,7 @@ def build_summary(
             # what the verdict judged: a scoped run does not count the rest as "not run"
             "requirements": count_requirements([r for r in results if r.in_scope]),
         },
+        "capabilities_seen": capabilities_seen(catalog, results, records, facts.capabilities),
         "requirements": [
             r.to_dict() | {"feature_gates": _gates_of(catalog.get(r.id))} for r in results
         ],

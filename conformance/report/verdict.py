@@ -259,9 +259,35 @@ def requirement_results(
     return results
 
 
+PROBED_REASON = (
+    "the profile does not declare {capabilities} (probed: observed {observed}; outside the verdict)"
+)
+
+
+def probe_observation(records: Iterable[TestRecord]) -> str:
+    """What the probe tests of one requirement observed: working, not working, not observed."""
+    outcomes = {r.outcome for r in records}
+    if outcomes & {TestOutcome.FAILED}:
+        return "not working"
+    if outcomes == {TestOutcome.PASSED}:
+        return "working"
+    return "not observed"
+
+
 def _result(
     info: RequirementInfo, records: list[TestRecord], issue: KnownIssue | None = None
 ) -> RequirementResult:
+    judged = [r for r in records if not r.probe]
+    if not judged:  # run only to observe undeclared capabilities: never decides
+        probed = sorted({c for r in records for c in r.probe})
+        result = _result(info, [replace(r, probe=()) for r in records], issue)
+        result.status, result.remedy = RequirementStatus.NOT_APPLICABLE, ""
+        result.reason = PROBED_REASON.format(
+            capabilities=", ".join(probed), observed=probe_observation(records)
+        )
+        result.harness_error = False
+        return result
+    records = judged
     status, reason, remedy = requirement_status(records, issue)
     return RequirementResult(
         id=info.id,

@@ -173,6 +173,7 @@ def run_scenarios(
     summary_path = report_dir / "report" / "summary.json"
     if summary_path.is_file():
         summary = json.loads(summary_path.read_text())
+        run.summary = summary
         run.verdict = summary.get("verdict")
         row = next((r for r in summary.get("requirements", []) if r.get("id") == requirement), {})
         run.requirement_status = row.get("status")

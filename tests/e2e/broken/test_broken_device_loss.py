@@ -116,6 +116,36 @@ def test_loss_004_fails_when_the_health_service_is_not_advertised(
     )
 
 
+def test_a_probed_capability_is_observed_outside_the_verdict(
+    run_scenario_against_broken_driver, fake_driver: Profile
+):
+    """A profile that does not declare health reporting or admin access, run with
+    --dra-probe-capabilities against a driver whose health service is not advertised: both
+    requirements run, neither decides, and the summary says admin access works and health
+    reporting does not."""
+    undeclared = ("health-reporting", "admin-access")
+    result = run_scenario_against_broken_driver(
+        "DRA-LOSS-004",
+        ["health-not-advertised"],
+        extra=["--dra-probe-capabilities", "--dra-requirement", "DRA-ALLOC-013"],
+        fields={"capabilities": [c for c in fake_driver.capabilities if c not in undeclared]},
+    )
+    rows = {r["id"]: r for r in result.summary.get("requirements", [])}
+    assert result.failed, result.explain()  # the probed test did fail...
+    for req, observed in (("DRA-LOSS-004", "not working"), ("DRA-ALLOC-013", "working")):
+        assert rows[req]["status"] == "not-applicable", result.explain()  # ...and decides nothing
+        assert f"(probed: observed {observed}; outside the verdict)" in rows[req]["reason"]
+    seen = result.summary["capabilities_seen"]
+    assert seen["health-reporting"]["declared"] is False, seen
+    assert seen["health-reporting"]["observed"] == "not working", seen
+    assert (seen["admin-access"]["declared"], seen["admin-access"]["observed"]) == (
+        False,
+        "working",
+    ), seen
+    assert seen["device-taints"]["declared"] is True, seen
+    assert result.verdict != "NON-CONFORMANT", result.explain()
+
+
 @pytest.mark.e2e_by_hand  # a legal variant, past the CI budget: 87 s here (bench/suite.md)
 def test_health_through_the_v1alpha1_api_reaches_the_pod(
     run_scenario_against_broken_driver, k8s: K8sClients, fake_driver: Profile
