@@ -22,7 +22,11 @@ from conformance.kube.readiness import readiness_state
 from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
-from conformance.plugin.driver_identity import DRIVER_IDENTITY_KEY, driver_identity
+from conformance.plugin.driver_identity import (
+    DRIVER_IDENTITY_KEY,
+    INSTALLED_KEY,
+    driver_identity,
+)
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
@@ -224,7 +228,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     config.stash[CONTEXT_KEY] = context
     # The driver is installed and awaited: name what runs (never stops the run).
-    config.stash[DRIVER_IDENTITY_KEY] = driver_identity(context)
+    config.stash[DRIVER_IDENTITY_KEY] = driver_identity(
+        context, config.stash.get(INSTALLED_KEY, None)
+    )
     _publish_facts(config, context)
     _install_sigterm_handler(state)
     note = config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
@@ -278,7 +284,7 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
     installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
     if installs and not config.getoption("dra_skip_install"):
-        installer.install(
+        config.stash[INSTALLED_KEY] = installer.install(
             profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
         )
 
