@@ -30,6 +30,7 @@ from conformance.plugin.driver_identity import (
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
+from conformance.plugin.node_identity import NODE_FACTS_KEY, node_identity
 from conformance.plugin.options import MARKERS
 from conformance.plugin.preflight import check_workload_image
 from conformance.plugin.run_facts import run_facts
@@ -137,7 +138,8 @@ def _publish_facts(
     config: pytest.Config, context: RunContext, given: RunFacts | None = None
 ) -> None:
     identity = config.stash.get(DRIVER_IDENTITY_KEY, None)
-    set_run_facts(config, given or run_facts(context, identity))
+    nodes = config.stash.get(NODE_FACTS_KEY, None)
+    set_run_facts(config, given or run_facts(context, identity, nodes))
 
 
 # --- cluster and run context (controller / single process) ----------------------------------
@@ -156,7 +158,10 @@ class _XdistHooks:
         node.workerinput[WORKERINPUT_RUN_ID] = get_run_id(self.config)
         node.workerinput[WORKERINPUT_RUN_DIR] = str(resolve_run_dir(self.config))
         if context is not None:
-            facts = run_facts(context, self.config.stash.get(DRIVER_IDENTITY_KEY, None))
+            stash = self.config.stash
+            facts = run_facts(
+                context, stash.get(DRIVER_IDENTITY_KEY, None), stash.get(NODE_FACTS_KEY, None)
+            )
             node.workerinput[WORKERINPUT_RUN_FACTS] = facts.to_dict()
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -231,6 +236,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config.stash[DRIVER_IDENTITY_KEY] = driver_identity(
         context, config.stash.get(INSTALLED_KEY, None)
     )
+    config.stash[NODE_FACTS_KEY] = node_identity(context)
     _publish_facts(config, context)
     _install_sigterm_handler(state)
     note = config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
