@@ -2,7 +2,7 @@
 
 | module          | owns                                                                      |
 |-----------------|---------------------------------------------------------------------------|
-| `installer`     | install, uninstall and await a driver (manifests, helm, preinstalled)     |
+| `installer`     | install (returning what it applied), uninstall and await a driver         |
 | `manifests`     | manifest files rendered (image, dependencies first), server-side applied  |
 | `helm`          | helm command lines, values with image placeholders, running helm          |
 | `image`         | the driver image: built (builder or Docker SDK) and loaded into kind      |

@@ -5,6 +5,7 @@ apply, conformance/install/manifests.py), helm (conformance/install/helm.py), or
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import tenacity
 
@@ -13,10 +14,13 @@ from conformance.install.errors import InstallError
 from conformance.install.helm import helm_install, helm_uninstall
 from conformance.install.image import KindTarget, prepare_image
 from conformance.install.manifests import (
+    applied_manifests,
     apply_manifests,
     delete_manifests,
     manifest_files,
+    parse_documents,
     render_documents,
+    render_files,
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.readiness import (
@@ -47,19 +51,33 @@ def install(
     context: str | None = None,
     target: KindTarget | None = None,
     progress: Progress | None = None,
-) -> None:
-    """Apply the profile's install method. Idempotent: a second install changes nothing."""
+) -> dict[str, Any]:
+    """Apply the profile's install method. Idempotent: a second install changes nothing.
+
+    Returns what was applied, as summary.json's `driver.install` names it: `{"method":
+    "manifests", "image", "manifests": [{"path", "sha256"}], "applied": True}` (each file's
+    text as applied, the image substituted), `{"method": "helm", "image", "applied": True}`
+    or `{"method": "preinstalled"}`."""
     progress = progress or Progress()
     target = target or KindTarget()
     method = profile.install
     if isinstance(method, ManifestsInstall):
         image = prepare_image(method.image, target, progress)
-        documents = render_documents(manifest_files(method.paths), image)
+        rendered = render_files(manifest_files(method.paths), image)
+        documents = parse_documents(rendered)
         with progress.stage(f"install {profile.driver} (server-side apply)"):
             apply_manifests(load_clients(kubeconfig, context), documents)
-    elif isinstance(method, HelmInstall):
+        return {
+            "method": "manifests",
+            "image": image,
+            "manifests": applied_manifests(rendered),
+            "applied": True,
+        }
+    if isinstance(method, HelmInstall):
         image = prepare_image(method.image, target, progress)
         helm_install(method, image, kubeconfig, context, progress)
+        return {"method": "helm", "image": image, "applied": True}
+    return {"method": "preinstalled"}
 
 
 def uninstall(

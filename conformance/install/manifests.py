@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,9 @@ def manifest_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
-def render_documents(files: Sequence[Path], image: str | None) -> list[dict[str, Any]]:
-    """The objects of `files` with IMAGE_PLACEHOLDER substituted, dependencies first."""
-    documents: list[dict[str, Any]] = []
+def render_files(files: Sequence[Path], image: str | None) -> list[tuple[Path, str]]:
+    """Each file's text as it is applied: IMAGE_PLACEHOLDER replaced by `image`."""
+    rendered = []
     for f in files:
         text = f.read_text()
         if IMAGE_PLACEHOLDER in text:
@@ -48,6 +49,24 @@ def render_documents(files: Sequence[Path], image: str | None) -> list[dict[str,
                     "add install.image (ref or builder)",
                 )
             text = text.replace(IMAGE_PLACEHOLDER, image)
+        rendered.append((f, text))
+    return rendered
+
+
+def text_digest(text: str) -> str:
+    """`sha256:<hex>` of `text` as UTF-8, the encoding the file was read in."""
+    return f"sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def applied_manifests(rendered: Sequence[tuple[Path, str]]) -> list[dict[str, str]]:
+    """`[{"path", "sha256"}]` of the rendered files: what the report names as applied."""
+    return [{"path": str(f), "sha256": text_digest(text)} for f, text in rendered]
+
+
+def parse_documents(rendered: Sequence[tuple[Path, str]]) -> list[dict[str, Any]]:
+    """The objects of the rendered files, dependencies first."""
+    documents: list[dict[str, Any]] = []
+    for f, text in rendered:
         try:
             loaded = [d for d in yaml.safe_load_all(text) if d]
         except yaml.YAMLError as exc:
@@ -60,6 +79,11 @@ def render_documents(files: Sequence[Path], image: str | None) -> list[dict[str,
                 )
         documents += loaded
     return apply.install_order(documents)
+
+
+def render_documents(files: Sequence[Path], image: str | None) -> list[dict[str, Any]]:
+    """The objects of `files` with IMAGE_PLACEHOLDER substituted, dependencies first."""
+    return parse_documents(render_files(files, image))
 
 
 def render_manifests(files: Sequence[Path], image: str | None) -> str:

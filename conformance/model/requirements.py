@@ -177,6 +177,13 @@ def missing_profile_fields_reason(names: Iterable[str], facts: ApplicabilityFact
     )
 
 
+def without_capabilities(reason: str | None) -> str | None:
+    """A not-applicable reason with its undeclared-capability parts left out (None: nothing
+    else): what still keeps a requirement from applying when its capabilities are probed."""
+    parts = [p for p in (reason or "").split("; ") if p and not p.startswith(_NO_CAPABILITY)]
+    return "; ".join(parts) or None
+
+
 def only_missing_capabilities(reason: str) -> bool:
     """True if a not-applicable reason says only that the profile lacks capabilities or
     gating fields (the driver's choice), not that the cluster lacks the behaviour."""

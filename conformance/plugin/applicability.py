@@ -20,6 +20,7 @@ from conformance.model.requirements import (
     missing_capabilities_reason,
     not_applicable_reason,
     not_run_reason,
+    without_capabilities,
 )
 from conformance.plugin.collection import item_view
 from conformance.plugin.markers import (
@@ -53,10 +54,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     lacking = not_applicable_reason(req, context)
     capabilities = parse_capabilities(item_view(item))[0]
     undeclared = missing_capabilities_reason(capabilities, context)
-    if undeclared and not lacking and item.config.getoption("dra_probe_capabilities", False):
-        # Run it to see what the driver does, outside the verdict.
-        mark_probe(item, tuple(c for c in capabilities if c not in context.capabilities))
-        undeclared = None
+    probed = sorted({*req.capabilities, *capabilities} - context.capabilities)
+    if (
+        probed
+        and item.config.getoption("dra_probe_capabilities", False)
+        and without_capabilities(lacking) is None
+    ):
+        # Only undeclared capabilities keep it from applying: run it to see what the driver
+        # does, outside the verdict.
+        mark_probe(item, tuple(probed))
+        lacking = undeclared = None
     reasons = [r for r in (lacking, undeclared) if r]
     if reasons:
         not_applicable("; ".join(reasons))

@@ -1,6 +1,6 @@
 """What the report names as the driver it certified: the images its pods run (by digest, as the
 kubelet reports them), what it was installed from (a Helm chart's name and version, the digest
-of each manifest, or "preinstalled"), and the profile's text.
+of each manifest as applied, or "preinstalled"), and the profile's text.
 
 Read once by the controller after the driver is installed and awaited; none of it decides a
 test, so nothing here may stop a run: a failure to read the images is recorded with its reason.
@@ -8,7 +8,6 @@ test, so nothing here may stop a run: a failure to read the images is recorded w
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,7 @@ import pytest
 
 from conformance.install.helm import chart_identity
 from conformance.install.identity import install_objects
-from conformance.install.image import IMAGE_PLACEHOLDER
-from conformance.install.manifests import manifest_files
+from conformance.install.manifests import applied_manifests, manifest_files, render_files
 from conformance.kube.client import load_clients
 from conformance.kube.driver_images import read_driver_images
 from conformance.model.driver_workloads import DriverMarks
@@ -27,16 +25,18 @@ from conformance.run.context import RunContext
 
 # The controller's reading, kept for the facts it hands to xdist workers.
 DRIVER_IDENTITY_KEY = pytest.StashKey[dict[str, Any]]()
+# What this run's install applied (conformance.install.installer.install), when it installed.
+INSTALLED_KEY = pytest.StashKey[dict[str, Any]]()
 
 
-def driver_identity(context: RunContext) -> dict[str, Any]:
+def driver_identity(context: RunContext, applied: dict[str, Any] | None = None) -> dict[str, Any]:
     """The RunFacts fields this module fills: driver_images, driver_images_error,
-    driver_install, profile_text."""
+    driver_install, profile_text. `applied`: what the run's install returned, if it installed."""
     images, images_error = _images(context)
     return {
         "driver_images": tuple(images),
         "driver_images_error": images_error,
-        "driver_install": _install(context.profile),
+        "driver_install": _install(context.profile, applied),
         "profile_text": _profile_text(context.profile.source),
     }
 
@@ -64,22 +64,36 @@ def _images(context: RunContext) -> tuple[list[dict[str, Any]], str]:
         return [], redact_text(f"could not read the driver's pods: {type(exc).__name__}: {first}")
 
 
-def _install(profile: Profile) -> dict[str, Any]:
-    """`{"method": "helm", "chart", "version"}`, `{"method": "manifests", "image",
-    "manifests": [{"path", "sha256"}]}` or `{"method": "preinstalled"}`."""
+def _install(profile: Profile, applied: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`{"method": "helm", "chart", "version"[, "image"], "applied"}`, `{"method": "manifests",
+    "image", "manifests": [{"path", "sha256"}], "applied"}` or `{"method": "preinstalled"}`.
+
+    `applied` true: the digests and image are what this run's install applied; false: the
+    driver was on the cluster before the run, and the profile's files are described instead."""
+    if applied and applied.get("method") == "manifests":
+        return dict(applied)
+    described = _described(profile)
+    return {**described, **applied} if applied else described
+
+
+def _described(profile: Profile) -> dict[str, Any]:
     method = profile.install
     try:
         if isinstance(method, HelmInstall):
-            return {"method": "helm", **chart_identity(method)}
+            return {"method": "helm", **chart_identity(method), "applied": False}
         if isinstance(method, ManifestsInstall):
             image = _substituted_image(method.image)
             files = manifest_files(method.paths)
+            rendered = (
+                render_files(files, image)
+                if image is not None
+                else [(f, f.read_text()) for f in files]
+            )
             return {
                 "method": "manifests",
                 "image": image,
-                "manifests": [
-                    {"path": str(f), "sha256": _rendered_digest(f, image)} for f in files
-                ],
+                "manifests": applied_manifests(rendered),
+                "applied": False,
             }
     except Exception as exc:  # noqa: BLE001 - a file gone since the install: say so
         return {"method": method.method, "error": f"{type(exc).__name__}: {exc}"}
@@ -87,21 +101,12 @@ def _install(profile: Profile) -> dict[str, Any]:
 
 
 def _substituted_image(spec: ImageSpec | None) -> str | None:
-    """The reference the install put in place of IMAGE_PLACEHOLDER, when the profile names it;
+    """The reference an install puts in place of IMAGE_PLACEHOLDER, when the profile names it;
     None for the suite's own builders, whose reference is computed as they build (the files are
     then hashed as read, and the images read from the pods say what ran)."""
     if spec is None or spec.builder is not None:
         return None
     return spec.ref
-
-
-def _rendered_digest(path: Path, image: str | None) -> str:
-    """`sha256:<hex>` of the file as the install applied it (IMAGE_PLACEHOLDER replaced by
-    `image`, when known), so the report ties each manifest to the image it ran."""
-    data = path.read_bytes()
-    if image is not None:
-        data = data.replace(IMAGE_PLACEHOLDER.encode(), image.encode())
-    return f"sha256:{hashlib.sha256(data).hexdigest()}"
 
 
 def _profile_text(source: Path) -> str:

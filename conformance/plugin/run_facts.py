@@ -10,17 +10,27 @@ from conformance.report.facts import RunFacts
 from conformance.run.context import RunContext
 
 
-def run_facts(context: RunContext, identity: dict[str, Any] | None = None) -> RunFacts:
+def run_facts(
+    context: RunContext,
+    identity: dict[str, Any] | None = None,
+    node_facts: dict[str, Any] | None = None,
+) -> RunFacts:
     """The run's facts for the report; `identity`: what the controller read of the driver
-    (conformance/plugin/driver_identity.py)."""
+    (conformance/plugin/driver_identity.py); `node_facts`: of the nodes
+    (conformance/plugin/node_identity.py)."""
     by_node = context.devices_by_node()
+    details = (node_facts or {}).get("nodes") or {}
     return RunFacts(
         driver_name=context.profile.driver,
         profile_path=str(context.profile.source),
         cluster_provider=context.cluster.provider,
         cluster_name=context.cluster.name,
         kubernetes_version=context.git_version,
-        nodes=tuple({"name": n, "devices": len(by_node.get(n, ()))} for n in context.nodes),
+        nodes=tuple(
+            {"name": n, "devices": len(by_node.get(n, ())), **details.get(n, {})}
+            for n in context.nodes
+        ),
+        nodes_error=str((node_facts or {}).get("nodes_error") or ""),
         feature_gates=dict(context.feature_gates or {}),
         served_dra_apis=tuple(sorted(context.served_resources)),
         build_notes=build_notes(context.git_version) if context.cluster.provider == "kind" else (),

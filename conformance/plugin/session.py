@@ -22,10 +22,15 @@ from conformance.kube.readiness import readiness_state
 from conformance.model.naming import is_label_value
 from conformance.model.profile import Profile, ProfileError
 from conformance.model.profile_parse import load_profile
-from conformance.plugin.driver_identity import DRIVER_IDENTITY_KEY, driver_identity
+from conformance.plugin.driver_identity import (
+    DRIVER_IDENTITY_KEY,
+    INSTALLED_KEY,
+    driver_identity,
+)
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
+from conformance.plugin.node_identity import NODE_FACTS_KEY, node_identity
 from conformance.plugin.options import MARKERS
 from conformance.plugin.preflight import check_workload_image
 from conformance.plugin.run_facts import run_facts
@@ -133,7 +138,8 @@ def _publish_facts(
     config: pytest.Config, context: RunContext, given: RunFacts | None = None
 ) -> None:
     identity = config.stash.get(DRIVER_IDENTITY_KEY, None)
-    set_run_facts(config, given or run_facts(context, identity))
+    nodes = config.stash.get(NODE_FACTS_KEY, None)
+    set_run_facts(config, given or run_facts(context, identity, nodes))
 
 
 # --- cluster and run context (controller / single process) ----------------------------------
@@ -152,7 +158,10 @@ class _XdistHooks:
         node.workerinput[WORKERINPUT_RUN_ID] = get_run_id(self.config)
         node.workerinput[WORKERINPUT_RUN_DIR] = str(resolve_run_dir(self.config))
         if context is not None:
-            facts = run_facts(context, self.config.stash.get(DRIVER_IDENTITY_KEY, None))
+            stash = self.config.stash
+            facts = run_facts(
+                context, stash.get(DRIVER_IDENTITY_KEY, None), stash.get(NODE_FACTS_KEY, None)
+            )
             node.workerinput[WORKERINPUT_RUN_FACTS] = facts.to_dict()
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -224,7 +233,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     config.stash[CONTEXT_KEY] = context
     # The driver is installed and awaited: name what runs (never stops the run).
-    config.stash[DRIVER_IDENTITY_KEY] = driver_identity(context)
+    config.stash[DRIVER_IDENTITY_KEY] = driver_identity(
+        context, config.stash.get(INSTALLED_KEY, None)
+    )
+    config.stash[NODE_FACTS_KEY] = node_identity(context)
     _publish_facts(config, context)
     _install_sigterm_handler(state)
     note = config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
@@ -278,7 +290,7 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
     installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
     if installs and not config.getoption("dra_skip_install"):
-        installer.install(
+        config.stash[INSTALLED_KEY] = installer.install(
             profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
         )
 

@@ -28,6 +28,7 @@ from conformance.model.outcome import MESSAGE_PREFIX, PROP_OUTCOME, SkipKind
 from conformance.report.catalog import RequirementInfo, catalog_for
 from conformance.report.facts import RunFacts, get_run_facts
 from conformance.report.markdown import image_reference
+from conformance.report.node_facts import build_properties
 from conformance.report.outcomes import TestOutcome, TestRecord, report_reason, suite_requirement
 from conformance.report.paths import portable
 from conformance.report.platform_issues import known_issue_link
@@ -273,6 +274,7 @@ def environment_properties(summary: Mapping[str, Any]) -> dict[str, str]:
         "Cluster.provider": cluster.get("provider"),
         "Cluster.name": cluster.get("name"),
         "Cluster.nodes": ", ".join(str(n.get("name", "")) for n in cluster.get("nodes", []) or []),
+        **build_properties(cluster),
         "Cluster.DRA.apis": ", ".join(cluster.get("served_dra_apis", []) or []),
         "FeatureGates.enabled": ", ".join(sorted(k for k, v in gates.items() if v)),
         "FeatureGates.disabled": ", ".join(sorted(k for k, v in gates.items() if not v)),

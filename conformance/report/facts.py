@@ -40,7 +40,11 @@ class RunFacts:
     cluster_provider: str = ""  # "kind" | "existing"
     cluster_name: str = ""
     kubernetes_version: str = ""  # server gitVersion, e.g. "v1.37.2"
-    nodes: tuple[dict[str, Any], ...] = ()  # each at least {"name": ...}
+    # each at least {"name": ...}; read from the cluster: devices, kubelet_version,
+    # container_runtime_version, os_image, kernel_version, node_image (kind: ref, image_id,
+    # repo_digests, built_here)
+    nodes: tuple[dict[str, Any], ...] = ()
+    nodes_error: str = ""  # why a node's facts are missing ("" when none is)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     served_dra_apis: tuple[str, ...] = ()  # e.g. ("resource.k8s.io/v1", "resource.k8s.io/v1beta2")
     # How a cluster built here differs from upstream's build (a refused module stood in for).
@@ -54,8 +58,9 @@ class RunFacts:
     # reports it (conformance/kube/driver_images.py):
     driver_images: tuple[dict[str, Any], ...] = ()
     driver_images_error: str = ""  # why `driver_images` is empty ("" when it is not)
-    # {"method": "helm", chart, version} | {"method": "manifests", image, manifests[] {path,
-    # sha256}} | {"method": "preinstalled"}; empty when unknown
+    # {"method": "helm", chart, version, image, applied} | {"method": "manifests", image,
+    # manifests[] {path, sha256}, applied} | {"method": "preinstalled"}; empty when unknown.
+    # applied: from what the run's install applied (conformance/install/installer.py)
     driver_install: dict[str, Any] = field(default_factory=dict)
     profile_text: str = ""  # the profile as read, credentials redacted
 

@@ -19,6 +19,7 @@ from conformance.report.markdown_first import (
     level_text,
     reasons_lines,
 )
+from conformance.report.node_facts import build_lines
 from conformance.report.per_test_calls import per_test_calls_section
 from conformance.report.provenance import MODIFIED_MARK
 from conformance.report.provenance import markdown_section as provenance_section
@@ -235,6 +236,7 @@ def _run_section(summary: Mapping[str, Any]) -> list[str]:
     out.append(f"- fault kinds: {', '.join(driver.get('fault_kinds') or []) or 'none'}")
     nodes = ", ".join(str(n.get("name")) for n in cluster.get("nodes", []) or [])
     out.append(f"- nodes: {nodes or 'unknown'}")
+    out.extend(build_lines(cluster))
     apis = ", ".join(cluster.get("served_dra_apis", []) or [])
     out.append(f"- served DRA APIs: {apis or 'unknown'}")
     out.append(gates_line(summary))
@@ -280,13 +282,23 @@ def _install_lines(driver: Mapping[str, Any]) -> list[str]:
     method = install.get("method")
     if install.get("error"):
         return [f"- installed with {method}: not described ({_cell(install['error'])})"]
+    # applied: what this run's install applied; false: the driver was there before the run
+    before = " (installed before the run)" if install.get("applied") is False else ""
+    image = install.get("image")
     if method == "helm":
         version = install.get("version") or "unpinned"
-        return [f"- installed from Helm chart `{install.get('chart')}` version `{version}`"]
+        with_image = f" with image `{image}`" if image else ""
+        return [
+            f"- installed from Helm chart `{install.get('chart')}` version `{version}`"
+            f"{with_image}{before}"
+        ]
     if method == "manifests":
-        image = install.get("image")
-        rendered = f" with `{image}` for the image placeholder" if image else ", as read"
-        out = [f"- installed from manifests (sha256 of each file{rendered}):"]
+        substituted = f"with `{image}` for the image placeholder" if image else ""
+        if install.get("applied"):
+            how = " as applied" + (f", {substituted}" if substituted else "")
+        else:
+            how = f" {substituted}" if substituted else ", as read"
+        out = [f"- installed from manifests (sha256 of each file{how}){before}:"]
         out.extend(
             f"  - `{_cell(m.get('path'))}` {m.get('sha256')}"
             for m in install.get("manifests") or []

@@ -12,14 +12,24 @@ rendered from this document rather than from the inputs.
                       fault_kinds[] (what the profile can inject); images[] {container, image,
                       image_id, digest ("sha256:..."), pods[] (namespace/name)}: what the
                       driver's pods run, as the kubelet reports it; images_error (why images
-                      is empty, else null); install {method: "helm", chart, version} |
-                      {method: "manifests", image, manifests[] {path, sha256}} | {method:
-                      "preinstalled"} (null: unknown); profile_text (credentials redacted)
+                      is empty, else null); install {method: "helm", chart, version,
+                      image, applied} | {method: "manifests", image, manifests[] {path,
+                      sha256}, applied} | {method: "preinstalled"} (null: unknown): applied
+                      true: the run's install applied them (sha256 of each file's text with
+                      the image substituted, image: the reference it substituted); false: the
+                      driver was there before the run, the profile's files hashed as read
+                      (the image substituted when the profile names it); profile_text
+                      (credentials redacted)
                       Local paths in run and driver are portable: relative to the
                       suite's root or the working directory, or ~/... (report/paths.py)
-    cluster           provider, name, kubernetes_version, nodes[] ({name, ...}),
-                      feature_gates {gate: bool}, served_dra_apis[], build_notes[] (how
-                      a kind cluster built here differs from upstream's build)
+    cluster           provider, name, kubernetes_version, nodes[] (the nodes the profile
+                      selects: {name, devices, kubelet_version, container_runtime_version,
+                      os_image, kernel_version} from Node.status.nodeInfo, and on a kind
+                      cluster node_image {ref, image_id, repo_digests[], built_here}: what its
+                      node container runs, as Docker reports it), nodes_error (why some of
+                      that could not be read, else null), feature_gates {gate: bool},
+                      served_dra_apis[], build_notes[] (how a kind cluster built here differs
+                      from upstream's build)
     setup_problem     what kept the run from testing the driver (e.g. "the driver never
                       became ready: ..."), null when nothing did
     verdict           "CONFORMANT" | "PASSED-PARTIAL" | "NON-CONFORMANT" | "INCOMPLETE" |
@@ -297,6 +307,7 @@ def _cluster_section(facts: RunFacts) -> dict[str, Any]:
         "name": facts.cluster_name or None,
         "kubernetes_version": facts.kubernetes_version or None,
         "nodes": [dict(n) for n in facts.nodes],
+        "nodes_error": facts.nodes_error or None,
         "feature_gates": dict(sorted(facts.feature_gates.items())),
         "served_dra_apis": sorted(facts.served_dra_apis),
         "build_notes": list(facts.build_notes),

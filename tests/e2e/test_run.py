@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -175,13 +176,48 @@ def test_whole_suite_report_is_sealed_and_names_what_it_certified(whole_suite_ru
         assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["digest"] or ""), image
         assert len(image["pods"]) >= 2, image
     assert driver["profile_text"] == (SUITE_ROOT / "drivers/fake/profile.yaml").read_text()
-    assert driver["install"]["method"] == "manifests", driver["install"]
+    _assert_install_as_applied(driver["install"], plugin)
+    _assert_node_builds(summary["cluster"])
     environment = (report / "allure-results/environment.properties").read_text()
     assert f"@{plugin[0]['digest']}" in environment
+    assert f"Cluster.kubelet={summary['cluster']['kubernetes_version']}" in environment
+    assert "Cluster.node.image=" in environment
     for name in ("summary.json", "summary.md", "allure-results/environment.properties"):
         text = (report / name).read_text()
         for local in {str(SUITE_ROOT), os.path.expanduser("~") + "/"}:
             assert local not in text, f"{name} holds the local path {local}"
+
+
+def _assert_install_as_applied(install: dict, plugin: list[dict]) -> None:
+    """The run installed the driver: each manifest's sha256 is of its text as applied, with the
+    built image's reference in place of the placeholder, the reference the pods run."""
+    assert (install["method"], install["applied"]) == ("manifests", True), install
+    image = install["image"]
+    assert image and image.startswith("localhost/dra-conformance/fake-driver:"), install
+    assert any(i["image"].endswith(image) for i in plugin), (image, plugin)
+    deploy = SUITE_ROOT / "drivers/fake/deploy"
+    expected = {
+        f"drivers/fake/deploy/{f.name}": "sha256:"
+        + hashlib.sha256(f.read_text().replace("IMAGE_PLACEHOLDER", image).encode()).hexdigest()
+        for f in sorted(deploy.glob("*.yaml"))
+    }
+    assert {m["path"]: m["sha256"] for m in install["manifests"]} == expected
+
+
+def _assert_node_builds(cluster: dict) -> None:
+    """Each worker's build as its kubelet reports it, and the kind node image it runs."""
+    assert cluster["nodes_error"] is None, cluster["nodes_error"]
+    assert cluster["nodes"], cluster
+    for node in cluster["nodes"]:
+        assert node["kubelet_version"] == cluster["kubernetes_version"], node
+        assert node["container_runtime_version"].startswith("containerd://"), node
+        assert node["os_image"] and node["kernel_version"], node
+        image = node["node_image"]
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["image_id"] or ""), image
+        built = image["ref"].startswith("localhost/dra-conformance/node:")
+        assert image["built_here"] is built, image
+        assert built or image["ref"].startswith("kindest/node:"), image
+        assert built or image["repo_digests"], image  # a pulled image has its registry digest
 
 
 def test_whole_suite_report_verifies_signed_and_a_hand_edited_copy_does_not(

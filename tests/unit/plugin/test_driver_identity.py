@@ -1,5 +1,5 @@
 """What the controller reads of the driver for the report: its install source (chart, manifest
-digests, preinstalled) and its images, whose failure to read never stops a run."""
+digests as applied, preinstalled) and its images, whose failure to read never stops a run."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def _sha256(data: bytes) -> str:
 
 
 def test_a_manifests_install_built_by_the_suite_hashes_each_file_as_read() -> None:
+    """Without this run's install (--dra-skip-install): the profile's files, said so."""
     profile = load_profile(FAKE / "profile.yaml")
     install = identity._install(profile)
     files = sorted((FAKE / "deploy").glob("*.yaml"))
@@ -33,6 +34,27 @@ def test_a_manifests_install_built_by_the_suite_hashes_each_file_as_read() -> No
         "method": "manifests",
         "image": None,  # the builder's reference is only known as it builds
         "manifests": [{"path": str(f), "sha256": _sha256(f.read_bytes())} for f in files],
+        "applied": False,
+    }
+
+
+def test_what_the_run_installed_is_named_as_applied() -> None:
+    profile = load_profile(FAKE / "profile.yaml")
+    applied = {
+        "method": "manifests",
+        "image": "localhost/dra-conformance/fake-driver:0123abcd",
+        "manifests": [{"path": "deploy/daemonset.yaml", "sha256": "sha256:" + "ab" * 32}],
+        "applied": True,
+    }
+    assert identity._install(profile, applied) == applied
+    helm = load_profile(FAKE / "profile-helm.yaml")
+    installed = {"method": "helm", "image": "localhost/drv:1", "applied": True}
+    assert identity._install(helm, installed) == {
+        "method": "helm",
+        "chart": "fake-dra-driver",
+        "version": "0.1.0",
+        "image": "localhost/drv:1",
+        "applied": True,
     }
 
 
@@ -53,6 +75,7 @@ def test_a_helm_install_names_the_chart_and_version_from_chart_yaml() -> None:
         "method": "helm",
         "chart": "fake-dra-driver",
         "version": "0.1.0",
+        "applied": False,
     }
 
 

@@ -82,3 +82,13 @@ def test_the_probe_mark_survives_junit() -> None:
     assert back.probe == ("admin-access",)
     result = requirement_results(CATALOG, [back])[1]
     assert result.status is RequirementStatus.NOT_APPLICABLE
+
+
+def test_probing_sets_aside_only_the_undeclared_capability_parts() -> None:
+    from conformance.model.requirements import without_capabilities
+
+    capability = "the driver profile does not declare capability x (add x to capabilities in p)"
+    assert without_capabilities(capability) is None
+    gate = "feature gate DRAAdminAccess is disabled in the cluster"
+    assert without_capabilities(f"{gate}; {capability}") == gate
+    assert without_capabilities(None) is None

@@ -166,3 +166,89 @@ def test_allure_environment_names_the_images_and_no_local_path(suite_root: Path)
     assert props["Driver.profile"] == "drivers/fake/profile.yaml"
     assert props["Command"] == "dra-conformance run p.yaml"
     assert not any(str(suite_root) in value for value in props.values())
+
+
+def test_markdown_says_the_manifests_were_hashed_as_applied(suite_root: Path) -> None:
+    applied = {
+        "method": "manifests",
+        "image": "localhost/drv:1",
+        "manifests": [
+            {"path": str(suite_root / "deploy/ds.yaml"), "sha256": "sha256:" + "ef" * 32}
+        ],
+        "applied": True,
+    }
+    summary = _summary(suite_root, _facts(suite_root, driver_install=applied))
+    assert summary["driver"]["install"]["applied"] is True  # type: ignore[index]
+    markdown = render_markdown(summary)
+    assert (
+        "- installed from manifests (sha256 of each file as applied, with `localhost/drv:1` "
+        "for the image placeholder):"
+    ) in markdown
+    before = dict(applied, applied=False)
+    markdown = render_markdown(_summary(suite_root, _facts(suite_root, driver_install=before)))
+    assert "for the image placeholder) (installed before the run):" in markdown
+
+
+NODE_IMAGE = {
+    "ref": "localhost/dra-conformance/node:v1.37.2-0123",
+    "image_id": "sha256:" + "12" * 32,
+    "repo_digests": [],
+    "built_here": True,
+}
+BUILD = {
+    "kubelet_version": "v1.37.2",
+    "container_runtime_version": "containerd://2.1.4",
+    "os_image": "Debian GNU/Linux 12 (bookworm)",
+    "kernel_version": "6.8.0",
+    "node_image": NODE_IMAGE,
+}
+NODES = (
+    {"name": "w1", "devices": 4, **BUILD},
+    {"name": "w2", "devices": 4, **BUILD},
+)
+
+
+def test_summary_names_each_nodes_build_and_node_image(suite_root: Path) -> None:
+    facts = _facts(suite_root, nodes=NODES)
+    assert RunFacts.from_dict(json.loads(json.dumps(facts.to_dict()))) == facts
+    cluster = _summary(suite_root, facts)["cluster"]
+    assert cluster["nodes"] == [dict(n) for n in NODES]  # type: ignore[index]
+    assert cluster["nodes_error"] is None  # type: ignore[index]
+
+
+def test_markdown_shows_a_uniform_clusters_build_on_one_line(suite_root: Path) -> None:
+    markdown = render_markdown(_summary(suite_root, _facts(suite_root, nodes=NODES)))
+    assert (
+        "- nodes: w1, w2\n"
+        "  - kubelet v1.37.2, containerd://2.1.4, Debian GNU/Linux 12 (bookworm), kernel 6.8.0; "
+        "node image `localhost/dra-conformance/node:v1.37.2-0123 "
+        f"(image ID sha256:{'12' * 32}, built here)`\n"
+    ) in markdown
+
+
+def test_markdown_names_the_nodes_of_each_build_when_they_differ(suite_root: Path) -> None:
+    pulled = dict(NODE_IMAGE, ref="kindest/node:v1.36.3", built_here=False)
+    pulled["repo_digests"] = ["kindest/node@sha256:" + "34" * 32]
+    older = {"name": "w2", "kubelet_version": "v1.36.3", "node_image": pulled}
+    facts = _facts(suite_root, nodes=(NODES[0], older), nodes_error="HTTP 403 Forbidden")
+    markdown = render_markdown(_summary(suite_root, facts))
+    assert "6.8.0; node image `localhost/dra-conformance/node:v1.37.2-0123 (" in markdown
+    assert "built here)` (w1)\n" in markdown
+    assert (
+        f"  - kubelet v1.36.3; node image `kindest/node:v1.36.3 (sha256:{'34' * 32})` (w2)\n"
+    ) in markdown
+    assert "  - node facts incomplete: HTTP 403 Forbidden\n" in markdown
+
+
+def test_allure_environment_names_the_nodes_build(suite_root: Path) -> None:
+    props = environment_properties(_summary(suite_root, _facts(suite_root, nodes=NODES)))
+    assert props["Cluster.kubelet"] == "v1.37.2"
+    assert props["Cluster.runtime"] == "containerd://2.1.4"
+    assert props["Cluster.os"] == "Debian GNU/Linux 12 (bookworm)"
+    assert props["Cluster.kernel"] == "6.8.0"
+    assert props["Cluster.node.image"] == (
+        f"localhost/dra-conformance/node:v1.37.2-0123 (image ID sha256:{'12' * 32}, built here)"
+    )
+    assert "Cluster.node.image" not in environment_properties(
+        _summary(suite_root, _facts(suite_root))
+    )
