@@ -60,14 +60,11 @@ from conformance.report.no_verdict import NoVerdict, fence, no_verdict_of
 from conformance.report.options import option, resolve_run_dir, verdict_scope
 from conformance.report.outcomes import (
     PROP_CLAIM,
-    PROP_PROBE,
-    PROP_REQUIREMENT,
     RESERVED_PROPERTIES,
     TestRecord,
-    probed_capabilities,
     report_reason,
     stamp_report,
-    suite_requirement,
+    stamp_suite_facts,
 )
 from conformance.report.platform_issues import annotate_failure, issue_for_item
 from conformance.report.provenance import junit_properties as junit_provenance
@@ -172,11 +169,7 @@ class ReportCollector:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
-        requirement = suite_requirement(item)
-        if requirement:  # the harness collected it from the suite's tree: what it proves
-            stamp_report(report, **{PROP_REQUIREMENT: requirement})
-        if probed_capabilities(item):  # run to observe undeclared capabilities, not to judge
-            stamp_report(report, **{PROP_PROBE: ",".join(probed_capabilities(item))})
+        stamp_suite_facts(item, report)
         exc = call.excinfo.value if call.excinfo else None
         typed = typed_skip_properties(exc)
         if typed:  # the report decides by these, never by the skip message

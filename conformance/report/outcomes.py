@@ -67,6 +67,16 @@ def suite_requirement(item: pytest.Item) -> str | None:
     return item.stash.get(SUITE_TEST_KEY, None)
 
 
+def stamp_suite_facts(item: pytest.Item, report: pytest.TestReport) -> None:
+    """What the harness said of a test of the suite's own tree: the requirement it proves (what
+    decides), and the capabilities it was run to probe (which then decide nothing)."""
+    requirement = suite_requirement(item)
+    if requirement:
+        stamp_report(report, **{PROP_REQUIREMENT: requirement})
+    if probed_capabilities(item):
+        stamp_report(report, **{PROP_PROBE: ",".join(probed_capabilities(item))})
+
+
 def stamp_report(report: pytest.TestReport, **values: str) -> None:
     """Add harness facts (reserved property name -> value) to the report's stamp."""
     stamp = dict(getattr(report, STAMP, None) or {})

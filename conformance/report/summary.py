@@ -56,10 +56,8 @@ rendered from this document rather than from the inputs.
                       requirements {total, passed, failed, error, not_applicable, not_run,
                       known_platform_issue, by_level {MUST|SHOULD|MAY: {same keys}}} (those
                       in the verdict scope)
-    capabilities_seen {capability: {declared, observed (working | not working | not observed
-                      | not probed), requirements[]}}: a declared one observed through its
-                      requirements, an undeclared one only when probed
-                      (--dra-probe-capabilities), outside the verdict
+    capabilities_seen {capability: {declared, observed, requirements[]}}
+                      (conformance/report/capabilities_seen.py)
     requirements[]    {id, level, suite, statement, status (passed|failed|error|
                       not-applicable|not-run|known-platform-issue), duration_s, reason, remedy,
                       tests[] (node ids), known_issue ({link, summary, versions} of a known
@@ -232,7 +230,8 @@ def build_summary(
         },
         "capabilities_seen": capabilities_seen(catalog, results, records, facts.capabilities),
         "requirements": [
-            r.to_dict() | {"feature_gates": _gates_of(catalog.get(r.id))} for r in results
+            r.to_dict() | {"feature_gates": list(getattr(catalog.get(r.id), "feature_gates", ()))}
+            for r in results
         ],
         "known_platform_issues": _known_issues(results),
         "tests": _tests(records, run.report_dir),
@@ -255,10 +254,6 @@ def _tests(records: list[TestRecord], report_dir: str) -> list[dict[str, Any]]:
             for r in records
         ]
     )
-
-
-def _gates_of(info: RequirementInfo | None) -> list[str]:
-    return [] if info is None else list(info.feature_gates)
 
 
 def _run_section(run: RunInfo) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import app
-from conformance.report import provenance, verify_cross
+from conformance.report import provenance, verify
 from conformance.report.evidence import build_evidence
 from conformance.report.verify import load_report, recompute, records_from_junit, verify_report
 from conformance.report.verify_cross import (
@@ -93,7 +93,7 @@ def test_junit_and_summary_forged_together_are_caught_by_allure_results(
 ) -> None:
     _junit_says_it_passed(report)
     with monkeypatch.context() as without_cross_check:  # what verify saw before: files agree
-        without_cross_check.setattr(verify_cross, "cross_check", lambda *args: [])
+        without_cross_check.setattr(verify, "cross_check", lambda *args: [])
         assert verify_report(report, working_tree()).exit_code == 3
     result = verify_report(report, working_tree())
     assert not result.verified and result.exit_code == 1
