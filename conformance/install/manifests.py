@@ -45,7 +45,7 @@ def render_documents(files: Sequence[Path], image: str | None) -> list[dict[str,
             if image is None:
                 raise InstallError(
                     f"{f} uses {IMAGE_PLACEHOLDER} but the profile has no install.image",
-                    "add install.image (ref or builder)",
+                    "add install.image (ref, builder or goModule)",
                 )
             text = text.replace(IMAGE_PLACEHOLDER, image)
         try:

@@ -70,12 +70,13 @@ def _install(profile: Profile) -> dict[str, Any]:
     method = profile.install
     try:
         if isinstance(method, HelmInstall):
-            return {"method": "helm", **chart_identity(method)}
+            return {"method": "helm", **chart_identity(method), **_go_module(method.image)}
         if isinstance(method, ManifestsInstall):
             image = _substituted_image(method.image)
             files = manifest_files(method.paths)
             return {
                 "method": "manifests",
+                **_go_module(method.image),
                 "image": image,
                 "manifests": [
                     {"path": str(f), "sha256": _rendered_digest(f, image)} for f in files
@@ -84,6 +85,13 @@ def _install(profile: Profile) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a file gone since the install: say so
         return {"method": method.method, "error": f"{type(exc).__name__}: {exc}"}
     return {"method": "preinstalled"}
+
+
+def _go_module(spec: ImageSpec | None) -> dict[str, str]:
+    """`{"goModule": "module@version"}`: the public release the driver was built from."""
+    if spec is None or spec.go_module is None:
+        return {}
+    return {"goModule": f"{spec.go_module.module}@{spec.go_module.version}"}
 
 
 def _substituted_image(spec: ImageSpec | None) -> str | None:
