@@ -16,6 +16,7 @@ from conformance import gobuild
 from conformance.errors import BuildError
 from conformance.images.tarbuild import TarBuilder
 from conformance.model.profile import GO_MODULE_CHART_PREFIX, GoModuleSpec
+from conformance.model.profile_gomodule import binary_name, import_path
 from conformance.progress import Progress
 
 REPOSITORY_PREFIX = "localhost/dra-conformance/go-module"
@@ -39,24 +40,6 @@ def image_tag(version: str) -> str:
 
 def image_ref(spec: GoModuleSpec) -> str:
     return f"{REPOSITORY_PREFIX}/{image_name(spec.module)}:{image_tag(spec.version)}"
-
-
-def import_path(module: str, package: str) -> str:
-    """`./cmd/x` (relative to the module root) or a full import path, as a full import path."""
-    if package in (".", "./"):
-        return module
-    if package.startswith("./"):
-        return f"{module}/{package[2:].rstrip('/')}"
-    return package.rstrip("/")
-
-
-def binary_name(module: str, package: str) -> str:
-    """`go build` names a main package's binary after its import path's last element."""
-    return (
-        image_name(import_path(module, package))
-        if package in (".", "./")
-        else (import_path(module, package).rsplit("/", 1)[-1])
-    )
 
 
 def component(spec: GoModuleSpec) -> gobuild.GoComponent:

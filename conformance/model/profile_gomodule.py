@@ -22,6 +22,25 @@ VERSION_RE = re.compile(
 PACKAGE_RE = re.compile(r"^(\.|\./[A-Za-z0-9._~+/-]+|[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/\S+)*)$")
 ABSOLUTE_DIR_RE = re.compile(r"^/([A-Za-z0-9._-]+/?)*$")
 
+_MAJOR_SUFFIX = re.compile(r"^v[0-9]+$")
+
+
+def import_path(module: str, package: str) -> str:
+    """`./cmd/x` (relative to the module root) or a full import path, as a full import path."""
+    if package in (".", "./"):
+        return module
+    if package.startswith("./"):
+        return f"{module}/{package[2:].rstrip('/')}"
+    return package.rstrip("/")
+
+
+def binary_name(module: str, package: str) -> str:
+    """The name `go build -o <dir>/` gives a main package's binary: its import path's last
+    element, or the one before a `/vN` major-version suffix."""
+    parts = import_path(module, package).split("/")
+    return parts[-2] if len(parts) > 1 and _MAJOR_SUFFIX.match(parts[-1]) else parts[-1]
+
+
 ModulePath = text("a Go module path such as 'sigs.k8s.io/dra-example-driver'", MODULE_RE)
 ModuleVersion = text(
     "a pinned module version such as 'v0.4.0' (not a branch or 'latest')", VERSION_RE
@@ -43,10 +62,10 @@ class GoModuleSection(Strict):
     def _packages_in_module(self) -> GoModuleSection:
         names: dict[str, str] = {}
         for i, package in enumerate(self.packages):
-            full = package if not package.startswith(".") else self.module
+            full = import_path(self.module, package)
             if not (full == self.module or full.startswith(self.module + "/")):
                 fail(f"{package} is not a package of {self.module}", "packages", i)
-            name = package.rstrip("/").rsplit("/", 1)[-1]
+            name = binary_name(self.module, package)
             if name in names:
                 fail(f"{package} and {names[name]} both build a binary '{name}'", "packages", i)
             names[name] = package

@@ -11,6 +11,7 @@ import pytest
 from conformance.errors import BuildError
 from conformance.images import gomodule
 from conformance.model.profile import GoModuleSpec
+from conformance.model.profile_gomodule import binary_name, import_path
 
 SPEC = GoModuleSpec(
     "sigs.k8s.io/dra-example-driver",
@@ -60,11 +61,11 @@ def test_component_builds_full_import_paths_into_named_binaries() -> None:
 
 
 def test_import_path_and_binary_of_the_module_root() -> None:
-    assert gomodule.import_path("example.com/tool", ".") == "example.com/tool"
-    assert gomodule.import_path("example.com/tool", "example.com/tool/cmd/x") == (
-        "example.com/tool/cmd/x"
-    )
-    assert gomodule.binary_name("example.com/tool", ".") == "tool"
+    assert import_path("example.com/tool", ".") == "example.com/tool"
+    assert import_path("example.com/tool", "example.com/tool/cmd/x") == "example.com/tool/cmd/x"
+    assert binary_name("example.com/Tool", ".") == "Tool"
+    assert binary_name("example.com/tool/v2", ".") == "tool"  # as go build names it
+    assert binary_name("example.com/tool/v2", "./cmd/x") == "x"
 
 
 def test_image_holds_only_the_binaries_and_tmp(tmp_path: Path) -> None:
