@@ -1,6 +1,7 @@
 """The images the suite builds here, offline (no registry): the kind node image per Kubernetes
-version, the harness's images (workload, fake driver), the suite's own image and the Kubernetes
-e2e DRA test driver. The cluster providers (conformance/cluster) run and load them.
+version, the harness's images (workload, fake driver), the suite's own image, the Kubernetes
+e2e DRA test driver and third-party drivers built from their public Go modules. The cluster
+providers (conformance/cluster) run and load them.
 
 | module         | owns                                                                      |
 |----------------|---------------------------------------------------------------------------|
@@ -13,6 +14,7 @@ e2e DRA test driver. The cluster providers (conformance/cluster) run and load th
 | `harness`      | images the harness needs in the cluster (workload, fake driver)            |
 | `suite_image`  | the suite as a container image (in-cluster runs, Sonobuoy)                 |
 | `testdriver`   | the Kubernetes e2e DRA test driver image, built from k8s.io/kubernetes     |
+| `gomodule`     | a third-party driver's image built from its Go module at a pinned version  |
 | `cached_image` | an image built once across processes                                       |
 | `tarbuild`     | tar archives to copy files into containers                                 |
 | `assets/`      | files the node image carries (node set-up, CNI) and the stand-ins' adapter |

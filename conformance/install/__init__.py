@@ -5,7 +5,7 @@
 | `installer`     | install (returning what it applied), uninstall and await a driver         |
 | `manifests`     | manifest files rendered (image, dependencies first), server-side applied  |
 | `helm`          | helm command lines, values with image placeholders, running helm          |
-| `image`         | the driver image: built (builder or Docker SDK) and loaded into kind      |
+| `image`         | the driver image: built (builder, Go module, Dockerfile), put in kind     |
 | `errors`        | `InstallError`, what every install step raises                            |
 | `profile_check` | `profile check`: offline, against a dump of slices, or the live cluster    |
 | `profile_selectors` | selectors compiled and matched as the scheduler does (conformance.cel) |

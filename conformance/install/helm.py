@@ -17,7 +17,7 @@ import yaml
 from conformance.errors import HostError
 from conformance.install.errors import InstallError
 from conformance.install.image import IMAGE_PLACEHOLDER
-from conformance.model.profile import HelmInstall
+from conformance.model.profile import GO_MODULE_CHART_PREFIX, HelmInstall
 from conformance.progress import Progress
 
 # In install.values, replaced by the image the profile builds (install.image): the full
@@ -82,7 +82,7 @@ def helm_values(values: Any, image: str | None) -> Any:
         raise InstallError(
             f"install.values uses an image placeholder ({values}) but the profile has no "
             "install.image",
-            "add install.image (ref or builder)",
+            "add install.image (ref, builder or goModule)",
         )
     repository, tag = split_image_ref(image) if IMAGE_PLACEHOLDER not in values else (image, "")
     return (
@@ -90,6 +90,17 @@ def helm_values(values: Any, image: str | None) -> Any:
         .replace(IMAGE_TAG_PLACEHOLDER, tag)
         .replace(IMAGE_PLACEHOLDER, image)
     )
+
+
+def local_chart(method: HelmInstall) -> str:
+    """The chart helm is given: a `goModule:<path>` chart as its directory in the module cache
+    (the module version install.image.goModule builds), any other chart as the profile says."""
+    spec = method.image.go_module if method.image is not None else None
+    if spec is None or not method.chart.startswith(GO_MODULE_CHART_PREFIX):
+        return method.chart
+    from conformance.images import gomodule
+
+    return gomodule.resolve_chart(method.chart, spec)
 
 
 def _helm_target(kubeconfig: str, context: str | None, namespace: str) -> list[str]:
@@ -103,7 +114,7 @@ def helm_install_command(
     """`helm upgrade --install`: idempotent, so a second install changes nothing. No --wait:
     wait_ready checks readiness and says what is missing. Values files first, then the
     profile's values (from stdin), which win."""
-    argv = [helm, "upgrade", "--install", method.release, method.chart]
+    argv = [helm, "upgrade", "--install", method.release, local_chart(method)]
     argv += _helm_target(kubeconfig, context, method.namespace)
     argv += ["--create-namespace", "--timeout", f"{HELM_TIMEOUT_S:.0f}s"]
     if method.version:
@@ -215,7 +226,7 @@ def chart_identity(method: HelmInstall) -> dict[str, str | None]:
     """`{"chart": name, "version": version}` of the chart the profile installs: from a local
     chart's Chart.yaml; for a chart reference, its last path segment and the profile's version
     (None when the profile pins none: helm took the newest)."""
-    meta = _chart_yaml(method.chart)
+    meta = _chart_yaml(local_chart(method))
     if meta is not None:
         return {"chart": str(meta.get("name") or ""), "version": str(meta.get("version") or "")}
     name = method.chart.rstrip("/").rsplit("/", 1)[-1].split(":", 1)[0]

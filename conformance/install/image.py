@@ -1,5 +1,6 @@
-"""The driver's image: built (a named builder, or `docker build` through the Docker SDK) and
-loaded into the kind nodes when the profile asks, so an air-gapped kind cluster never pulls."""
+"""The driver's image: built (a named builder, a Go module, or `docker build` through the
+Docker SDK) and loaded into the kind nodes when the profile asks, so an air-gapped kind
+cluster never pulls."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ def _docker_build(spec: ImageSpec, progress: Progress) -> None:
 
 
 def _build_image(spec: ImageSpec, progress: Progress) -> str:
+    if spec.go_module is not None:
+        from conformance.images import gomodule
+
+        return gomodule.build_image(spec.go_module, progress)
     if spec.builder is not None:
         from conformance.images import harness
 

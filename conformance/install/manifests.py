@@ -46,7 +46,7 @@ def render_files(files: Sequence[Path], image: str | None) -> list[tuple[Path, s
             if image is None:
                 raise InstallError(
                     f"{f} uses {IMAGE_PLACEHOLDER} but the profile has no install.image",
-                    "add install.image (ref or builder)",
+                    "add install.image (ref, builder or goModule)",
                 )
             text = text.replace(IMAGE_PLACEHOLDER, image)
         rendered.append((f, text))

@@ -75,6 +75,9 @@ SUITE_ROOT = suite_root.SUITE_ROOT  # the checkout, or conformance/_suite of a w
 # Builders the suite ships (conformance.images.harness): they work with no registry at all.
 IMAGE_BUILDERS = ("fake-driver", "k8s-test-driver")  # conformance/images/harness.py BUILDERS
 
+# `install.chart: goModule:<path>`: a chart inside install.image.goModule's module version.
+GO_MODULE_CHART_PREFIX = "goModule:"
+
 VerificationMethod = Literal["env", "file", "command"]
 
 
@@ -94,15 +97,26 @@ class Selector:
 
 
 @dataclass(frozen=True)
+class GoModuleSpec:
+    """A driver built from a public Go module at a pinned version (conformance/images/gomodule)."""
+
+    module: str  # a module path, e.g. sigs.k8s.io/dra-example-driver
+    version: str  # a semantic version or pseudo-version, never a branch or `latest`
+    packages: tuple[str, ...]  # main packages: `./cmd/x` (module-relative) or full import paths
+    binary_dir: str = "/usr/bin"  # where the binaries go in the image
+
+
+@dataclass(frozen=True)
 class ImageSpec:
     """The image the installer substitutes for IMAGE_PLACEHOLDER in the manifests."""
 
-    ref: str | None  # None only with a builder, whose output is content-addressed
+    ref: str | None  # None only with a builder or a Go module, which name their own image
     builder: str | None = None  # a suite-provided builder (IMAGE_BUILDERS) instead of docker build
     build_context: Path | None = None  # None: the image exists already (pulled or prebuilt)
     dockerfile: Path | None = None
     build_args: Mapping[str, str] = field(default_factory=FrozenMap)
     load: bool = True  # load into the kind nodes (ignored on an existing cluster)
+    go_module: GoModuleSpec | None = None  # build from a Go module instead (ref is derived)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, model_validator
 
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile import (
+    GO_MODULE_CHART_PREFIX,
     IMAGE_BUILDERS,
     SUITE_ROOT,
     HelmInstall,
@@ -21,6 +22,7 @@ from conformance.model.profile import (
     ManifestsInstall,
     PreinstalledInstall,
 )
+from conformance.model.profile_gomodule import GoModuleSection
 from conformance.model.schema import DNS_LABEL_RE
 from conformance.model.typed import (
     Boolean,
@@ -102,13 +104,22 @@ class ImageSection(Strict):
     ref: ImageRef | None = Field(None, description="an image reference such as 'localhost/x:dev'")
     builder: ImageBuilder | None = Field(None, description="a builder the suite ships")
     build: BuildSection | None = Field(None, description="{context, dockerfile, args}")
+    go_module: GoModuleSection | None = Field(
+        None, description="{module, version, packages, binaryDir}: built from the Go module"
+    )
     load: Boolean = Field(True, description="load the image into the kind nodes")
 
     @model_validator(mode="after")
     def _one_source(self) -> ImageSection:
         if self.builder is not None and self.build is not None:
             fail("not used with builder; remove one of them", "build")
-        if self.builder is None and self.ref is None:
+        if self.go_module is not None:
+            for key, value in (("builder", self.builder), ("build", self.build)):
+                if value is not None:
+                    fail("not used with goModule; remove one of them", key)
+            if self.ref is not None:
+                fail("not used with goModule, which names its own image; remove it", "ref")
+        elif self.builder is None and self.ref is None:
             missing("an image reference such as 'localhost/x:dev'", "ref")
         return self
 
@@ -117,11 +128,12 @@ class ImageSection(Strict):
         context = build.context if build else None
         dockerfile = build.dockerfile_path if build else None
         args = FrozenMap(build.args if build else {})
-        return ImageSpec(self.ref, self.builder, context, dockerfile, args, self.load)
+        go_module = self.go_module.domain() if self.go_module else None
+        return ImageSpec(self.ref, self.builder, context, dockerfile, args, self.load, go_module)
 
 
 Manifests = listed(LocalPath, "paths", nonempty=True)
-Chart = text("a chart directory or reference")
+Chart = text("a chart directory, reference or 'goModule:<path>'")
 Release = text("a release name (DNS label)", DNS_LABEL_RE)
 Namespace = text("a namespace name (DNS label)", DNS_LABEL_RE)
 Values = mapping_of(str, Any)
@@ -147,6 +159,15 @@ class HelmSection(Strict):
     values_files: ValuesFiles = Field((), description="values files")
     version: ChartVersion | None = Field(None, description="a chart version")
     image: ImageSection | None = Field(None, description="built/loaded before the chart")
+
+    @model_validator(mode="after")
+    def _module_chart(self) -> HelmSection:
+        if self.chart.startswith(GO_MODULE_CHART_PREFIX):
+            if self.image is None or self.image.go_module is None:
+                fail(f"a '{GO_MODULE_CHART_PREFIX}<path>' chart needs image.goModule", "chart")
+            if not self.chart[len(GO_MODULE_CHART_PREFIX) :].strip("/"):
+                wrong(f"'{GO_MODULE_CHART_PREFIX}<path inside the module>'", self.chart, "chart")
+        return self
 
     def domain(self, base_dir: Path) -> Install:
         chart = self.chart

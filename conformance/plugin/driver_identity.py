@@ -71,7 +71,7 @@ def _install(profile: Profile, applied: dict[str, Any] | None = None) -> dict[st
     `applied` true: the digests and image are what this run's install applied; false: the
     driver was on the cluster before the run, and the profile's files are described instead."""
     if applied and applied.get("method") == "manifests":
-        return dict(applied)
+        return {**_go_module(getattr(profile.install, "image", None)), **applied}
     described = _described(profile)
     return {**described, **applied} if applied else described
 
@@ -80,7 +80,12 @@ def _described(profile: Profile) -> dict[str, Any]:
     method = profile.install
     try:
         if isinstance(method, HelmInstall):
-            return {"method": "helm", **chart_identity(method), "applied": False}
+            return {
+                "method": "helm",
+                **chart_identity(method),
+                **_go_module(method.image),
+                "applied": False,
+            }
         if isinstance(method, ManifestsInstall):
             image = _substituted_image(method.image)
             files = manifest_files(method.paths)
@@ -91,6 +96,7 @@ def _described(profile: Profile) -> dict[str, Any]:
             )
             return {
                 "method": "manifests",
+                **_go_module(method.image),
                 "image": image,
                 "manifests": applied_manifests(rendered),
                 "applied": False,
@@ -98,6 +104,13 @@ def _described(profile: Profile) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a file gone since the install: say so
         return {"method": method.method, "error": f"{type(exc).__name__}: {exc}"}
     return {"method": "preinstalled"}
+
+
+def _go_module(spec: ImageSpec | None) -> dict[str, str]:
+    """`{"goModule": "module@version"}`: the public release the driver was built from."""
+    if spec is None or spec.go_module is None:
+        return {}
+    return {"goModule": f"{spec.go_module.module}@{spec.go_module.version}"}
 
 
 def _substituted_image(spec: ImageSpec | None) -> str | None:
