@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from fakedriver.controls import FaultState
 from fakedriver.device_status import APPLY_PATCH
 from fakedriver.kubeapi import ApiError, KubeRest
+from fakedriver.misbehave import status as hooks
 
 log = logging.getLogger(__name__)
 
@@ -178,13 +179,13 @@ class BindingReporter:
         self.failed = 0
 
     def _key(self, claim: PendingClaim) -> tuple[str, str]:
-        if self._faults.misbehaving("binding-once-per-claim"):
-            return (claim.uid, "")  # blind to a reallocation of the same claim
+        if hooks.once_per_claim(self._faults):
+            return (claim.uid, "")
         return (claim.uid, claim.allocated_at)
 
     def observe(self, claim: Mapping[str, Any]) -> None:
         status = claim.get("status") or {}
-        if not status.get("allocation") and not self._faults.misbehaving("binding-once-per-claim"):
+        if not status.get("allocation") and not hooks.once_per_claim(self._faults):
             # Deallocated: the next allocation is new even within the same second.
             self.forget(str((claim.get("metadata") or {}).get("uid")))
             return
@@ -194,8 +195,7 @@ class BindingReporter:
         key = self._key(todo)
         if key in self._handled:
             return
-        if self._faults.misbehaving("no-binding-status"):
-            log.warning("misbehaviour no-binding-status: claim %s is never attached", todo.uid)
+        if hooks.skips_binding(self._faults, todo.uid):
             self._handled.add(key)
             return
         now = self._now()

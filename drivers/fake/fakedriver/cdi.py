@@ -2,7 +2,7 @@
 
 By default a spec file and its CDI device names carry the claim's UID
 (``<driver>-<claimUID>.json``, devices ``<claimUID>-<device>``). With
-``by_device`` (the legal ``cdi-specs-by-device`` behaviour) they are named by
+``by_device`` (a legal behaviour of fakedriver.misbehave.cdi) they are named by
 device and a random token instead (``<driver>-dev-<device>-<token>.json``,
 devices ``<device>-<token>``) and the env omits the claim's UID: nothing in the
 file names the claim, as with drivers that key their specs by device; only the
@@ -78,7 +78,7 @@ class DeviceEnv:
     admin_access: bool
     config: Mapping[str, str]
     show_claim_uid: bool = True
-    # misbehaviour background-release: the claim the device is still being released from; the
+    # set: the claim the device is still being released from (a misbehaving release); the
     # device is not set up, so the entry says only that (CDI needs at least one edit)
     releasing_from: str = ""
 

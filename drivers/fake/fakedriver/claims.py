@@ -170,22 +170,3 @@ def group_devices(devices: Sequence[AllocatedDevice]) -> list[tuple[AllocatedDev
         if device.request not in grouped[key][1]:
             grouped[key][1].append(device.request)
     return list(grouped.values())
-
-
-def unprepare_from_api_errors(reader: ClaimReader, claims: Sequence[ClaimKey]) -> dict[str, str]:
-    """Misbehaviour unprepare-needs-claim: a driver that reads each claim from the API to
-    unprepare it, instead of from its own checkpoint, fails for a claim already deleted (after a
-    force delete); the kubelet then retries for ever. Claim UID -> error, for those it fails."""
-    errors: dict[str, str] = {}
-    for ref in claims:
-        try:
-            claim = reader.get_claim(ref.namespace, ref.name)
-        except ClaimError as exc:
-            errors[ref.uid] = f"{exc}: cannot unprepare (misbehaviour unprepare-needs-claim)"
-            continue
-        if (claim.get("metadata") or {}).get("uid") != ref.uid:
-            errors[ref.uid] = (
-                f"ResourceClaim {ref.namespace}/{ref.name} ({ref.uid}) not found: cannot "
-                "unprepare (misbehaviour unprepare-needs-claim)"
-            )
-    return errors

@@ -45,6 +45,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="node this plugin runs on (env NODE_NAME)",
     )
     p.add_argument("--driver-name", default=DRIVER_NAME)
+    _add_path_arguments(p)
+    _add_service_arguments(p)
+    _add_api_arguments(p)
+    p.add_argument("--log-level", default="INFO")
+    return p
+
+
+def _add_api_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--node-uid",
+        default=os.environ.get("NODE_UID"),
+        help="Node UID for slice ownerReferences; read from the API when unset",
+    )
+    p.add_argument("--kubeconfig", default=None, help="default: in-cluster, then ~/.kube/config")
+    p.add_argument("--grpc-workers", type=int, default=16)
+    p.add_argument(
+        "--device-metadata",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="write device metadata files (KEP-5304) for the containers of prepared claims",
+    )
+
+
+def _add_path_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--catalog",
         type=Path,
@@ -85,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=Path(DEFAULT_READY_FILE),
         help="readiness marker (served by --ready-port, checked by `python3 -m fakedriver.ready`)",
     )
+
+
+def _add_service_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--ready-port",
         type=int,
@@ -130,21 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between ResourceSlice reconciliations (slices deleted behind the "
         "driver's back, by a kubelet's wipe for one, come back within that)",
     )
-    p.add_argument(
-        "--node-uid",
-        default=os.environ.get("NODE_UID"),
-        help="Node UID for slice ownerReferences; read from the API when unset",
-    )
-    p.add_argument("--kubeconfig", default=None, help="default: in-cluster, then ~/.kube/config")
-    p.add_argument("--grpc-workers", type=int, default=16)
-    p.add_argument(
-        "--device-metadata",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="write device metadata files (KEP-5304) for the containers of prepared claims",
-    )
-    p.add_argument("--log-level", default="INFO")
-    return p
 
 
 def _setup_logging(level: str) -> None:
@@ -184,7 +196,28 @@ def main(argv: list[str] | None = None) -> int:
     except CatalogError as exc:
         log.error("%s", exc)
         return 2
-    options = DriverOptions(
+    stopping = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("received %s, shutting down", signal.Signals(signum).name)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    rest = KubeRest(load_api_client(args.kubeconfig))
+    try:
+        owner = _node_owner(rest, args.node_name, args.node_uid, stopping)
+    except (ApiError, urllib3.exceptions.HTTPError) as exc:
+        log.error("cannot read Node %s: %s", args.node_name, exc)
+        return 1
+    _run(args, _driver(args, catalog, rest, owner), rest, stopping)
+    log.info("stopped")
+    return 0
+
+
+def _options(args: argparse.Namespace) -> DriverOptions:
+    return DriverOptions(
         node_name=args.node_name,
         driver_name=args.driver_name,
         catalog=args.catalog,
@@ -206,23 +239,11 @@ def main(argv: list[str] | None = None) -> int:
         grpc_workers=args.grpc_workers,
         device_metadata=args.device_metadata,
     )
-    stopping = threading.Event()
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("received %s, shutting down", signal.Signals(signum).name)
-        stopping.set()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-
-    rest = KubeRest(load_api_client(args.kubeconfig))
-    try:
-        owner = _node_owner(rest, args.node_name, args.node_uid, stopping)
-    except (ApiError, urllib3.exceptions.HTTPError) as exc:
-        log.error("cannot read Node %s: %s", args.node_name, exc)
-        return 1
-    driver = FakeDriver(
-        options,
+def _driver(args: argparse.Namespace, catalog: Catalog, rest: KubeRest, owner: dict) -> FakeDriver:
+    return FakeDriver(
+        _options(args),
         catalog,
         claims=ApiClaimReader(rest),
         slices=ApiSliceClient(rest),
@@ -235,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         owner=owner,
         claim_status=ApiClaimStatusWriter(rest, field_manager=args.driver_name),
     )
+
+
+def _run(
+    args: argparse.Namespace, driver: FakeDriver, rest: KubeRest, stopping: threading.Event
+) -> None:
+    """Serve until `stopping`: the driver, its readiness port and its binding reports."""
     control = ControlWatcher(
         rest, args.control_namespace, args.control_configmap, driver.apply_controls, driver.stopping
     )
@@ -262,5 +289,3 @@ def main(argv: list[str] | None = None) -> int:
     driver.stop()
     if readiness is not None:
         readiness.stop()
-    log.info("stopped")
-    return 0

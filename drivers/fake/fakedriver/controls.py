@@ -18,7 +18,7 @@ node (ConfigMap keys cannot be ``*``). Each value is a JSON (or YAML) object::
       },
       "failPrepare": {"id": "b2", "count": 1},  # any prepare on the node
       "prepareDelaySeconds": 2.5,
-      "misbehaviours": {"noop-unprepare": true}
+      "misbehaviours": {"<name>": true}  # names: fakedriver.misbehave.MISBEHAVIOURS
     }
 
 The node's value overrides ``_all`` field by field (devices merge per device,
@@ -38,71 +38,11 @@ from typing import Any
 
 import yaml
 
+from fakedriver.misbehave import MISBEHAVIOURS, health
+
 ALL_NODES_KEY = "_all"
 HEALTH_VALUES = ("Healthy", "Unhealthy", "Unknown")
 TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
-
-MISBEHAVIOURS = frozenset(
-    {
-        "duplicate-device-names",  # the same device name twice in the pool
-        "invalid-slice",  # a device twice in one slice: the API server rejects the slice
-        "wrong-attribute",  # slices publish a model the device does not have
-        "missing-attribute",  # slices omit the model attribute
-        "unqualified-attribute",  # attribute names without the driver domain (legal)
-        "multi-slash-attribute",  # an extra attribute <driver>/topology/numa (invalid)
-        "inconsistent-pool",  # resourceSliceCount does not match the slices
-        "keep-withdrawn-device",  # a withdraw is acknowledged but not published
-        "cdi-wrong-device",  # CDI env names another device than allocated
-        "noop-unprepare",  # unprepare succeeds but keeps CDI spec and checkpoint
-        "fail-unprepare",  # unprepare answers an error for every claim
-        "skip-claim-in-prepare",  # one claim is missing from the prepare response
-        "lose-checkpoint-on-restart",  # the checkpoint is discarded on start
-        "no-health-reports",  # the health stream stays silent
-        "taint-prepared-devices",  # devices of prepared claims get a NoExecute taint
-        "missing-capacity",  # slices omit the memory capacity
-        "phantom-device",  # slices publish one extra device the node does not have
-        "cdi-first-device-only",  # a claim's container sees only its first device
-        "unstable-cdi-spec",  # a claim's CDI spec is rewritten to another device after prepare
-        "unregistered",  # the registration socket is removed (the kubelet drops the plugin)
-        "register-once",  # GetInfo fails once registered: a restarted kubelet cannot re-register
-        # a claim prepared before gets no new CDI spec after a reboot: neither at start (a
-        # restarted container of a running pod fails) nor when the kubelet prepares it again
-        "cdi-not-recreated",
-        "prepare-held-devices",  # prepares a device still prepared for another claim
-        "keep-released-devices",  # unprepare succeeds, yet the device is never prepared again
-        "slow-unprepare",  # unprepare takes SLOW_UNPREPARE_SECONDS before it lets go
-        "sticky-unhealthy",  # a device once Unhealthy stays Unhealthy and tainted after recovery
-        "first-claim-only",  # of several claims prepared together, only the first gets devices
-        "leak-cdi-spec",  # unprepare releases the claim but leaves its CDI spec on the node
-        "exclusive-shared-devices",  # a shareable device is prepared for one claim at a time
-        "unprepare-on-shutdown",  # stopping unprepares every prepared claim (specs, checkpoint)
-        "partitions-without-counters",  # partitions consume no shared counter, the whole does
-        "unpublished-taints",  # taints set through the control channel never reach the slice
-        "none-taint-as-noschedule",  # a taint of effect None is published as NoSchedule
-        "no-republish-after-restart",  # a restart finding its slices never writes any again
-        # a restart finding its slices writes the pool under new slice names at a higher
-        # generation and deletes the old slices but one, left behind at the lower generation
-        "stale-slice-after-restart",
-        "cdi-specs-by-device",  # (legal) specs named by device: no claim UID in name or contents
-        "unprepare-needs-claim",  # unprepare reads the claim from the API, fails once it is gone
-        "prepare-not-idempotent",  # a prepare of a claim already prepared answers an error
-        "restored-claims-stay-busy",  # unprepare of a claim restored at start keeps its devices
-        "health-not-advertised",  # health served, but GetInfo does not advertise it
-        "health-v1alpha1-only",  # (legal) GetInfo advertises only the v1alpha1 health service
-        "background-release",  # unprepare answers before the device is free; a prepare meanwhile
-        # sets the half-released device up without it (its container does not see the device)
-        "no-device-status",  # prepared claims never get status.devices (claims the capability)
-        # device metadata (KEP-5304) of each request lists all of the claim's devices
-        "metadata-all-requests",
-        "metadata-wrong-device",  # device metadata lists another device of the node
-        # devices with binding conditions are published, but their conditions never reported:
-        # pods using one never bind
-        "no-binding-status",
-        # binding conditions reported once per claim UID: after the scheduler deallocates a
-        # claim whose binding failed and allocates it again, the driver stays silent
-        "binding-once-per-claim",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -352,8 +292,8 @@ class FaultState:
 
     @property
     def published(self) -> NodeControls:
-        """The controls as the driver acts on them: unhealthy devices carry UNHEALTHY_TAINT,
-        and under sticky-unhealthy a device once unhealthy stays so."""
+        """The controls as the driver acts on them: unhealthy devices carry UNHEALTHY_TAINT
+        (and a misbehaviour may keep a device once unhealthy so)."""
         return self._published
 
     def misbehaving(self, name: str) -> bool:
@@ -368,7 +308,7 @@ class FaultState:
             self._controls = controls
             self._resource_version = resource_version
             unhealthy = {n for n, d in controls.devices.items() if d.health == "Unhealthy"}
-            sticky = "sticky-unhealthy" in controls.misbehaviours
+            sticky = health.sticky(controls.misbehaviours)
             self._ever_unhealthy = (self._ever_unhealthy | unhealthy) if sticky else frozenset()
             self._published = _with_health_taints(controls, unhealthy | self._ever_unhealthy)
             # Remember when each taint first appeared: timeAdded must not move

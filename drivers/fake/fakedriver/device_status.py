@@ -24,6 +24,7 @@ from fakedriver.catalog import DeviceSpec, NodeInventory
 from fakedriver.checkpoint import PreparedClaim, PreparedDevice
 from fakedriver.controls import FaultState
 from fakedriver.kubeapi import KubeRest
+from fakedriver.misbehave import status as hooks
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def _now() -> str:
 
 
 class DeviceStatusReporter:
-    """Writes the entries of each newly prepared claim, unless misbehaving."""
+    """Writes the entries of each newly prepared claim."""
 
     def __init__(
         self,
@@ -153,8 +154,7 @@ class DeviceStatusReporter:
         self.failed = 0
 
     def prepared(self, claim: PreparedClaim) -> None:
-        if self._faults.misbehaving("no-device-status"):
-            log.warning("misbehaviour no-device-status: no status.devices for claim %s", claim.uid)
+        if hooks.skips_device_status(self._faults, claim.uid):
             return
         entries = device_entries(
             self._driver, claim, self._inventory().by_name(), self._node, self._now()

@@ -9,15 +9,11 @@ kubelet never connects to a plugin that cannot answer yet.
 from __future__ import annotations
 
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from fakedriver import DRIVER_NAME
 from fakedriver.catalog import Catalog
 from fakedriver.cdi import CdiSpecStore
 from fakedriver.checkpoint import Checkpoint
@@ -26,8 +22,6 @@ from fakedriver.control_watch import ControlWatcher
 from fakedriver.controls import FaultState, NodeControls, parse_controls
 from fakedriver.device_status import ClaimStatusWriter, DeviceStatusReporter
 from fakedriver.grpcapi import (
-    DRA_SERVICES,
-    HEALTH_SERVICES,
     dra_v1_pb2_grpc,
     dra_v1beta1_pb2_grpc,
     drahealth_v1_pb2_grpc,
@@ -36,6 +30,9 @@ from fakedriver.grpcapi import (
 )
 from fakedriver.health import HealthMonitor
 from fakedriver.metadata import MetadataStore
+from fakedriver.misbehave import registration, restart
+from fakedriver.misbehave import slices as slice_hooks
+from fakedriver.options import DriverOptions
 from fakedriver.prepare import DevicePreparer
 from fakedriver.publisher import (
     PartitionableUnsupported,
@@ -43,7 +40,7 @@ from fakedriver.publisher import (
     SliceClient,
     SlicePublisher,
 )
-from fakedriver.ready import DEFAULT_READY_FILE, clear_marker, write_marker
+from fakedriver.ready import clear_marker, write_marker
 from fakedriver.server import Registrar, UnixSocketServer
 from fakedriver.services import (
     DraV1beta1Service,
@@ -52,62 +49,12 @@ from fakedriver.services import (
     HealthV1Service,
     RegistrationService,
 )
-from fakedriver.slices import PoolPlan, instance_named, render_pool
+from fakedriver.slices import PoolPlan, render_pool
 from fakedriver.status import StatusReporter, StatusSink
 
 log = logging.getLogger(__name__)
 
 REREGISTRATION_REPUBLISH_DELAY = 5.0  # seconds; see on_registration_status
-
-
-@dataclass
-class DriverOptions:
-    node_name: str
-    driver_name: str = DRIVER_NAME
-    catalog: Path = Path("/etc/fake-dra/catalog.yaml")
-    registration_dir: Path = Path("/var/lib/kubelet/plugins_registry")
-    plugin_dir: Path | None = None  # default /var/lib/kubelet/plugins/<driver>
-    registration_socket: Path | None = None  # default <registration_dir>/<driver>-reg.sock
-    dra_socket: Path | None = None  # default <plugin_dir>/dra.sock
-    cdi_dir: Path = Path("/var/run/cdi")
-    state_dir: Path | None = None  # default <plugin_dir>
-    ready_file: Path = Path(DEFAULT_READY_FILE)
-    control_namespace: str = "dra-fake-driver"
-    control_configmap: str = "fake-dra-control"
-    status_configmap_prefix: str = "fake-dra-status-"
-    dra_versions: tuple[str, ...] = ("v1", "v1beta1")
-    health_versions: tuple[str, ...] = ("v1", "v1alpha1")
-    health_interval: float = 10.0
-    health_timeout: int = 30
-    # Short: a kubelet deletes a node's slices 30 s after the plugin deregisters and when it
-    # starts; upstream's slice controller re-creates them on the delete event, this polls.
-    resync_interval: float = 5.0
-    grpc_workers: int = 16
-    # Device metadata files for the containers (KEP-5304; fakedriver.metadata).
-    device_metadata: bool = True
-
-    def resolved(self) -> DriverOptions:
-        plugin_dir = self.plugin_dir or Path("/var/lib/kubelet/plugins") / self.driver_name
-        unknown = [v for v in self.dra_versions if v not in DRA_SERVICES] + [
-            v for v in self.health_versions if v not in HEALTH_SERVICES
-        ]
-        if unknown or not self.dra_versions:
-            raise ValueError(f"unsupported or empty gRPC versions: {unknown or 'no DRA version'}")
-        return DriverOptions(
-            **{
-                **self.__dict__,
-                "plugin_dir": plugin_dir,
-                "registration_socket": self.registration_socket
-                or self.registration_dir / f"{self.driver_name}-reg.sock",
-                "dra_socket": self.dra_socket or plugin_dir / "dra.sock",
-                "state_dir": self.state_dir or plugin_dir,
-            }
-        )
-
-    def supported_versions(self) -> list[str]:
-        return [DRA_SERVICES[v] for v in self.dra_versions] + [
-            HEALTH_SERVICES[v] for v in self.health_versions
-        ]
 
 
 class FakeDriver:
@@ -169,9 +116,7 @@ class FakeDriver:
         self.published = False
         self.last_plan: PoolPlan | None = None
         self.last_publish_error = ""
-        self._found_leftovers: bool | None = None  # slices from before at the first publish
-        self._start_slices: frozenset[str] | None = None  # their names, with the misbehaviour
-        self._instance = secrets.token_hex(3)  # misbehaviour stale-slice-after-restart
+        self._restart_slices = restart.RestartSlices(self.faults, self.publisher)
         self._publish_lock = threading.Lock()
         self._servers: list[UnixSocketServer] = []
         self._registration: UnixSocketServer | None = None
@@ -202,10 +147,12 @@ class FakeDriver:
 
     def republish(self) -> PublishResult | None:
         with self._publish_lock:
-            if self._keeps_leftover_slices():
+            if self._restart_slices.keeps_leftovers(self.published):
+                if not self.published:
+                    self._mark_published()
                 return None
             try:
-                plan = self._restart_naming(self._plan())
+                plan = self._restart_slices.named(self._plan())
                 try:
                     result = self.publisher.publish(plan)
                 except PartitionableUnsupported as exc:
@@ -215,7 +162,7 @@ class FakeDriver:
                         exc,
                     )
                     self.partitionable = False
-                    plan = self._restart_naming(self._plan())
+                    plan = self._restart_slices.named(self._plan())
                     result = self.publisher.publish(plan)
             except Exception as exc:
                 log.error("publishing ResourceSlices failed: %s", exc)
@@ -223,48 +170,19 @@ class FakeDriver:
                 self.status.mark_dirty()
                 return None
             self.last_plan, self.last_publish_error = plan, ""
-            if not self.published:
-                self.published = True
-                self._write_ready()
-            self.status.mark_dirty()
+            self._mark_published()
             return result
 
-    def _keeps_leftover_slices(self) -> bool:
-        """Misbehaviour `no-republish-after-restart`: a plugin that finds its node's slices
-        from before at its first publish takes them as its own and, while the misbehaviour is
-        on, never writes slices (a pool wiped after that stays empty)."""
-        on = self.faults.misbehaving("no-republish-after-restart")
-        if self._found_leftovers is None:  # the first publish of this process
-            self._found_leftovers = on and bool(self.publisher.existing())
-        if not (on and self._found_leftovers):
-            return False
+    def _mark_published(self) -> None:
         if not self.published:
-            log.warning("misbehaviour no-republish-after-restart: the slices from before count")
             self.published = True
             self._write_ready()
-            self.status.mark_dirty()
-        return True
-
-    def _restart_naming(self, plan: PoolPlan) -> PoolPlan:
-        """Misbehaviour `stale-slice-after-restart`: a plugin that found slices at its start
-        (the misbehaviour on) names its own after its instance and leaves the first of the old
-        ones alone, so that one stays at the old generation beside the pool it writes at a
-        higher one. Switched on later, it starts with the next restart, as a new version
-        would."""
-        on = self.faults.misbehaving("stale-slice-after-restart")
-        if self._start_slices is None:  # the first publish of this process
-            found = self.publisher.existing() if on else []
-            self._start_slices = frozenset(s["metadata"]["name"] for s in found)
-        if not (on and self._start_slices):
-            self.publisher.spared = frozenset()
-            return plan
-        self.publisher.spared = frozenset({min(self._start_slices)})
-        return instance_named(plan, self._instance)
+        self.status.mark_dirty()
 
     def _prepared_changed(self) -> None:
         self.status.mark_dirty()
-        if self.faults.misbehaving("taint-prepared-devices"):
-            self.republish()  # the slices show which devices are prepared
+        if slice_hooks.republish_on_prepare(self.faults.controls):
+            self.republish()
 
     def _plan(self) -> PoolPlan:
         prepared = frozenset(
@@ -299,45 +217,31 @@ class FakeDriver:
             self.republish()
 
     def _refuse_registration(self) -> str:
-        """Misbehaviour `register-once`: a plugin that treats registration as a one-time event
-        (its registration server stays, but cannot answer again)."""
-        if self.registered_once and self.faults.misbehaving("register-once"):
-            return "misbehaviour register-once: this plugin was registered already"
-        return ""
+        return registration.refuse_registration(self.faults, self.registered_once)
 
     def advertised_versions(self) -> list[str]:
-        """The services GetInfo advertises. Misbehaviour `health-not-advertised` leaves the
-        served health services out (a 1.37 kubelet then never calls them, a 1.36 one calls
-        v1alpha1 anyway); `health-v1alpha1-only` (legal) advertises only the older one."""
-        versions = self.options.supported_versions()
-        health = set(HEALTH_SERVICES.values())
-        if self.faults.misbehaving("health-not-advertised"):
-            return [v for v in versions if v not in health]
-        if self.faults.misbehaving("health-v1alpha1-only"):
-            return [v for v in versions if v not in health or v == HEALTH_SERVICES["v1alpha1"]]
-        return versions
+        """The services GetInfo advertises."""
+        return registration.advertised(self.faults, self.options.supported_versions())
 
     def _sync_registration(self) -> None:
-        """Serve the registration socket unless misbehaviour `unregistered` is on: then the
-        socket goes away and the kubelet deregisters the plugin, while the driver keeps
-        claiming to be ready (the lie a broken vendor driver tells). When what it advertises
-        changes, the socket is made anew: the kubelet reads the versions only when it
-        registers a socket it sees appear."""
+        """Serve the registration socket (unless a misbehaviour says otherwise). When what it
+        advertises changes, the socket is made anew: the kubelet reads the versions only when
+        it registers a socket it sees appear."""
         with self._registration_lock:
             if not self._serving or self.stopping.is_set():
                 return
-            wanted = not self.faults.misbehaving("unregistered")
+            unwanted = registration.withheld(self.faults)
             versions = self.advertised_versions()
             if self._registration is not None and (
-                not wanted or versions != self._registration_versions
+                unwanted or versions != self._registration_versions
             ):
-                if not wanted:
-                    log.warning("misbehaviour unregistered: removing the registration socket")
+                if unwanted:
+                    log.warning("%s: removing the registration socket", unwanted)
                 else:
                     log.info("advertising %s: registering again", versions)
                 self._registration.stop()
                 self._registration = None
-            if wanted and self._registration is None:
+            if not unwanted and self._registration is None:
                 self._registration = self._registration_server(versions)
                 self._registration.start()
                 self._registration_versions = versions
@@ -447,7 +351,7 @@ class FakeDriver:
                 resource_version = control.initial_sync()
             except Exception as exc:  # the watch thread keeps trying
                 log.warning("initial read of the control ConfigMap failed: %s", exc)
-        self.preparer.load_checkpoint(discard=self.faults.misbehaving("lose-checkpoint-on-restart"))
+        self.preparer.load_checkpoint(discard=restart.loses_checkpoint(self.faults))
         if not self.published:
             self.republish()
         dra = UnixSocketServer("dra", opts.dra_socket, self._dra_registrars(), opts.grpc_workers)
@@ -479,8 +383,7 @@ class FakeDriver:
         for server in reversed(self._servers):
             server.stop(grace)
         self._servers.clear()
-        if self.faults.misbehaving("unprepare-on-shutdown"):
-            self.preparer.unprepare_all()
+        restart.on_stop(self.faults, self.preparer.unprepare_all)
         clear_marker(self.options.ready_file)
         self.registered = False
         self.status.flush()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from fakedriver.catalog import NodeInventory
 from fakedriver.controls import FaultState
+from fakedriver.misbehave import health as hooks
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class HealthMonitor:
         return out
 
     def reports(self, active: Callable[[], bool]) -> Iterator[list[DeviceHealthInfo]]:
-        """Reports for one stream while ``active()``; silent under no-health-reports."""
+        """Reports for one stream while ``active()``."""
         seen: int | None = None
         last_sent = 0.0
         while active():
@@ -116,7 +117,7 @@ class HealthMonitor:
             if version == seen and time.monotonic() - last_sent < self.interval:
                 continue
             seen, last_sent = version, time.monotonic()
-            if self._faults.misbehaving("no-health-reports"):
+            if hooks.silent(self._faults):
                 continue
             self.reports_sent += 1
             yield self.snapshot()

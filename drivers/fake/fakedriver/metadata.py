@@ -187,8 +187,8 @@ def requests_metadata(
     all_requests: bool = False,
 ) -> list[RequestMetadata]:
     """One entry per request of ``allocated`` ((request, pool, device) in result order), each
-    with its devices once. ``all_requests`` is misbehaviour metadata-all-requests: every request
-    lists all of the claim's devices, as by a driver that describes the claim, not the request."""
+    with its devices once. ``all_requests`` (a misbehaviour): every request lists all of the
+    claim's devices, as by a driver that describes the claim, not the request."""
     by_request: dict[str, dict[tuple[str, str], None]] = {}
     for request, pool, device in allocated:
         by_request.setdefault(request, {})[(pool, device)] = None

@@ -82,8 +82,8 @@ class SlicePublisher:
         self._owner = owner
         self._generation = 0
         self.last: PublishResult | None = None
-        # Misbehaviour stale-slice-after-restart: slices never updated nor deleted (not
-        # taken for this publisher's), though their generation counts.
+        # Slices never updated nor deleted (not taken for this publisher's), though their
+        # generation counts: what a misbehaving restart leaves behind.
         self.spared: frozenset[str] = frozenset()
 
     def existing(self) -> list[dict[str, Any]]:

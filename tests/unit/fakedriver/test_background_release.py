@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-import fakedriver.prepare
+import fakedriver.misbehave.unprepare
 from fakedriver.grpcapi import dra_v1_pb2, dra_v1_pb2_grpc
-from fakedriver.release import ReleaseBook
+from fakedriver.misbehave.release import ReleaseBook
 
 from unit.fakedriver.conftest import NODE, make_claim
 from unit.fakedriver.test_prepare import UID, UID2, prepare, spec_path, unprepare
@@ -51,7 +51,7 @@ def test_misbehaviour_background_release_leaves_the_half_released_device_out(har
 
 
 def test_misbehaviour_background_release_sets_the_device_up_once_released(harness, monkeypatch):
-    monkeypatch.setattr(fakedriver.prepare, "BACKGROUND_RELEASE_SECONDS", 0.0)
+    monkeypatch.setattr(fakedriver.misbehave.unprepare, "BACKGROUND_RELEASE_SECONDS", 0.0)
     assert f"DRA_ASSIGNED_FA80_0={NODE}/fa80-0" in _reuse(harness, MISBEHAVING)
 
 

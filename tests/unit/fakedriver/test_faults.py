@@ -260,16 +260,16 @@ class _ThreadingWithHeldTimers:
 
 
 def test_unstable_cdi_spec_names_another_device_after_a_while(harness, monkeypatch):
-    from fakedriver import prepare as prepare_module
+    from fakedriver.misbehave import cdi as cdi_hooks
 
     held = _ThreadingWithHeldTimers()
-    monkeypatch.setattr(prepare_module, "threading", held)
+    monkeypatch.setattr(cdi_hooks, "threading", held)
     driver = harness.start(controls={"_all": json.dumps({"misbehaviours": ["unstable-cdi-spec"]})})
     harness.claims.add(make_claim(UID, [{"device": "fa80-0"}]))
     prepare(_stub(harness, driver), dra_v1_pb2, UID)
     assert f"DRA_ASSIGNED_FA80_0={NODE}/fa80-0" in _env_of(harness, UID)  # right at first
     (timer,) = held.timers
-    assert timer.interval == prepare_module.UNSTABLE_CDI_DELAY_S > 0 and timer.daemon
+    assert timer.interval == cdi_hooks.UNSTABLE_CDI_DELAY_S > 0 and timer.daemon
     timer.fire()  # "a while" later
     assert f"DRA_ASSIGNED_FA80_1={NODE}/fa80-1" in _env_of(harness, UID)
     assert not any(v.startswith("DRA_ASSIGNED_FA80_0=") for v in _env_of(harness, UID))

@@ -10,8 +10,9 @@ import pytest
 from fakedriver.catalog import parse_quantity
 from fakedriver.controls import NodeControls, Taint, parse_controls
 from fakedriver.kubeapi import ApiError
+from fakedriver.misbehave.slices import IN_USE_TAINT
 from fakedriver.publisher import HASH_ANNOTATION, SlicePublisher, node_owner_reference
-from fakedriver.slices import IN_USE_TAINT, PCIE_ROOT, render_pool
+from fakedriver.slices import PCIE_ROOT, render_pool
 
 from unit.fakedriver.conftest import DRIVER, NODE, NODE2, FakeSlices
 
