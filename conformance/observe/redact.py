@@ -32,6 +32,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
             (?:\\?["'])?)
             (\s*[:=]\s*|\s+(?=\\?["']))
             ((?:\\?["'])?)
+            # true, false, null: no secret (a feature gate named ...Token), and must stay JSON
+            (?!(?:true|false|null)\b)
             ([^\s"'\\,}]+)
             """
         ),

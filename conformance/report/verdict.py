@@ -326,7 +326,7 @@ def decide_verdict(
     results = [r for r in results if r.in_scope]
     judged = [r for r in results if r.level == "MUST" or r.promised_by]
     basis = "MUST"
-    if not judged and results and not catalog_error:
+    if not any(r.level == "MUST" for r in judged) and results and not catalog_error:
         judged, basis = results, "selected"  # a partial run with no MUST in it
     harness = [r for r in judged if r.status in BROKEN and r.harness_error]
     broken = [r for r in judged if r.status in BROKEN and not r.harness_error]

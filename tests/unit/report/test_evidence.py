@@ -106,6 +106,9 @@ def test_redact_keeps_json_valid() -> None:
 
     cleaned = redact_text('{"token": "abc123456789", "name": "x"}')
     assert json.loads(cleaned) == {"token": REDACTED, "name": "x"}
+    # feature gates named ...Token, and null secrets: literals, no secret, still JSON
+    gates = '{"APIServerWebhookAuthenticationToken": true, "id_token": null, "secret": false}'
+    assert json.loads(redact_text(gates)) == json.loads(gates)
 
 
 def test_evidence_bundles_the_run_without_secrets(fake_suite) -> None:

@@ -527,3 +527,19 @@ def test_a_requirement_a_stopped_run_never_reached_says_so() -> None:
     )
     plain = requirement_results(catalog, [record("t::a", "A")])[1]
     assert plain.reason.startswith("no test of it ran in this run")
+
+
+def test_a_selection_of_a_promised_may_alone_is_judged_on_what_it_selected() -> None:
+    catalog = {
+        "MUST-1": info("MUST-1", "MUST"),
+        "MAY-1": RequirementInfo("MAY-1", "allocation", "MAY", "x", capabilities=("opaque",)),
+    }
+    results = requirement_results(
+        catalog, [record("may", "MAY-1")], scope=["MAY-1"], declared=("opaque",)
+    )
+    verdict = decide_verdict(results)
+    assert verdict.basis == "selected"
+    failed = requirement_results(
+        catalog, [record("may", "MAY-1", call="failed")], scope=["MAY-1"], declared=("opaque",)
+    )
+    assert decide_verdict(failed).verdict == NON_CONFORMANT
