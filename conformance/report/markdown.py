@@ -13,6 +13,7 @@ from conformance.report.driver_markdown import (
     cluster_inventory_section,
     driver_operations_section,
 )
+from conformance.report.markdown_first import cell as _cell
 from conformance.report.markdown_first import (
     failures_section,
     first_step_section,
@@ -34,11 +35,6 @@ _STATUS_MARK = {
     "not-run": "NOT RUN",
     "known-platform-issue": "KNOWN ISSUE",
 }
-
-
-def _cell(value: Any) -> str:
-    text = " ".join(str(value if value is not None else "").split())
-    return text.replace("|", "\\|")
 
 
 def _seconds(value: Any) -> str:
