@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fakedriver.grpcapi import HEALTH_SERVICES
-
 if TYPE_CHECKING:
     from fakedriver.controls import FaultState
 
@@ -39,6 +37,10 @@ def advertised(faults: FaultState, versions: list[str]) -> list[str]:
     """The services GetInfo advertises of those served. health-not-advertised leaves the
     health services out (a 1.37 kubelet then never calls them, a 1.36 one calls v1alpha1
     anyway); health-v1alpha1-only (legal) advertises only the older one."""
+    # Here, not at import: the harness reads the misbehaviours' names (fakedriver.controls)
+    # where the generated gRPC stubs are not installed.
+    from fakedriver.grpcapi import HEALTH_SERVICES
+
     health = set(HEALTH_SERVICES.values())
     if faults.misbehaving("health-not-advertised"):
         return [v for v in versions if v not in health]
