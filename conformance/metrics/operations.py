@@ -62,8 +62,8 @@ def driver_operations(
     read_kubelets = "grpc" not in unavailable
     return {
         "window": {
-            "start": _iso(start.taken),
-            "end": _iso(end.taken),
+            "start": utc_iso(start.taken),
+            "end": utc_iso(end.taken),
             "duration_s": round(end.taken - start.taken, 3),
         },
         "reads": _read_counts(snapshots),
@@ -278,5 +278,5 @@ def _claim_controller(start: Snapshot, end: Snapshot) -> list[dict[str, Any]]:
     return rows
 
 
-def _iso(epoch: float) -> str:
+def utc_iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))

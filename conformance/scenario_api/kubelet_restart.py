@@ -12,12 +12,12 @@ the kubelet did up to its restart (conformance.metrics.increase).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from conformance.kube.client import K8sClients
 from conformance.kube.waits import WaitTimeout, wait_until
 from conformance.metrics.increase import START_TOLERANCE_S, started_at
+from conformance.metrics.operations import utc_iso
 from conformance.metrics.scrape import Snapshot, kubelet_source, read_kubelets
 from conformance.metrics.spool import spool_in
 from conformance.model.outcome import HarnessError
@@ -49,7 +49,7 @@ class KubeletStarts:
             return
         describe = (
             f"the kubelet of node {node} to start again (process_start_time_seconds later "
-            f"than {_clock(started_before)})"
+            f"than {utc_iso(started_before)})"
         )
         try:
             wait_until(
@@ -85,8 +85,4 @@ def _shown(read: Snapshot, node: str) -> dict[str, str]:
     if source in read.unavailable:
         return {"kubelet metrics": read.unavailable[source]}
     started = KubeletStarts._start_time(read, node)
-    return {"process started": _clock(started) if started else "(no process_start_time_seconds)"}
-
-
-def _clock(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return {"process started": utc_iso(started) if started else "(no process_start_time_seconds)"}
