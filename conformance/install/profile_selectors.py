@@ -13,11 +13,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Literal
 
-from conformance.model.devices import (
-    PublishedDevice,
-    class_expressions,
-    selection,
-)
+from conformance.cel.selection import selection
+from conformance.model.devices import PublishedDevice, class_expressions
 from conformance.model.profile import ManifestsInstall, Profile
 
 Severity = Literal["error", "warning", "note"]

@@ -17,9 +17,10 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from conformance.cel import cel_evaluator
+from conformance.cel.selection import kind_device_sets
 from conformance.kube.client import K8sClients
 from conformance.model import kube_version
-from conformance.model.devices import PublishedDevice, kind_device_sets, published_devices
+from conformance.model.devices import PublishedDevice, published_devices
 from conformance.model.feature_gates import gates_from_metrics
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile import Profile

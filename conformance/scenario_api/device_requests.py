@@ -11,9 +11,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from conformance.cel import MatchResult
+from conformance.cel.selection import selector_results
 from conformance.kube.claim_requests import request
 from conformance.model.cel import attribute_ref, cel_string
-from conformance.model.devices import PublishedDevice, selector_results
+from conformance.model.devices import PublishedDevice
 from conformance.model.profile import Profile
 
 

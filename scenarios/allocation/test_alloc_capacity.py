@@ -13,10 +13,10 @@ from decimal import Decimal
 import pytest
 from kubernetes.utils import parse_quantity
 
+from conformance.cel.selection import matching_devices
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
 from conformance.model.cel import capacity_at_least
-from conformance.model.devices import matching_devices
 from conformance.run.lease import DeviceLease
 from conformance.scenario_api.workloads import Workloads
 

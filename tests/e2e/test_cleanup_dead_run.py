@@ -36,12 +36,12 @@ from leftovers_check import (
     stored_book,
 )
 
+from conformance.cel.selection import kind_device_sets
 from conformance.cluster import kind
 from conformance.faults import DeviceRef, FaultContext, FaultKind
 from conformance.kube import objects
 from conformance.kube.builders import Builders
 from conformance.kube.client import K8sClients
-from conformance.model.devices import kind_device_sets
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.run.cluster_lease_book import EXPIRY_ENV, ClusterLeaseBook
 from conformance.run.context import read_cluster_facts

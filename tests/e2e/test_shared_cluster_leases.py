@@ -26,9 +26,9 @@ import pytest
 from leftovers_check import cli, run_cmd
 
 from conformance.cache import CACHE_ENV, cache_root
+from conformance.cel.selection import kind_device_sets
 from conformance.cluster import kind
 from conformance.kube.client import K8sClients
-from conformance.model.devices import kind_device_sets
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.run.cluster_lease_book import (
     CONFIG_MAP,

@@ -11,7 +11,8 @@ from fakedriver.controls import NodeControls
 from fakedriver.slices import render_pool
 
 from conformance.cel import CelEvaluator
-from conformance.model.devices import kind_device_sets, published_devices
+from conformance.cel.selection import kind_device_sets
+from conformance.model.devices import published_devices
 from conformance.model.profile_parse import load_profile
 from unit.fakedriver.conftest import DRIVER, FAKE_DIR, NODE, NODE2
 

@@ -1,17 +1,24 @@
-"""The package layers, declared once as import-linter contracts in pyproject.toml
-(`[tool.importlinter]`), hold: a module imports only from layers below its own, function-level
-imports included. The check runs `lint-imports` itself, on the checkout and on a copy with one
-import that breaks a layer (the check can fail)."""
+"""The import contracts, declared once in pyproject.toml (`[tool.importlinter]`), hold: a module
+imports only from layers below its own, function-level imports included, and what a forbidden
+contract rules out is never imported. The check runs `lint-imports` itself, on the checkout
+(every contract kept) and on copies with one import that breaks a contract (each can fail)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def contract_names(root: Path) -> list[str]:
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    return [c["name"] for c in config["tool"]["importlinter"]["contracts"]]
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
@@ -39,10 +46,13 @@ def _copy_of_checkout(dest: Path) -> Path:
     return dest
 
 
-def test_the_layers_contract_holds() -> None:
+def test_every_contract_holds() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 2 kept, 0 broken." in result.stdout
+    names = contract_names(ROOT)
+    assert f"Contracts: {len(names)} kept, 0 broken." in result.stdout, result.stdout
+    kept = set(re.findall(r"^(.+) KEPT", result.stdout, re.MULTILINE))
+    assert kept == set(names), f"contracts not checked: {set(names) - kept}"
 
 
 def test_a_kube_module_importing_the_report_breaks_the_contract(tmp_path: Path) -> None:
@@ -79,3 +89,33 @@ def test_scenario_code_using_docker_breaks_the_contract(tmp_path: Path) -> None:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "scenario-facing code does not use Docker BROKEN" in result.stdout
     assert "conformance.scenario_api.node_shell -> conformance.docker_client" in result.stdout
+
+
+def test_a_report_reading_the_cluster_breaks_two_contracts(tmp_path: Path) -> None:
+    copy = _copy_of_checkout(tmp_path)
+    (copy / "conformance" / "report" / "live_nodes.py").write_text(
+        "def nodes(k8s):\n"
+        "    from conformance.kube import node_info  # a report reads what the run recorded\n\n"
+        "    return node_info\n"
+    )
+    result = lint_imports(copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "conformance layers BROKEN" in result.stdout
+    assert "report does not import kube, run, cluster, node_access or Docker BROKEN" in (
+        result.stdout
+    )
+    assert "conformance.report.live_nodes -> conformance.kube.node_info" in result.stdout
+
+
+def test_model_evaluating_selectors_itself_breaks_the_contract(tmp_path: Path) -> None:
+    copy = _copy_of_checkout(tmp_path)
+    devices = copy / "conformance" / "model" / "devices.py"
+    devices.write_text(
+        devices.read_text() + "\n\ndef evaluator():\n"
+        "    from conformance.cel import cel_evaluator  # a lazy import counts too\n\n"
+        "    return cel_evaluator()\n"
+    )
+    result = lint_imports(copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "model does not import cel, gobuild or kube BROKEN" in result.stdout
+    assert "conformance.model.devices -> conformance.cel" in result.stdout

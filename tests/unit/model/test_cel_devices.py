@@ -11,6 +11,7 @@ import yaml
 from helpers.dra_objects import device_class, resource_slice, slice_device
 
 from conformance.cel import CelEvaluator
+from conformance.cel.selection import kind_device_sets, matching_devices
 from conformance.model.cel import (
     attribute_name_problem,
     attribute_ref,
@@ -18,12 +19,7 @@ from conformance.model.cel import (
     cel_string,
     resolve_name,
 )
-from conformance.model.devices import (
-    PublishedDevice,
-    kind_device_sets,
-    matching_devices,
-    published_devices,
-)
+from conformance.model.devices import PublishedDevice, published_devices
 from conformance.model.profile import SUITE_ROOT
 from conformance.model.profile_parse import load_profile
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
+from conformance.cel.selection import kind_device_sets
 from conformance.model.counters import consumption, counter_sets, overdrawn
-from conformance.model.devices import kind_device_sets, published_devices
+from conformance.model.devices import published_devices
 from conformance.model.partitionable import PARTITION_KIND, WHOLE_KIND
 from conformance.model.profile import ProfileError
 from conformance.model.profile_parse import load_profile

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.model.devices import PublishedDevice, matching_devices
+from conformance.cel.selection import matching_devices
+from conformance.model.devices import PublishedDevice
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile_parse import load_profile
 from conformance.scenario_api.workloads import (
