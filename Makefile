@@ -22,3 +22,4 @@ test: bootstrap
 
 lint: bootstrap
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	PYTHONPATH=drivers/fake $(VENV)/bin/lint-imports

@@ -1,8 +1,9 @@
 """`dra-conformance cleanup`: remove what a dead run (SIGKILL, a lost CI runner) left on a
 cluster: its namespaces, its labelled DeviceTaintRules, DeviceClasses and PriorityClasses, the
-cordons of nodes it cordoned, and the faults it injected (through the profile's injectors'
-`sweep`, or the bundled fake driver's control channel when no profile is given); and, in the
-cluster's device lease book, the leases and run records of holders that stopped renewing.
+cordons of nodes it cordoned, and the faults it injected (through the injectors of the
+profile, the bundled one unless `--profile` names another: their `sweep`, and their
+`recorded_faults` to find runs that left only faults); and, in the cluster's device lease book,
+the leases and run records of holders that stopped renewing.
 
 Exit 0 when nothing of those runs is left afterwards, 1 when something could not be removed
 (named), 2 on bad input.
@@ -18,7 +19,10 @@ from conformance.errors import ConformanceError
 from conformance.suite_root import bundled
 
 DEFAULT_CLUSTER = "dra-conformance"
+# The faults of a run made with the bundled driver are undone through its profile's injectors.
+DEFAULT_PROFILE = "drivers/fake/profile.yaml"
 FaultSweeper = Callable[[str], tuple[list[str], list[str]]]
+FaultRuns = Callable[[], tuple[dict[str, int], list[str]]]
 
 
 def add_cleanup_command(sub: argparse._SubParsersAction) -> None:
@@ -37,11 +41,11 @@ def add_cleanup_command(sub: argparse._SubParsersAction) -> None:
     cleanup.add_argument("--context", default=None, help="kubeconfig context (with --kubeconfig)")
     cleanup.add_argument(
         "--profile",
-        default=None,
+        default=DEFAULT_PROFILE,
         type=bundled,
         metavar="FILE",
-        help="undo faults through this profile's injectors (default: the fake driver's "
-        "control channel, if the cluster has one)",
+        help=f"undo faults through this profile's injectors (default: {DEFAULT_PROFILE}, "
+        "the bundled driver's)",
     )
     cleanup.add_argument(
         "--timeout", type=float, default=180.0, help="seconds to wait for namespaces to go"
@@ -62,44 +66,25 @@ def _expired_leases(book: Any) -> list[str]:
     ]
 
 
-def _fault_sweeper(args: argparse.Namespace, k8s: Any, served: dict) -> tuple[Any, FaultSweeper]:
-    """(fault records reader or None, sweeper): the profile's injectors, else the fake driver."""
-    if args.profile:
-        from conformance.cli.driver_commands import _load
-        from conformance.faults.registry import fault_sweeper
+def _profile_faults(
+    args: argparse.Namespace, k8s: Any, served: dict
+) -> tuple[FaultRuns, FaultSweeper]:
+    """(the runs with recorded faults, the sweeper of a run's faults), through the injectors
+    the profile configures: the harness names no driver."""
+    from conformance.cli.driver_commands import _load
+    from conformance.faults.registry import fault_sweeper, recorded_fault_runs
 
-        profile = _load(args.profile)
-        version = next(
-            (v for v in ("v1", "v1beta2", "v1alpha3") if f"resource.k8s.io/{v}" in served), None
-        )
-        sweeper = fault_sweeper(
-            profile,
-            k8s.api_client,
-            kubeconfig=args.kubeconfig,
-            kube_context=args.context,
-            taint_rule_version=version,
-        )
-        return _fake_control(k8s), sweeper
-    control = _fake_control(k8s)
-    if control is None:
-        return None, lambda run_id: ([], [])
-    return control, lambda run_id: (control.sweep(run_id), [])
-
-
-def _fake_control(k8s: Any) -> Any:
-    """The bundled fake driver's control channel, or None when it is not installed here."""
-    try:
-        from fakedriver.client.channel import FakeDriverControl
-    except ImportError:
-        return None
-    return FakeDriverControl(k8s.core)
-
-
-def _fault_counts(control: Any) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for run in (control.read_records() if control is not None else {}).values():
-        counts[run] = counts.get(run, 0) + 1
-    return counts
+    profile = _load(args.profile)
+    version = next(
+        (v for v in ("v1", "v1beta2", "v1alpha3") if f"resource.k8s.io/{v}" in served), None
+    )
+    context = {
+        "kubeconfig": args.kubeconfig,
+        "kube_context": args.context,
+        "taint_rule_version": version,
+    }
+    sweeper = fault_sweeper(profile, k8s.api_client, **context)
+    return (lambda: recorded_fault_runs(profile, k8s.api_client, **context)), sweeper
 
 
 def _cleanup(args: argparse.Namespace) -> int:
@@ -117,10 +102,10 @@ def _cleanup(args: argparse.Namespace) -> int:
     kubeconfig, context, _ = _target(args)
     k8s = installer.ensure_reachable(kubeconfig, context)
     served = read_served_resources(k8s)
-    control, sweeper = _fault_sweeper(args, k8s, served)
+    fault_runs, sweeper = _profile_faults(args, k8s, served)
     book = ClusterLeaseBook(k8s.core)
     try:
-        return _sweep(args, k8s, served, control, sweeper, book)
+        return _sweep(args, k8s, served, fault_runs, sweeper, book)
     finally:
         book.close()
 
@@ -129,7 +114,7 @@ def _sweep(
     args: argparse.Namespace,
     k8s: Any,
     served: dict,
-    control: Any,
+    fault_runs: FaultRuns,
     sweeper: FaultSweeper,
     book: Any,
 ) -> int:
@@ -146,14 +131,15 @@ def _sweep(
             f"{book!r}, and renewing)",
             "stop it first; a live run removes its own objects when it ends",
         )
-    found = find_leftovers(k8s, api_versions=list(served), fault_counts=_fault_counts(control))
+    fault_counts, unread = fault_runs()
+    problems = [f"the recorded faults: {error}" for error in unread]
+    found = find_leftovers(k8s, api_versions=list(served), fault_counts=fault_counts)
     if args.run_id is not None:
         runs = [args.run_id]
     else:
         runs = sorted((set(found) | set(dead_runs(book))) - live)
         for run in sorted(r for r in found if r in live):
             print(f"run {run}: still running, left alone")
-    problems: list[str] = []
     for run in runs:
         result = sweep_run(
             k8s, run, None, timeout=args.timeout, api_versions=list(served), fault_sweeper=sweeper
@@ -162,11 +148,10 @@ def _sweep(
         removed = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "nothing"
         print(f"run {run}: removed {removed}")
         problems += [f"run {run}: {left}" for left in result.leftovers]
+    fault_counts, unread = fault_runs()
+    problems += [f"the recorded faults: {error}" for error in unread]
     after = find_leftovers(
-        k8s,
-        api_versions=list(served),
-        fault_counts=_fault_counts(control),
-        include_terminating=True,
+        k8s, api_versions=list(served), fault_counts=fault_counts, include_terminating=True
     )
     for run in runs:
         left = after.get(run)

@@ -10,6 +10,8 @@ Optional: `sweep(run_id) -> list[str]` undoes every fault the run `run_id` injec
 its processes, and names what it undid. The end-of-run sweep and `dra-conformance cleanup` call
 it on one injector per configured method, so a run that was killed before its `restore()` still
 leaves nothing behind. An injector can sweep only what it recorded with `FaultContext.run_id`.
+Beside it, `recorded_faults() -> {fault: run id}` names the faults in effect and the run that
+injected each, so `dra-conformance cleanup --all` finds a dead run that left only faults.
 """
 
 from __future__ import annotations
@@ -84,6 +86,13 @@ class SweepingInjector(Protocol):
     """An injector that can undo all faults of one run (see the module docstring)."""
 
     def sweep(self, run_id: str) -> list[str]: ...
+
+
+@runtime_checkable
+class RecordingInjector(Protocol):
+    """An injector that names the faults in effect and the run that injected each."""
+
+    def recorded_faults(self) -> Mapping[str, str]: ...
 
 
 @runtime_checkable
@@ -169,6 +178,10 @@ class InjectorBase:
     def sweep(self, run_id: str) -> list[str]:
         """Undo every fault of run `run_id`; an injector that records none has none to undo."""
         return []
+
+    def recorded_faults(self) -> Mapping[str, str]:
+        """Fault -> the run that injected it, for the faults in effect; none when unrecorded."""
+        return {}
 
     def __enter__(self) -> FaultInjector:
         return self  # type: ignore[return-value]

@@ -16,6 +16,7 @@ from conformance.faults.interface import (
     FaultKind,
     FaultNotSupported,
     InjectorBase,
+    RecordingInjector,
     SweepingInjector,
 )
 from conformance.model.fault_config import FaultsConfig, FaultSpec
@@ -230,17 +231,20 @@ def _distinct_specs(faults: FaultsConfig) -> list[FaultSpec]:
     return list(seen.values())
 
 
-def sweep_faults(
+def _over_injectors(
     profile: Profile,
     run_id: str,
     api_client: Any,
+    act: Callable[[Any, str], list[str]],
     *,
     kubeconfig: str | None = None,
     kube_context: str | None = None,
     taint_rule_version: str | None = None,
-) -> FaultSweep:
-    """Call `sweep(run_id)` on one injector per configured method that implements it."""
-    result = FaultSweep()
+) -> tuple[list[str], list[str]]:
+    """`act(injector, where)` on one injector per configured method: what it returned, and
+    the error of each method it could not be done for."""
+    done: list[str] = []
+    errors: list[str] = []
     for spec in _distinct_specs(_profile_faults(profile)):
         context = FaultContext(
             kind=spec.kind,
@@ -257,14 +261,41 @@ def sweep_faults(
         )
         where = f"faults.{spec.kind.value} (method {spec.method})"
         try:
-            injector = METHODS[spec.method](spec, context)
-            if isinstance(injector, SweepingInjector):
-                result.removed += [f"{d} ({where})" for d in injector.sweep(run_id)]
+            done += act(METHODS[spec.method](spec, context), where)
         except FaultNotSupported:
             continue  # e.g. no DeviceTaintRule API: nothing of that method can be left
-        except Exception as exc:  # noqa: BLE001 - sweep the other methods, then report
-            result.errors.append(f"{where}: {type(exc).__name__}: {exc}")
-    return result
+        except Exception as exc:  # noqa: BLE001 - the other methods, then report
+            errors.append(f"{where}: {type(exc).__name__}: {exc}")
+    return done, errors
+
+
+def sweep_faults(profile: Profile, run_id: str, api_client: Any, **context: Any) -> FaultSweep:
+    """Call `sweep(run_id)` on one injector per configured method that implements it."""
+
+    def sweep(injector: Any, where: str) -> list[str]:
+        if not isinstance(injector, SweepingInjector):
+            return []
+        return [f"{d} ({where})" for d in injector.sweep(run_id)]
+
+    return FaultSweep(*_over_injectors(profile, run_id, api_client, sweep, **context))
+
+
+def recorded_fault_runs(
+    profile: Profile, api_client: Any, **context: Any
+) -> tuple[dict[str, int], list[str]]:
+    """(run id -> how many of its faults are in effect, errors), from every configured method
+    whose injector records them (`recorded_faults`)."""
+
+    def runs(injector: Any, where: str) -> list[str]:
+        if not isinstance(injector, RecordingInjector):
+            return []
+        return list(injector.recorded_faults().values())
+
+    found, errors = _over_injectors(profile, "", api_client, runs, **context)
+    counts: dict[str, int] = {}
+    for run in found:
+        counts[run] = counts.get(run, 0) + 1
+    return counts, errors
 
 
 def fault_sweeper(

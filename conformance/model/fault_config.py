@@ -182,8 +182,8 @@ def _legacy_method(value: Any) -> Any:
     fail(
         f"a single faults.method ({describe(value)}) is no longer read; {_NEW_FORM}"
         + (
-            "; the fake driver's control channel is now the python method with entryPoint "
-            "fakedriver.client.faults:FakeDriverFaults"
+            "; the fake driver's control channel is now the python method its profile names "
+            "(drivers/fake/profile.yaml, faults)"
             if value == "fake-driver-control"
             else ""
         )

@@ -5,13 +5,16 @@ exactly that run's faults: against the real test API server."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 from fakedriver.client.channel import FAULT_RUNS_ANNOTATION, FakeDriverControl
 from fakedriver.client.faults import FakeDriverFaults
 from fakedriver.controls import parse_controls
 
-from conformance.faults import DeviceRef, FaultContext, FaultKind
+from conformance.faults import DeviceRef, FaultContext, FaultKind, FaultsConfig, FaultSpec
+from conformance.faults.registry import recorded_fault_runs, sweep_faults
 from conformance.kube.client import K8sClients
+from conformance.model.frozen import FrozenMap
 
 NODE, OTHER = "node-a", "node-b"
 
@@ -102,3 +105,40 @@ def test_the_plugin_records_the_context_run_and_sweeps_it(
     }
     assert FakeDriverFaults(context).sweep("run-p") == ["withdrawn on node-a/dev-0"]
     assert not parse_controls(_controls(apiserver_k8s, api_namespace), NODE).devices
+
+
+def test_a_profiles_injectors_count_and_sweep_each_runs_faults(
+    apiserver_k8s: K8sClients, api_namespace: str
+) -> None:
+    """What `dra-conformance cleanup` reaches, naming no driver: the faults of each run through
+    the injectors the profile configures (two kinds of one plug-in: one injector, one count)."""
+    options = FrozenMap({"namespace": api_namespace})
+    entry = "fakedriver.client.faults:FakeDriverFaults"
+    specs = {
+        kind: FaultSpec(kind, "python", entry_point=entry, options=options)
+        for kind in (FaultKind.WITHDRAW, FaultKind.UNHEALTHY)
+    }
+    profile = SimpleNamespace(
+        driver="fake.dra-conformance.io",
+        readiness=SimpleNamespace(daemonset_namespace=None, daemonset_name=None),
+        faults=FaultsConfig(FrozenMap(specs)),
+    )
+    ours = FakeDriverControl(apiserver_k8s.core, namespace=api_namespace, run_id="run-a")
+    ours.withdraw(NODE, "dev-0")
+    ours.set_unhealthy(NODE, "dev-1", "broken")
+    FakeDriverControl(apiserver_k8s.core, namespace=api_namespace, run_id="run-b").withdraw(
+        OTHER, "dev-9"
+    )
+    api = apiserver_k8s.api_client
+    assert recorded_fault_runs(profile, api) == ({"run-a": 2, "run-b": 1}, [])  # type: ignore[arg-type]
+
+    swept = sweep_faults(profile, "run-a", api)  # type: ignore[arg-type]
+
+    assert (sorted(swept.removed), swept.errors) == (
+        [
+            "health on node-a/dev-1 (faults.withdraw (method python))",
+            "withdrawn on node-a/dev-0 (faults.withdraw (method python))",
+        ],
+        [],
+    )
+    assert recorded_fault_runs(profile, api) == ({"run-b": 1}, [])  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+FAKE_DRIVER = Path("drivers/fake")
 
 
 def contract_names(root: Path) -> list[str]:
@@ -22,9 +23,10 @@ def contract_names(root: Path) -> list[str]:
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    """`lint-imports` on the `conformance` package under `root`, with `root`'s pyproject.toml."""
+    """`lint-imports` on the `conformance` and `fakedriver` packages under `root`, with `root`'s
+    pyproject.toml (the fake driver is importable from drivers/fake, as `make lint` has it)."""
     program = Path(sys.executable).parent / "lint-imports"
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / FAKE_DRIVER)])}
     return subprocess.run(
         [str(program), "--no-logo", str(root / "pyproject.toml")],
         cwd=root,
@@ -38,11 +40,12 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 def _copy_of_checkout(dest: Path) -> Path:
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
-    shutil.copytree(
-        ROOT / "conformance",
-        dest / "conformance",
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-    )
+    for package in (Path("conformance"), FAKE_DRIVER / "fakedriver"):
+        shutil.copytree(
+            ROOT / package,
+            dest / package,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_gen"),
+        )
     return dest
 
 
@@ -119,3 +122,36 @@ def test_model_evaluating_selectors_itself_breaks_the_contract(tmp_path: Path) -
     assert result.returncode == 1, result.stdout + result.stderr
     assert "model does not import cel, gobuild or kube BROKEN" in result.stdout
     assert "conformance.model.devices -> conformance.cel" in result.stdout
+
+
+def test_the_harness_naming_the_fake_driver_breaks_the_contract(tmp_path: Path) -> None:
+    copy = _copy_of_checkout(tmp_path)
+    (copy / "conformance" / "cli" / "driver_faults.py").write_text(
+        "def control(core):\n"
+        "    from fakedriver.client.channel import FakeDriverControl  # only through a profile\n\n"
+        "    return FakeDriverControl(core)\n"
+    )
+    result = lint_imports(copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "conformance does not import fakedriver BROKEN" in result.stdout
+    assert "conformance.cli.driver_faults -> fakedriver.client.channel" in result.stdout
+
+
+def test_the_fake_driver_importing_the_harness_breaks_the_contract(tmp_path: Path) -> None:
+    copy = _copy_of_checkout(tmp_path)
+    slices = copy / FAKE_DRIVER / "fakedriver" / "slices.py"
+    slices.write_text(slices.read_text() + "\nfrom conformance.model import naming  # noqa\n")
+    result = lint_imports(copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "fakedriver does not import conformance BROKEN" in result.stdout
+    assert "fakedriver.slices -> conformance.model.naming" in result.stdout
+
+
+def test_an_honest_module_reaching_a_misbehaviour_breaks_the_contract(tmp_path: Path) -> None:
+    copy = _copy_of_checkout(tmp_path)
+    cdi = copy / FAKE_DRIVER / "fakedriver" / "cdi.py"
+    cdi.write_text(cdi.read_text() + "\nfrom fakedriver.misbehave import cdi as hooks  # noqa\n")
+    result = lint_imports(copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "fakedriver.misbehave is imported only at its hook points BROKEN" in result.stdout
+    assert "fakedriver.cdi -> fakedriver.misbehave.cdi" in result.stdout

@@ -97,8 +97,8 @@ def test_recover_is_the_undo_of_unhealthy(tmp_path: Path) -> None:
             'faults.method: a single faults.method ("fake-driver-control") is no longer read; '
             "choose a method per fault kind, e.g. faults: {withdraw: {method: command, "
             "command: [...], undo: [...]}} (docs/profile.md, Faults); the fake driver's control "
-            "channel is now the python method with entryPoint "
-            "fakedriver.client.faults:FakeDriverFaults",
+            "channel is now the python method its profile names (drivers/fake/profile.yaml, "
+            "faults)",
         ),
         (
             {"withdrawn": {"method": "command", "command": ["x"]}},

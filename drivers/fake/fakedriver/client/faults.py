@@ -115,6 +115,10 @@ class FakeDriverInjector(InjectorBase):
         be gone."""
         return self.control.sweep(run_id)
 
+    def recorded_faults(self) -> dict[str, str]:
+        """Fault -> the run that injected it, as the control ConfigMap records them."""
+        return self.control.read_records()
+
 
 class FakeDriverFaults(FakeDriverInjector):
     """The entry point: made by dra-conformance with the test's FaultContext."""
