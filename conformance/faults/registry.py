@@ -19,7 +19,7 @@ from conformance.faults.interface import (
     RecordingInjector,
     SweepingInjector,
 )
-from conformance.model.fault_config import FaultsConfig, FaultSpec
+from conformance.model.fault_config import FaultMethod, FaultsConfig, FaultSpec
 from conformance.model.frozen import FrozenMap
 
 if TYPE_CHECKING:
@@ -52,8 +52,9 @@ def _taint_rule(spec: FaultSpec, context: FaultContext) -> FaultInjector:
     return taint_rule_injector(spec, context)  # type: ignore[return-value]
 
 
-# method -> factory; each method's module is imported only when a profile uses it
-METHODS: Mapping[str, Callable[[FaultSpec, FaultContext], FaultInjector]] = {
+# One factory per method of conformance.model.fault_config.METHODS; each method's module is
+# imported only when a profile uses it.
+INJECTOR_FACTORIES: Mapping[FaultMethod, Callable[[FaultSpec, FaultContext], FaultInjector]] = {
     "device-taint-rule": _taint_rule,
     "command": _command,
     "exec": _exec,
@@ -70,14 +71,14 @@ def injector_for(kind: FaultKind, faults: FaultsConfig, context: FaultContext) -
         )
     if spec is None:
         raise FaultNotSupported(f"the profile has no fault method for {kind.value}")
-    injector = METHODS[spec.method](spec, context)
+    injector = INJECTOR_FACTORIES[spec.method](spec, context)
     if not injector.supports(kind):
         raise FaultError(
             f"faults.{spec.kind.value} (method {spec.method}) cannot inject {kind.value} faults"
         )
     recover = faults.spec(FaultKind.RECOVER)
     if kind is FaultKind.UNHEALTHY and recover is not None:
-        return RecoveredBy(injector, lambda: METHODS[recover.method](recover, context))
+        return RecoveredBy(injector, lambda: INJECTOR_FACTORIES[recover.method](recover, context))
     return injector
 
 
@@ -261,7 +262,7 @@ def _over_injectors(
         )
         where = f"faults.{spec.kind.value} (method {spec.method})"
         try:
-            done += act(METHODS[spec.method](spec, context), where)
+            done += act(INJECTOR_FACTORIES[spec.method](spec, context), where)
         except FaultNotSupported:
             continue  # e.g. no DeviceTaintRule API: nothing of that method can be left
         except Exception as exc:  # noqa: BLE001 - the other methods, then report

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import Field, ValidationInfo, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -48,8 +48,10 @@ class FaultKind(enum.Enum):
 
 FAULT_KINDS: tuple[str, ...] = tuple(k.value for k in FaultKind)
 
-METHODS = ("device-taint-rule", "command", "exec", "python")
+# The fault methods, named once: the profile's schema below has one spec class per method, and
+# conformance.faults.registry one injector factory per method (tests/unit/faults tie both).
 FaultMethod = Literal["device-taint-rule", "command", "exec", "python"]
+METHODS: tuple[str, ...] = get_args(FaultMethod)
 ENTRY_POINT_GROUP = "dra_conformance.faults"
 DEFAULT_TIMEOUT = 60.0
 
