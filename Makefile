@@ -22,4 +22,4 @@ test: bootstrap
 
 lint: bootstrap
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
-	PYTHONPATH=drivers/fake $(VENV)/bin/lint-imports
+	PYTHONPATH=drivers/fake $(VENV)/bin/lint-imports --no-cache

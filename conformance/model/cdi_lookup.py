@@ -36,7 +36,7 @@ class NodeCdi:
 
 
 def parse_dump(text: str) -> NodeCdi | None:
-    """The reader pod's output (`conformance.scenario_api.cdi_specs`); None without its END line
+    """The reader pod's output (scenarios/core/cdi_specs_checks.py); None without its END line
     (a truncated log is told apart from an empty node)."""
     if END not in text.splitlines():
         return None

@@ -1,8 +1,8 @@
 """What Kubernetes measured of the driver during the run (controller or single process): the
 DRA metrics read when the session starts, every PERIOD_S while it runs (every kubelet), right
-before and after each kubelet restart the suite causes (spooled by the workers,
-conformance.scenario_api.kubelet_restart) and when it ends, and the cluster's inventory at its
-end, handed to the report. None of it may stop a run or its report: any failure is "not
+before and after each kubelet restart the suite causes (spooled by the workers:
+scenarios/node_restart/kubelet_restart_checks.py) and when it ends, and the cluster's inventory
+at its end, handed to the report. None of it may stop a run or its report: any failure is "not
 available (why)", an interrupted run does not wait for them, and the wait for the last claims
 to be released before the end read is short, because a broken driver's run pays all of it."""
 

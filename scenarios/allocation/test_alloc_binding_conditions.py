@@ -16,16 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from conformance.faults import DeviceRef, FaultKind, ProfileFaults
-from conformance.kube import state, waits
-from conformance.kube.client import K8sClients
-from conformance.model.devices import PublishedDevice
-from conformance.model.outcome import not_applicable
-from conformance.model.profile import BINDING_KIND
-from conformance.observe.steps import attach_yaml
-from conformance.run.lease import DeviceLease
-from conformance.scenario_api.binding_status import (
+from binding_status_checks import (
     SCHEDULER_POLL_S,
     BindingTrail,
     WaitingDevice,
@@ -36,6 +27,15 @@ from conformance.scenario_api.binding_status import (
     missing_conditions,
     waiting_devices,
 )
+
+from conformance.faults import DeviceRef, FaultKind, ProfileFaults
+from conformance.kube import state, waits
+from conformance.kube.client import K8sClients
+from conformance.model.devices import PublishedDevice
+from conformance.model.outcome import not_applicable
+from conformance.model.profile import BINDING_KIND
+from conformance.observe.steps import attach_yaml
+from conformance.run.lease import DeviceLease
 from conformance.scenario_api.workloads import Workloads
 
 PENDING_EVENT = "BindingConditionsPending"

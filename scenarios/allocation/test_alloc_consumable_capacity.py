@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from kubernetes.utils import parse_quantity
+from shared_capacity_checks import SharedDevice, shared_devices
 
 from conformance.kube import state, waits
 from conformance.kube.client import K8sClients
@@ -25,7 +26,6 @@ from conformance.model.outcome import not_applicable, not_run
 from conformance.model.profile import CONSUMABLE_KIND
 from conformance.observe.steps import attach_yaml
 from conformance.run.lease import DeviceLease
-from conformance.scenario_api.shared_capacity import SharedDevice, shared_devices
 from conformance.scenario_api.workloads import Workloads
 
 

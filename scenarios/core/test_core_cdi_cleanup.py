@@ -7,15 +7,15 @@ are found as the runtime finds them: by the CDI device ids the kubelet got for t
 DRA checkpoint), in the runtime's spec directories; or by the claim's UID in a spec's name or
 contents (conformance.model.cdi_lookup). The node is read by a short-lived pod before the
 claim is prepared, while its pod runs and after it was unprepared
-(conformance.scenario_api.cdi_specs)."""
+(cdi_specs_checks)."""
 
 from __future__ import annotations
 
 import pytest
+from cdi_specs_checks import read_node_cdi
 
 from conformance.model.cdi_lookup import claim_cdi_ids, claim_specs, static_specs
 from conformance.model.outcome import not_applicable, not_run
-from conformance.scenario_api.cdi_specs import read_node_cdi
 from conformance.scenario_api.workloads import Workloads
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from deviceplugin_checks import DEVICE_PLUGIN_DIR, DevicePlugin
 from extended_checks import PLUGIN_DEVICES, PluginNode, devices_per_node
 
 from conformance.kube import objects, waits
@@ -19,7 +20,6 @@ from conformance.node_access import NodeAccess, Operation
 from conformance.report import add_inventory
 from conformance.run.context import RunContext
 from conformance.run.node_marks import mark_no_kubelet_restart
-from conformance.scenario_api.deviceplugin import DEVICE_PLUGIN_DIR, DevicePlugin
 from conformance.scenario_api.workloads import MAIN, Workloads
 
 # The kubelet keeps a stopped device plugin's resource this long (endpointStopGracePeriod).

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from deviceplugin_checks import DevicePlugin
+
 from conformance.kube import state
 from conformance.kube.builders import container
 from conformance.kube.state import AllocationResult
-from conformance.scenario_api.deviceplugin import DevicePlugin
 from conformance.scenario_api.workloads import MAIN, Workloads
 
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from deviceplugin_checks import env_name
 from extended_checks import (
     PLUGIN_DEVICES,
     PluginNode,
@@ -20,7 +21,6 @@ from extended_checks import (
 )
 
 from conformance.kube import state, waits
-from conformance.scenario_api.deviceplugin import env_name
 from conformance.scenario_api.workloads import MAIN, Workloads
 
 KIND = "extended-resource"

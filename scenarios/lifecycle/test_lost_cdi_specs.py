@@ -6,7 +6,7 @@ A container restart in a running pod does not call NodePrepareResources: the kub
 runtime the claim's CDI device ids it keeps, and the runtime resolves them from the spec files
 on the node. So a driver has to write the specs of the claims it holds prepared when it starts.
 The test removes the claim's spec files on the node it leased whole (found through the kubelet's
-DRA checkpoint: conformance.scenario_api.cdi_loss), restarts the driver's plugin pod there, and
+DRA checkpoint: cdi_loss_checks), restarts the driver's plugin pod there, and
 once that is ready has the workload container exit: the kubelet starts it again in the same pod,
 which must run and see the same device. A driver still starting in the background when its pod
 is ready is late: the runtime's refusal ends the test.
@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from cdi_loss_checks import LostSpecs, remove_claim_cdi_specs, require_file_access
 
 from conformance.kube import state, waits
 from conformance.kube.podexec import ask_workload_to_exit
 from conformance.report import record_metric
-from conformance.scenario_api.cdi_loss import LostSpecs, remove_claim_cdi_specs, require_file_access
 from conformance.scenario_api.pods import MAIN, cannot_start, pod_ready, restart_count
 
 

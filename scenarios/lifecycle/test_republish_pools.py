@@ -9,7 +9,7 @@ belong. Consumers read only a pool's highest generation, so a slice left at a lo
 garbage that comes back as the pool's content the moment the newer slices go, and a generation
 that goes back makes the older slices win. The test watches the node's slices of the driver
 (leased whole) from before the first restart to the settled state after the second
-(conformance.scenario_api.slice_watch): two restarts, since a plugin that republished the first
+(slice_watch_checks): two restarts, since a plugin that republished the first
 time starts the second from its own slices, not from a fresh install's.
 """
 
@@ -19,12 +19,12 @@ import time
 from typing import Any
 
 import pytest
+from slice_watch_checks import SliceWatch
 
 from conformance.kube import slices, waits
 from conformance.model.outcome import HarnessError
 from conformance.model.pool_history import device_names, settled_problems
 from conformance.report import record_metric
-from conformance.scenario_api.slice_watch import SliceWatch
 
 RESTARTS = 2
 

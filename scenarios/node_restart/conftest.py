@@ -3,7 +3,7 @@ node access (conformance.node_access: the profile's `nodeCommands`, the kind nod
 a privileged pod where the profile allows one), honouring the node's "no kubelet restart
 before T" mark (conformance/run/node_marks.py). Where no way can restart it, the requirement
 is not run. Each restart is proven by the kubelet's own process start time
-(conformance.scenario_api.kubelet_restart): a command that restarted nothing is an error of the
+(kubelet_restart_checks): a command that restarted nothing is an error of the
 harness, not a result of the driver.
 
 Every test leases its node whole (`@pytest.mark.dra_node_exclusive`): the broker hands out
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kubelet_restart_checks import KubeletStarts
 
 from conformance.kube.client import K8sClients
 from conformance.kube.daemonsets import wait_driver_ready
@@ -24,7 +25,6 @@ from conformance.node_access import NodeAccess, Operation, not_run_unless_availa
 from conformance.observe.steps import step
 from conformance.run.context import RunContext
 from conformance.run.node_marks import wait_until_kubelet_restart_allowed
-from conformance.scenario_api.kubelet_restart import KubeletStarts
 
 # The longest mark known: DRA-EXT-006's device-plugin grace period (5 min and slack).
 LONGEST_MARK_SECONDS = 360.0

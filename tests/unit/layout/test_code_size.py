@@ -1,6 +1,7 @@
-"""Small modules and short functions in `conformance/`: a module over 400 lines or a function
-over 80 lines is split along its concerns, not let grow. Read from the source (AST), so a
-function's length is its `def` line to its last line, nested functions included."""
+"""Small modules and short functions in `conformance/` and the scenario suites (`scenarios/`):
+a module over 400 lines or a function over 80 lines is split along its concerns, not let grow.
+Read from the source (AST), so a function's length is its `def` line to its last line, nested
+functions included."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "conformance"
+SCENARIOS = ROOT / "scenarios"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 # The option declarations are one long, flat list of `addoption` calls: splitting them by length
@@ -19,7 +21,7 @@ FUNCTION_LENGTH_EXEMPT = {"conformance/plugin/options.py"}
 
 
 def _modules() -> list[Path]:
-    return sorted(PACKAGE.rglob("*.py"))
+    return sorted([*PACKAGE.rglob("*.py"), *SCENARIOS.rglob("*.py")])
 
 
 def _name(path: Path) -> str:
@@ -50,8 +52,10 @@ def long_functions(source: str, limit: int) -> dict[str, int]:
     return found
 
 
-def test_the_package_has_modules_to_measure() -> None:
-    assert len(_modules()) > 100
+def test_the_package_and_the_suites_have_modules_to_measure() -> None:
+    modules = _modules()
+    assert len(modules) > 100
+    assert any(path.is_relative_to(SCENARIOS) for path in modules)
 
 
 def test_no_module_is_over_400_lines() -> None:

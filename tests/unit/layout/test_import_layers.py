@@ -28,7 +28,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     program = Path(sys.executable).parent / "lint-imports"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / FAKE_DRIVER)])}
     return subprocess.run(
-        [str(program), "--no-logo", str(root / "pyproject.toml")],
+        [str(program), "--no-logo", "--no-cache", str(root / "pyproject.toml")],
         cwd=root,
         env=env,
         capture_output=True,

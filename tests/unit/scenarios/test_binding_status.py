@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.scenario_api.binding_status import (
+from binding_status_checks import (
     BindingTrail,
     allocated_at,
     failed_conditions,

@@ -1,4 +1,4 @@
-"""conformance.scenario_api.deviceplugin against a stand-in kubelet over real unix sockets."""
+"""deviceplugin_checks against a stand-in kubelet over real unix sockets."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from typing import Any
 
 import grpc
 import pytest
-
-from conformance.scenario_api.deviceplugin import (
+from deviceplugin_checks import (
     API_VERSION,
     KUBELET_SOCKET,
     MESSAGES,

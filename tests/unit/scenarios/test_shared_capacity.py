@@ -1,5 +1,5 @@
 """Shareable devices from slices and how many claims of a capacity request fit on one
-(conformance.scenario_api.shared_capacity), against the v1.37.2 requestPolicy rules."""
+(shared_capacity_checks), against the v1.37.2 requestPolicy rules."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from decimal import Decimal
 
 import pytest
 from kubernetes.utils import parse_quantity
-
-from conformance.scenario_api.shared_capacity import SharedCapacity, shared_devices
+from shared_capacity_checks import SharedCapacity, shared_devices
 
 D = "gpu.example.com"
 GI = parse_quantity("1Gi")

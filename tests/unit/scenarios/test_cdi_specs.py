@@ -9,6 +9,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from cdi_specs_checks import dump_script, reader_pod
 from kubernetes.client import V1Pod
 
 from conformance.kube.builders import Builders
@@ -23,7 +24,6 @@ from conformance.model.cdi_lookup import (
     reader_mounts,
     static_specs,
 )
-from conformance.scenario_api.cdi_specs import dump_script, reader_pod
 
 UID = "5f0c8b0e-7b7a-4a37-9a51-3b0c2f1e0a01"
 OTHER = "5f0c8b0e-7b7a-4a37-9a51-3b0c2f1e0a02"

@@ -5,12 +5,12 @@ requirement is not run or not applicable instead."""
 from __future__ import annotations
 
 import pytest
+from cdi_loss_checks import remove_claim_cdi_specs
 
 from conformance.model.cdi_paths import CdiPaths
 from conformance.model.outcome import HarnessError, NotApplicable, NotRun
 from conformance.node_access import NodeAccess, Operation
-from conformance.scenario_api.cdi_loss import remove_claim_cdi_specs
-from unit.scenario_api.test_cdi_specs import KIND, OTHER, UID, checkpoint, spec
+from unit.scenarios.test_cdi_specs import KIND, OTHER, UID, checkpoint, spec
 
 NODE = "worker"
 STATE = "/var/lib/kubelet/dra_manager_state"
