@@ -281,6 +281,7 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         kubeconfig=config.getoption("dra_kubeconfig"),
         context=config.getoption("dra_kube_context"),
         keep=config.getoption("dra_keep_cluster") == "yes",
+        requirements=profile.cluster,
     )
     state.handle = handle
     from conformance.install import installer
