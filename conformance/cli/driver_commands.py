@@ -188,6 +188,11 @@ def _profile_check(args: argparse.Namespace) -> int:
 
     kubeconfig, context, _ = _target(args)
     k8s = installer.ensure_reachable(kubeconfig, context)
+    from conformance.cluster import block_check
+
+    # what the cluster lacks is not the profile's fault: one line, exit 2 (ClusterError)
+    for warning in block_check.require(k8s, profile.cluster, profile.node_selector):
+        print(f"  {warning}")
     problems = check_profile_live(profile, k8s.api_client)
     for problem in problems:
         print(f"  {problem}")
