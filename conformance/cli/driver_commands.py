@@ -191,7 +191,11 @@ def _profile_check(args: argparse.Namespace) -> int:
     from conformance.cluster import block_check
 
     # what the cluster lacks is not the profile's fault: one line, exit 2 (ClusterError)
-    for warning in block_check.require(k8s, profile.cluster, profile.node_selector):
+    from conformance.node_access.commands import ProfileNodeCommands
+
+    nodes = ProfileNodeCommands(profile.node_commands, kubeconfig)
+    run_on_node = nodes.run if profile.node_commands.exec else None
+    for warning in block_check.require(k8s, profile.cluster, profile.node_selector, run_on_node):
         print(f"  {warning}")
     problems = check_profile_live(profile, k8s.api_client)
     for problem in problems:

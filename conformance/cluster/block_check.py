@@ -8,19 +8,25 @@ fields from the node proxy's /configz, labels from the Node objects
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 
 import urllib3
 from kubernetes.client.exceptions import ApiException
 
-from conformance.errors import ClusterError
+from conformance.errors import ClusterError, ConformanceError
 from conformance.kube.client import K8sClients
 from conformance.model.cluster_block import ClusterRequirements
 from conformance.model.cluster_block_check import (
+    CONFIG_DUMP,
     Finding,
     gate_findings,
     kubelet_findings,
     label_findings,
     missing_line,
+    mount_findings,
+    mount_script,
+    node_settings,
+    runtime_findings,
     unchecked_findings,
 )
 from conformance.model.feature_gates import gates_from_metrics
@@ -58,9 +64,39 @@ def _configz(k8s: K8sClients, node: str) -> tuple[dict | None, str]:
     return config, ""
 
 
-def findings(k8s: K8sClients, block: ClusterRequirements, node_selector: str) -> list[Finding]:
+# Runs an argv on a node (in its host namespaces) and returns its output; raises RuntimeError
+# or a ConformanceError when it cannot (conformance.node_access's `run`).
+RunOnNode = Callable[[str, Sequence[str]], str]
+
+
+def _on_node(run: RunOnNode, node: str, block: ClusterRequirements) -> list[Finding]:
+    """containerd's settings and the mounts, read on the node."""
+    found: list[Finding] = []
+    try:
+        if block.containerd.nri is not None or block.containerd.cdi_spec_dirs:
+            found += runtime_findings(node, run(node, CONFIG_DUMP), block)
+        if block.extra_mounts:
+            found += mount_findings(node, run(node, ["sh", "-c", mount_script(block)]))
+    except (RuntimeError, ConformanceError) as exc:
+        detail = f"not checkable here (running on it failed: {str(exc).splitlines()[0]})"
+        reachable = node_settings(block, reachable=True)
+        return [
+            Finding(f"node {node}", setting, detail, "unchecked")
+            for setting in node_settings(block)
+            if setting not in reachable
+        ]
+    return found
+
+
+def findings(
+    k8s: K8sClients,
+    block: ClusterRequirements,
+    node_selector: str,
+    run_on_node: RunOnNode | None = None,
+) -> list[Finding]:
     """Everything the block asks for that the cluster lacks, or that cannot be read here, on
-    the nodes the profile selects."""
+    the nodes the profile selects; containerd's settings and the mounts only with
+    `run_on_node`."""
     if block.empty:
         return []
     found: list[Finding] = []
@@ -77,14 +113,21 @@ def findings(k8s: K8sClients, block: ClusterRequirements, node_selector: str) ->
         if block.kubelet:
             config, why = _configz(k8s, name)
             found += kubelet_findings(name, config, block, why)
-    return found + unchecked_findings(block)
+        if run_on_node is not None:
+            found += _on_node(run_on_node, name, block)
+    return found + unchecked_findings(block, reachable=run_on_node is not None)
 
 
-def require(k8s: K8sClients, block: ClusterRequirements, node_selector: str) -> list[str]:
+def require(
+    k8s: K8sClients,
+    block: ClusterRequirements,
+    node_selector: str,
+    run_on_node: RunOnNode | None = None,
+) -> list[str]:
     """Raise ClusterError (one line) when the cluster lacks what the block asks for; else the
     warning lines of what could not be checked."""
     try:
-        found = findings(k8s, block, node_selector)
+        found = findings(k8s, block, node_selector, run_on_node)
     except (ApiException, urllib3.exceptions.HTTPError) as exc:
         raise ClusterError(
             f"could not check the profile's cluster block: listing nodes failed ({_why(exc)})",

@@ -8,10 +8,13 @@ node's mounts) is said once as not checkable here: a warning, never a missing re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import shlex
+import tomllib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from conformance.model.cdi_paths import DEFAULT_SPEC_DIRS
 from conformance.model.cluster_block import ClusterRequirements
 from conformance.model.schema import parse_duration
 
@@ -119,17 +122,88 @@ def label_findings(
     return found
 
 
-def unchecked_findings(block: ClusterRequirements) -> list[Finding]:
-    """What the API cannot show: containerd's configuration and the nodes' mounts."""
+NRI_PLUGIN = "io.containerd.nri.v1.nri"
+# `containerd config dump` prints the whole configuration, defaults included.
+CONFIG_DUMP = ("containerd", "config", "dump")
+
+
+def node_settings(block: ClusterRequirements, *, reachable: bool = False) -> list[str]:
+    """The block's settings the API cannot show; with a way onto the nodes (`reachable`),
+    only those that `runtime_findings` and `mount_findings` cannot check either."""
     runtime = block.containerd
     asked = [
-        ("cluster.containerd.nri", runtime.nri is not None),
-        ("cluster.containerd.cdiSpecDirs", bool(runtime.cdi_spec_dirs)),
+        ("cluster.containerd.nri", runtime.nri is not None and not reachable),
+        ("cluster.containerd.cdiSpecDirs", bool(runtime.cdi_spec_dirs) and not reachable),
         ("cluster.containerd.configPatches", bool(runtime.config_patches)),
-        ("cluster.extraMounts", bool(block.extra_mounts)),
+        ("cluster.extraMounts", bool(block.extra_mounts) and not reachable),
     ]
-    detail = "not checkable here (the API shows no node's runtime or mounts): make sure it holds"
-    return [Finding("every node", name, detail, "unchecked") for name, on in asked if on]
+    return [name for name, on in asked if on]
+
+
+def unchecked_findings(
+    block: ClusterRequirements, *, reachable: bool = False, why: str = ""
+) -> list[Finding]:
+    """What cannot be checked from here: containerd's configuration and the nodes' mounts
+    without a way onto the nodes (nodeCommands.exec), a config patch always."""
+    why = why or "the API shows no node's runtime or mounts; nodeCommands.exec would let it"
+    detail = f"not checkable here ({why}): make sure it holds"
+    return [
+        Finding("every node", name, detail, "unchecked")
+        for name in node_settings(block, reachable=reachable)
+    ]
+
+
+def _tables(value: Any) -> Iterator[Mapping[str, Any]]:
+    if isinstance(value, Mapping):
+        yield value
+        for child in value.values():
+            yield from _tables(child)
+
+
+def runtime_findings(node: str, dump: str, block: ClusterRequirements) -> list[Finding]:
+    """NRI and the CDI spec directories in the node's `containerd config dump`."""
+    where, runtime = f"node {node} (containerd)", block.containerd
+    try:
+        config = tomllib.loads(dump)
+    except tomllib.TOMLDecodeError as exc:
+        return [Finding(where, "cluster.containerd", f"not checkable: {exc}", "unchecked")]
+    found = []
+    if runtime.nri is not None:
+        nri = (config.get("plugins") or {}).get(NRI_PLUGIN)
+        on = isinstance(nri, Mapping) and nri.get("disable") is False
+        if on != runtime.nri:
+            state = "on" if on else "off" if nri is not None else "absent"
+            detail = f"is {state} (want {'on' if runtime.nri else 'off'})"
+            found.append(Finding(where, "cluster.containerd.nri", detail))
+    if runtime.cdi_spec_dirs:
+        # v2 configs keep it in the CRI plugin's table, v3 in its runtime's; defaults if unset
+        read = [t["cdi_spec_dirs"] for t in _tables(config) if "cdi_spec_dirs" in t]
+        dirs = set(read[0]) if read else set(DEFAULT_SPEC_DIRS)
+        for directory in runtime.cdi_spec_dirs:
+            if directory not in dirs:
+                detail = f"lacks {directory} (it reads {', '.join(sorted(dirs))})"
+                found.append(Finding(where, "cluster.containerd.cdiSpecDirs", detail))
+    return found
+
+
+def mount_script(block: ClusterRequirements) -> str:
+    """A shell line printing each mount's container path that does not exist on the node."""
+    return (
+        "".join(
+            f"[ -e {shlex.quote(p)} ] || echo {shlex.quote(p)}; "
+            for p in (m.container_path for m in block.extra_mounts)
+        )
+        + "true"
+    )
+
+
+def mount_findings(node: str, absent: str) -> list[Finding]:
+    """`absent`: what `mount_script` printed (one path a line)."""
+    return [
+        Finding(f"node {node}", "cluster.extraMounts", f"{path} does not exist on the node")
+        for path in absent.splitlines()
+        if path
+    ]
 
 
 def missing_line(findings: list[Finding]) -> str | None:

@@ -217,10 +217,20 @@ def check_cluster_block(
     if profile.cluster.empty:
         return
     from conformance.cluster import block_check
+    from conformance.node_access.commands import ProfileNodeCommands
 
+    # containerd's settings and the mounts are read on the nodes only as the profile says
+    run_on_node = (
+        ProfileNodeCommands(profile.node_commands, kubeconfig).run
+        if profile.node_commands.exec
+        else None
+    )
     try:
         warnings = block_check.require(
-            load_clients(kubeconfig, context), profile.cluster, profile.node_selector
+            load_clients(kubeconfig, context),
+            profile.cluster,
+            profile.node_selector,
+            run_on_node,
         )
     except ClusterError as exc:
         raise PreflightError(exc.problem, exc.remedy) from None

@@ -11,6 +11,9 @@ from conformance.model.cluster_block_check import (
     kubelet_findings,
     label_findings,
     missing_line,
+    mount_findings,
+    mount_script,
+    runtime_findings,
     same,
     unchecked_findings,
 )
@@ -120,3 +123,54 @@ def test_every_missing_setting_is_on_one_line() -> None:
         "cluster.nodeLabels.example.com/pool is missing (want 'cpu') (and 1 more: node w2: "
         "cluster.nodeLabels.example.com/pool is missing (want 'cpu'))"
     )
+
+
+# As `containerd config dump` prints a version 3 configuration (abridged).
+DUMP_V3 = """version = 3
+
+[plugins]
+  [plugins.'io.containerd.cri.v1.runtime']
+    cdi_spec_dirs = ['/etc/cdi', '/var/run/cdi', '/opt/dra-cdi']
+
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = false
+    socket_path = '/var/run/nri/nri.sock'
+"""
+RUNTIME = ClusterRequirements(
+    containerd=ContainerdSettings(nri=True, cdi_spec_dirs=("/opt/dra-cdi",)),
+    extra_mounts=(Mount("/a", "/host/a b"),),
+)
+
+
+def test_containerd_as_asked_is_fine() -> None:
+    assert runtime_findings("w1", DUMP_V3, RUNTIME) == []
+
+
+def test_nri_off_and_a_missing_cdi_directory_are_missing_on_the_node() -> None:
+    dump = DUMP_V3.replace("disable = false", "disable = true").replace(", '/opt/dra-cdi'", "")
+    lines = [f.line() for f in runtime_findings("w1", dump, RUNTIME)]
+    assert lines == [
+        "node w1 (containerd): cluster.containerd.nri is off (want on)",
+        "node w1 (containerd): cluster.containerd.cdiSpecDirs lacks /opt/dra-cdi "
+        "(it reads /etc/cdi, /var/run/cdi)",
+    ]
+    [absent] = runtime_findings("w1", "version = 3\n", RUNTIME)[:1]
+    assert absent.detail == "is absent (want on)"
+
+
+def test_mounts_are_looked_for_by_a_script_whose_output_names_the_absent_ones() -> None:
+    assert mount_script(RUNTIME) == "[ -e '/host/a b' ] || echo '/host/a b'; true"
+    assert mount_findings("w1", "") == []
+    [missing] = mount_findings("w1", "/host/a b\n")
+    assert missing.line() == "node w1: cluster.extraMounts /host/a b does not exist on the node"
+
+
+def test_with_a_way_onto_the_nodes_only_config_patches_stay_unchecked() -> None:
+    block = ClusterRequirements(
+        containerd=ContainerdSettings(nri=True, config_patches=("[a]\n",)),
+        extra_mounts=(Mount("/a", "/b"),),
+    )
+    assert [f.setting for f in unchecked_findings(block, reachable=True)] == [
+        "cluster.containerd.configPatches"
+    ]
+    assert len(unchecked_findings(block)) == 3
