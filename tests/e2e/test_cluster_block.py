@@ -1,7 +1,8 @@
 """A profile's cluster block on real kind clusters: applied when the suite makes the cluster
 (an alpha gate, a kubelet field, a worker label, NRI, a CDI directory, a mount), recorded so a
 profile asking for another block cannot reuse the cluster, and checked before anything runs
-on a cluster the suite did not make (`--cluster existing`, `profile check`): exit 2, one line.
+on a cluster the suite did not make (`--cluster existing`, `profile check`): exit 2, one line;
+containerd's settings and the mounts there only through the profile's nodeCommands.exec.
 
 A cluster of its own (one worker, about 2 minutes on 2 cores), deleted at the end.
 """
@@ -46,10 +47,14 @@ BLOCK: dict[str, Any] = {
 }
 
 
-def profile_file(directory: Path, block: dict[str, Any], name: str) -> Path:
+def profile_file(directory: Path, block: dict[str, Any], name: str, reach: bool = False) -> Path:
+    """The fake driver's profile with `block`; `reach`: a vendor's way onto the nodes (here
+    kind's node containers), with which containerd's settings and the mounts are checked."""
     document = yaml.safe_load(FAKE_PROFILE.read_text())
     document["install"] = {"method": "preinstalled"}  # the block is what is tested here
     document["cluster"] = block
+    if reach:
+        document["nodeCommands"] = {"exec": ["docker", "exec", "{node}"]}
     path = directory / name
     path.write_text(yaml.safe_dump(document))
     return path
@@ -68,9 +73,12 @@ def profiles(tmp_path_factory: pytest.TempPathFactory, host_dir: Path) -> dict[s
     block = {**BLOCK, "extraMounts": [{"hostPath": str(host_dir), "containerPath": MOUNTED}]}
     lacking = copy.deepcopy(block)
     lacking["featureGates"][MISSING_GATE] = True
+    lacking["containerd"]["cdiSpecDirs"].append("/opt/elsewhere-cdi")
+    lacking["extraMounts"].append({"hostPath": str(host_dir), "containerPath": "/mnt/absent"})
     return {
         "made": profile_file(directory, block, "made.yaml"),
-        "lacking": profile_file(directory, lacking, "lacking.yaml"),
+        "lacking": profile_file(directory, lacking, "lacking.yaml", reach=True),
+        "reached": profile_file(directory, block, "reached.yaml", reach=True),
     }
 
 
@@ -181,7 +189,12 @@ def test_the_preflight_on_an_existing_cluster_names_what_it_lacks(
     )
     assert run.returncode == 2, run.stdout + run.stderr
     [line] = [ln for ln in (run.stdout + run.stderr).splitlines() if expected in ln]
-    assert f"node {worker(block_cluster)} (kubelet): cluster.featureGates.{MISSING_GATE}" in line
+    node = worker(block_cluster)
+    assert f"node {node} (kubelet): cluster.featureGates.{MISSING_GATE}" in line
+    assert (
+        f"node {node} (containerd): cluster.containerd.cdiSpecDirs lacks /opt/elsewhere-cdi" in line
+    )
+    assert f"node {node}: cluster.extraMounts /mnt/absent does not exist on the node" in line
     check = cli("profile", "check", str(profiles["lacking"]), "--kubeconfig", kubeconfig)
     assert check.returncode == 2, check.stdout + check.stderr
     assert expected in check.stderr
@@ -190,3 +203,6 @@ def test_the_preflight_on_an_existing_cluster_names_what_it_lacks(
         "cluster block" not in fine.stdout + fine.stderr
     )  # the driver is not installed: its slices are reported, not the block
     assert "warning: every node: cluster.containerd.nri not checkable here" in fine.stdout
+    reached = cli("profile", "check", str(profiles["reached"]), "--kubeconfig", kubeconfig)
+    assert "cluster block" not in reached.stdout + reached.stderr
+    assert "not checkable" not in reached.stdout  # read on the node, and as asked
