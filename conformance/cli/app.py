@@ -57,6 +57,12 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
         help="use the official kindest/node image from a registry",
     )
     up.add_argument("--retain", action="store_true", help="keep nodes of a failed create")
+    up.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="make the cluster as the profile's cluster block asks (gates, kubelet, containerd, "
+        "mounts, labels); an existing one made with another block is an error",
+    )
     up.set_defaults(func=_cluster_up)
 
     image = csub.add_parser("image", help="build the offline node image (no-op when present)")
@@ -93,6 +99,12 @@ def _cluster_up(args: argparse.Namespace) -> int:
     from conformance.progress import Progress
 
     progress = Progress()
+    requirements = None
+    if args.profile:
+        from conformance.cli.driver_commands import _load
+        from conformance.suite_root import bundled
+
+        requirements = _load(bundled(args.profile)).cluster
     cluster = kind.up(
         name=args.name,
         workers=args.workers,
@@ -100,6 +112,7 @@ def _cluster_up(args: argparse.Namespace) -> int:
         offline=args.offline,
         retain=args.retain,
         progress=progress,
+        requirements=requirements,
     )
     kind_images.load_workload_image(cluster, progress)  # what `run --cluster existing` runs
     print(cluster.kubeconfig)  # the last line: scripts take the kubeconfig from it

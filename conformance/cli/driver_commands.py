@@ -188,6 +188,15 @@ def _profile_check(args: argparse.Namespace) -> int:
 
     kubeconfig, context, _ = _target(args)
     k8s = installer.ensure_reachable(kubeconfig, context)
+    from conformance.cluster import block_check
+
+    # what the cluster lacks is not the profile's fault: one line, exit 2 (ClusterError)
+    from conformance.node_access.commands import ProfileNodeCommands
+
+    nodes = ProfileNodeCommands(profile.node_commands, kubeconfig)
+    run_on_node = nodes.run if profile.node_commands.exec else None
+    for warning in block_check.require(k8s, profile.cluster, profile.node_selector, run_on_node):
+        print(f"  {warning}")
     problems = check_profile_live(profile, k8s.api_client)
     for problem in problems:
         print(f"  {problem}")

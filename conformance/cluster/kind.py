@@ -20,7 +20,7 @@ from kubernetes.client.exceptions import ApiException
 
 from conformance import docker_client, gobuild
 from conformance.cache import build_lock, cache_root
-from conformance.cluster import kindconfig
+from conformance.cluster import kind_block, kindconfig
 from conformance.errors import ClusterError
 from conformance.host import network, prepare
 from conformance.images import components, nodeimage
@@ -28,6 +28,7 @@ from conformance.images.versions import NodeVersions
 from conformance.kube import apply
 from conformance.kube.client import K8sClients, clients_for
 from conformance.kube.waits import WaitTimeout, wait_until
+from conformance.model.cluster_block import DIGEST_LABEL, ClusterRequirements
 from conformance.progress import Progress
 
 REGISTRY_PROBE = ("registry-1.docker.io", 443)
@@ -115,6 +116,11 @@ class KindCluster:
             return None
         workers = sum(1 for n in items if not _is_control_plane(n))
         return workers if workers and all(_node_ready(n) for n in items) else None
+
+    def block_digests(self) -> set[str | None]:
+        """The cluster-block digests its nodes carry (None: a node without the label)."""
+        nodes = self.clients().core.list_node(_request_timeout=20).items
+        return {(n.metadata.labels or {}).get(DIGEST_LABEL) for n in nodes}
 
     def export_logs(self, dest: Path) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
@@ -259,7 +265,12 @@ def _excerpt(text: str, lines: int = 25) -> str:
 
 
 def cluster_for(
-    name: str, workers: int, kubernetes: str, offline: bool, progress: Progress
+    name: str,
+    workers: int,
+    kubernetes: str,
+    offline: bool,
+    progress: Progress,
+    requirements: ClusterRequirements | None = None,
 ) -> KindCluster:
     v = NodeVersions.for_kubernetes(kubernetes)
     opts = kindconfig.ClusterOptions(
@@ -269,7 +280,12 @@ def cluster_for(
         offline=offline,
         cgroup_v1=kindconfig.host_uses_cgroup_v1(),
         restrict_oom_score_adj="CAP_SYS_RESOURCE" in prepare.missing_capabilities(),
+        requirements=requirements or ClusterRequirements(),
     )
+    try:
+        kindconfig.kind_config(opts)  # a profile block at odds with the suite: before anything
+    except kind_block.BlockConflict as exc:
+        raise ClusterError(str(exc)) from None
     return KindCluster(opts, kind_binary(v, progress), progress)
 
 
@@ -292,19 +308,22 @@ def up(
     retain: bool = False,
     progress: Progress | None = None,
     logs_dir: Path = Path("reports"),
+    requirements: ClusterRequirements | None = None,
 ) -> KindCluster:
     """Create the cluster (`workers`: DEFAULT_WORKERS when None), or reuse a healthy one of
-    the same name, whatever its worker count unless `workers` asks for one."""
+    the same name, whatever its worker count unless `workers` asks for one, and made with
+    `requirements` (a profile's cluster block) unless None (no profile: taken as it is)."""
     progress = progress or Progress()
     prepare.prepare_host(progress, cache_root() / "logs")
     offline = decide_offline(kubernetes, offline)
-    cluster = cluster_for(
-        name, DEFAULT_WORKERS if workers is None else workers, kubernetes, offline, progress
-    )
+    count = DEFAULT_WORKERS if workers is None else workers
+    cluster = cluster_for(name, count, kubernetes, offline, progress, requirements)
     if cluster.exists():
         ready_workers = cluster.ready_workers()
         if ready_workers is not None:
             check_reused_shape(name, ready_workers, workers)
+            if requirements is not None:
+                kind_block.check_reused_block(name, cluster.block_digests(), requirements)
             progress.note(f"reusing healthy cluster {name} ({ready_workers} worker node(s))")
             return replace(cluster, options=replace(cluster.options, workers=ready_workers))
         progress.note(f"cluster {name} exists but is not healthy: deleting it")

@@ -6,13 +6,15 @@ Pure functions of (version, options) so they are unit-tested without a cluster.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from conformance.cluster import kind_block
 from conformance.images import releases
 from conformance.images.releases import minor_of as minor_of  # re-exported
+from conformance.model.cluster_block import ClusterRequirements
 from conformance.model.component_metrics import READABLE_METRICS_ARGS
 
 # Gates to switch on and API versions to serve per minor release, derived from the release
@@ -52,6 +54,8 @@ class ClusterOptions:
     # on every pod with "can't get final child's PID from pipe". Clamp instead (rootless kind
     # does the same).
     restrict_oom_score_adj: bool = False
+    # What the profile's cluster block asks for (conformance/cluster/kind_block.py)
+    requirements: ClusterRequirements = field(default_factory=ClusterRequirements)
 
 
 # The label kubeadm puts on the control-plane node; every other node of the cluster is a worker.
@@ -126,14 +130,15 @@ def control_plane_args_patch(version: str) -> dict[str, str]:
 
 
 def kubeadm_patches(opts: ClusterOptions) -> list[str]:
-    kubelet = (
-        "kind: KubeletConfiguration\n"
-        f"nodeStatusUpdateFrequency: {NODE_STATUS_UPDATE}\n"
-        f"nodeStatusReportFrequency: {NODE_STATUS_REPORT}\n"
-    )
+    suite: dict[str, object] = {
+        "nodeStatusUpdateFrequency": NODE_STATUS_UPDATE,
+        "nodeStatusReportFrequency": NODE_STATUS_REPORT,
+    }
     if opts.cgroup_v1:
         # kubelet >= 1.35 refuses cgroup v1 unless told otherwise; kind does not set this.
-        kubelet += "failCgroupV1: false\n"
+        suite["failCgroupV1"] = False
+    fields = kind_block.kubelet_fields(suite, opts.requirements)
+    kubelet = yaml.safe_dump({"kind": "KubeletConfiguration", **fields}, sort_keys=False)
     patches = [kubelet, ETCD_NO_FSYNC_PATCH]
     if opts.offline:
         # No CoreDNS image offline. skipPhases is replaced, not merged, so keep preflight.
@@ -148,13 +153,16 @@ def kind_config(opts: ClusterOptions) -> dict:
         "kind": "Cluster",
         "apiVersion": "kind.x-k8s.io/v1alpha4",
         "name": opts.name,
-        "featureGates": feature_gates(opts.kubernetes),
+        "featureGates": kind_block.gates(
+            feature_gates(opts.kubernetes), opts.requirements, opts.kubernetes
+        ),
         "networking": {"kubeProxyMode": "iptables"},
         "containerdConfigPatches": [CDI_CONTAINERD_PATCH],
-        "nodes": [{"role": "control-plane"}] + [{"role": "worker"}] * opts.workers,
+        "nodes": kind_block.nodes(opts.workers, opts.requirements),
     }
     if opts.restrict_oom_score_adj:
         config["containerdConfigPatches"].append(RESTRICT_OOM_PATCH)
+    config["containerdConfigPatches"] += kind_block.containerd_patches(opts.requirements)
     runtime_config = releases.release_for(opts.kubernetes).runtime_config()
     if runtime_config:
         config["runtimeConfig"] = dict(runtime_config)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.errors import ClusterError
+from conformance.model.cluster_block import ClusterRequirements
 from conformance.progress import Progress
 
 
@@ -42,11 +43,15 @@ def provision(
     kubernetes: str = "v1.37.2",
     offline: bool | None = None,
     progress: Progress | None = None,
+    requirements: ClusterRequirements | None = None,
 ) -> ClusterHandle:
     """`kind`: create or reuse the named kind cluster. `existing`: use the given kubeconfig.
 
     `in-cluster`: the pod's service account (conformance/cluster/in_cluster.py); like
     `existing`, its nodes are reached only as the profile says (conformance.node_access).
+
+    `requirements`: the profile's cluster block, applied to a kind cluster made here; a
+    reused one must have been made with it (conformance.cluster.kind_block).
 
     `keep` defaults to True: a reused cluster makes the next run fast; `--dra-keep-cluster`
     false deletes it at the end of the run.
@@ -82,7 +87,12 @@ def provision(
     from conformance.cluster import kind as kind_provider
 
     cluster = kind_provider.up(
-        name=name, workers=workers, kubernetes=kubernetes, offline=offline, progress=progress
+        name=name,
+        workers=workers,
+        kubernetes=kubernetes,
+        offline=offline,
+        progress=progress,
+        requirements=requirements,
     )
     nodes = cluster.nodes()
     return ClusterHandle(

@@ -17,6 +17,7 @@ from conformance import suite_root
 from conformance.model.binding_conditions import BindingConditions
 from conformance.model.capabilities import PROFILE_FIELDS
 from conformance.model.cdi_paths import CdiPaths
+from conformance.model.cluster_block import ClusterRequirements
 from conformance.model.consumable_capacity import ConsumableCapacity
 from conformance.model.fault_config import FaultsConfig
 from conformance.model.frozen import FrozenMap
@@ -221,6 +222,8 @@ class Profile:
     binding_conditions: BindingConditions | None = None
     # Where the runtime reads CDI specs and the kubelet its DRA checkpoint (DRA-CORE-008)
     cdi: CdiPaths = field(default_factory=CdiPaths)
+    # What the cluster must provide (conformance.model.cluster_block)
+    cluster: ClusterRequirements = field(default_factory=ClusterRequirements)
 
     @property
     def default_class(self) -> str:

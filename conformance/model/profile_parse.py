@@ -13,8 +13,9 @@ from pydantic import Field, ValidationError
 from conformance.model.binding_conditions import CAPABILITY as BINDING
 from conformance.model.binding_conditions import BindingConditionsSection
 from conformance.model.binding_conditions import missing_section as missing_binding_section
-from conformance.model.cdi_paths import CdiSection
+from conformance.model.cdi_paths import CdiPaths, CdiSection
 from conformance.model.cel import resolve_name
+from conformance.model.cluster_block import ClusterRequirements, ClusterSection
 from conformance.model.consumable_capacity import ConsumableSection
 from conformance.model.fault_config import FaultsSection
 from conformance.model.frozen import FrozenMap
@@ -112,6 +113,9 @@ class ProfileDocument(Strict):
         None, description="the class of devices published with bindingConditions"
     )
     cdi: CdiSection | None = Field(None, description="CDI spec directories, kubelet root")
+    cluster: ClusterSection | None = Field(
+        None, description="what the cluster must provide: gates, kubelet, containerd, ..."
+    )
 
 
 def load_profile(path: str | Path) -> Profile:
@@ -172,6 +176,7 @@ def _profile(model: ProfileDocument, source: Path) -> Profile:
         for name, s in (model.selectors or {}).items()
     }
     timeouts = model.timeouts.model_dump(by_alias=True) if model.timeouts else None
+    cluster = model.cluster.domain() if model.cluster else ClusterRequirements()
     return Profile(
         source=source,
         driver=driver,
@@ -198,5 +203,13 @@ def _profile(model: ProfileDocument, source: Path) -> Profile:
         binding_conditions=(
             model.binding_conditions.domain() if model.binding_conditions else None
         ),
-        cdi=(model.cdi or CdiSection()).domain(),
+        cdi=_cdi(model.cdi or CdiSection(), cluster),
+        cluster=cluster,
     )
+
+
+def _cdi(section: CdiSection, cluster: ClusterRequirements) -> CdiPaths:
+    """The runtime reads specs from the directories the cluster block configures as well."""
+    paths = section.domain()
+    extra = tuple(dict.fromkeys(paths.extra_spec_dirs + cluster.containerd.cdi_spec_dirs))
+    return CdiPaths(extra, paths.kubelet_root_dir)

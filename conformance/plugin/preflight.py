@@ -4,12 +4,13 @@ it, every test would wait out its timeout and the driver would be blamed. The pr
 one short pod with that image (no claim) on a node the profile selects, in a namespace of its
 own labelled with the run, reads the pod's log and events as the scenarios do, and cleans up.
 When it cannot, the run stops at set-up (no requirement runs) with one line naming the image
-and the remedy.
+and the remedy. On a cluster it did not create, the profile's cluster block is checked first
+(conformance.cluster.block_check): what the cluster lacks stops the run the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
@@ -25,6 +26,7 @@ from conformance.kube.cleanup import (
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.harness_causes import image_pull_failure
 from conformance.model.naming import namespace_name
+from conformance.model.profile import Profile
 from conformance.run.context import RunContext
 
 POD = "preflight"
@@ -204,3 +206,33 @@ def _access_error(what: str, exc: ApiException) -> PreflightError:
         "run with an account that may create namespaces and pods and read pods, pod logs "
         "and events (--kubeconfig/--context)",
     )
+
+
+def check_cluster_block(
+    profile: Profile, kubeconfig: str, context: str | None, say: Callable[[str], None]
+) -> None:
+    """On a cluster the suite did not create, before the driver is installed: raise
+    PreflightError (one line naming the node and the setting) when it lacks what the profile's
+    cluster block asks for; `say` each setting that cannot be checked from here."""
+    if profile.cluster.empty:
+        return
+    from conformance.cluster import block_check
+    from conformance.node_access.commands import ProfileNodeCommands
+
+    # containerd's settings and the mounts are read on the nodes only as the profile says
+    run_on_node = (
+        ProfileNodeCommands(profile.node_commands, kubeconfig).run
+        if profile.node_commands.exec
+        else None
+    )
+    try:
+        warnings = block_check.require(
+            load_clients(kubeconfig, context),
+            profile.cluster,
+            profile.node_selector,
+            run_on_node,
+        )
+    except ClusterError as exc:
+        raise PreflightError(exc.problem, exc.remedy) from None
+    for warning in warnings:
+        say(f"dra-conformance: {warning}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import signal
+import sys
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,7 +34,7 @@ from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
 from conformance.plugin.node_identity import NODE_FACTS_KEY, node_identity
 from conformance.plugin.options import MARKERS
-from conformance.plugin.preflight import check_workload_image
+from conformance.plugin.preflight import check_cluster_block, check_workload_image
 from conformance.plugin.run_facts import run_facts
 from conformance.plugin.setup_failure import stop_before_testing
 from conformance.plugin.state import (
@@ -281,11 +283,14 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         kubeconfig=config.getoption("dra_kubeconfig"),
         context=config.getoption("dra_kube_context"),
         keep=config.getoption("dra_keep_cluster") == "yes",
+        requirements=profile.cluster,
     )
     state.handle = handle
     from conformance.install import installer
 
     installer.ensure_reachable(handle.kubeconfig, handle.context)
+    if handle.provider != "kind":  # a kind cluster made here was made with the block
+        check_cluster_block(profile, handle.kubeconfig, handle.context, _say(config))
     kind_name = handle.name if handle.provider == "kind" else None
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
     installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
@@ -339,6 +344,13 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         allow_disruptive=config.getoption("dra_allow_disruptive"),
         readiness_failure=None if not_ready is None else not_ready.failure,
     )
+
+
+def _say(config: pytest.Config) -> Callable[[str], None]:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        return reporter.write_line
+    return lambda line: print(line, file=sys.stderr)
 
 
 def _install_sigterm_handler(state: PluginState) -> None:

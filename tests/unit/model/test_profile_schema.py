@@ -76,6 +76,10 @@ def _set(document: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
         ("readiness.slicesPerNode", -1, "-1 is less than the minimum of 0"),
         ("timeouts", {"podRunning": "soon"}, "soon"),
         ("driver", "GPU.example.com", "does not match"),
+        ("cluster", {"featureGates": {"lowerCase": True}}, "not valid under any"),
+        ("cluster", {"containerd": {"nri": "yes"}}, "not valid under any"),
+        ("cluster", {"extraMounts": [{"hostPath": "/d"}]}, "'containerPath' is a required"),
+        ("cluster", {"nodeLabels": {"a": "x" * 64}}, "is too long"),
     ],
 )
 def test_a_bad_profile_fails_the_schema(dotted: str, value: Any, says: str) -> None:
@@ -84,6 +88,18 @@ def test_a_bad_profile_fails_the_schema(dotted: str, value: Any, says: str) -> N
     assert any(says in (e.message + str(list(e.context or []))) for e in errors), [
         e.message for e in errors
     ]
+
+
+def test_a_cluster_block_passes_the_schema() -> None:
+    block = {
+        "featureGates": {"DRAListTypeAttributes": True},
+        "kubelet": {"cpuManagerPolicy": "none", "evictionHard": {"memory.available": "1Mi"}},
+        "containerd": {"nri": True, "cdiSpecDirs": ["/opt/cdi"], "configPatches": ["[a]"]},
+        "extraMounts": [{"hostPath": "/dev/null", "containerPath": "/dev/x", "readOnly": True}],
+        "nodeLabels": {"example.com/pool": "a"},
+    }
+    errors = [e.message for e in validator().iter_errors(_set(_fake_profile(), "cluster", block))]
+    assert errors == []
 
 
 def test_the_command_prints_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
