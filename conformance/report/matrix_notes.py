@@ -80,13 +80,13 @@ def parse_notes(data: Any, source: str) -> dict[str, dict[str, Note]]:
     for driver, entries in sorted(drivers.items(), key=lambda kv: str(kv[0])):
         if not isinstance(entries, dict) or not entries:
             raise NotesError(f"{source}: drivers.{driver} must map requirement IDs to notes")
+        bad = sorted(str(r) for r in entries if not _REQUIREMENT_ID.match(str(r)))
+        if bad:
+            raise NotesError(f"{source}: drivers.{driver}.{bad[0]}: not a requirement ID")
         out[str(driver)] = {
             str(req): _note(entry, f"{source}: drivers.{driver}.{req}")
             for req, entry in sorted(entries.items(), key=lambda kv: str(kv[0]))
         }
-        bad = [r for r in out[str(driver)] if not _REQUIREMENT_ID.match(r)]
-        if bad:
-            raise NotesError(f"{source}: drivers.{driver}.{bad[0]}: not a requirement ID")
     return out
 
 
@@ -96,7 +96,7 @@ def _note(entry: Any, where: str) -> Note:
     unknown = sorted(set(map(str, entry)) - set(NOTE_FIELDS))
     if unknown:
         raise NotesError(f"{where}: unknown field {unknown[0]!r}; fields: {', '.join(NOTE_FIELDS)}")
-    kind, text, link = (str(entry.get(f) or "").strip() for f in NOTE_FIELDS)
+    kind, text, link = (str(entry.get(f) or "").strip() for f in ("kind", "text", "link"))
     if kind not in NOTE_KINDS:
         raise NotesError(f"{where}: kind {kind or 'missing'!r}; one of {', '.join(NOTE_KINDS)}")
     if not text:
