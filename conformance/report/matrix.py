@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.report.matrix_notes import Note, Notes
+from conformance.report.paths import portable
 from conformance.report.requirement_status import RequirementStatus
 
 OUTCOME_LABELS = {
@@ -137,7 +138,9 @@ def column_from_summary(
     for req in summary.get("requirements") or []:
         status = str(req.get("status") or "")
         note = judged.get(req["id"]) if status in NEEDS_JUDGEMENT else None
-        cells[str(req["id"])] = Cell(status, " ".join(str(req.get("reason") or "").split()), note)
+        # a reason may name a file of the machine that ran it: shown as the report shows paths
+        reason = portable(" ".join(str(req.get("reason") or "").split()))
+        cells[str(req["id"])] = Cell(status, reason, note)
     seen = summary.get("capabilities_seen") or {}
     prov = summary.get("provenance") or {}
     run = summary.get("run") or {}

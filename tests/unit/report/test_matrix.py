@@ -25,6 +25,7 @@ from conformance.report.matrix_markdown import MARKER, column_label, render_mark
 from conformance.report.matrix_notes import Note
 from conformance.report.outcomes import TestRecord
 from conformance.report.summary import RunInfo, build_summary
+from conformance.suite_root import SUITE_ROOT
 from tests.unit.report.test_verdict import record
 
 CORE = RequirementInfo("DRA-CORE-001", "core", "MUST", "The driver registers with the kubelet.")
@@ -170,6 +171,13 @@ def test_capabilities_declared_observed_and_not_probed() -> None:
     b = matrix.columns[1]
     assert b.cell("DRA-ALLOC-009").status == "not-applicable"
     assert b.cell("DRA-ALLOC-009").reason
+
+
+def test_a_reason_shows_the_suite_s_files_relative_to_it() -> None:
+    failed = summary("a.example.com", [CORE], failing=("DRA-CORE-001",))
+    failed["requirements"][0]["reason"] = f"add it to {SUITE_ROOT / 'profile.yaml'}"
+    column = matrix_of(failed).columns[0]
+    assert column.cell("DRA-CORE-001").reason == "add it to profile.yaml"
 
 
 def test_the_driver_version_is_what_the_report_records() -> None:
