@@ -85,6 +85,7 @@ def _matrix(args: argparse.Namespace) -> int:
     from conformance.report.matrix_intake import check_reports
     from conformance.report.matrix_markdown import render_markdown
     from conformance.report.matrix_notes import load_notes
+    from conformance.report.paths import portable_path
 
     notes = load_notes(args.notes) if args.notes else {}
     accepted, refused = check_reports(args.report_dirs, _read_keys(args.key), args.allow_unsigned)
@@ -93,7 +94,8 @@ def _matrix(args: argparse.Namespace) -> int:
     if refused:
         return 2
     columns = [column_from_summary(a.summary, a.trust, a.scope, notes) for a in accepted]
-    matrix = build_matrix(columns, [a.summary for a in accepted])
+    source = portable_path(args.notes) if args.notes else ""
+    matrix = build_matrix(columns, [a.summary for a in accepted], source)
     if args.html:
         _write(args.html, render_html(matrix))
     if args.markdown:

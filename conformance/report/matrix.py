@@ -92,6 +92,7 @@ class Matrix:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     capabilities: tuple[str, ...]
+    notes_source: str = ""  # the notes file, as the command line named it
 
     def unjudged(self) -> list[tuple[Column, Row]]:
         return [
@@ -176,7 +177,9 @@ def rows_from_summaries(summaries: Iterable[Mapping[str, Any]]) -> tuple[Row, ..
     return tuple(rows[k] for k in sorted(rows))
 
 
-def build_matrix(columns: Sequence[Column], summaries: Iterable[Mapping[str, Any]]) -> Matrix:
+def build_matrix(
+    columns: Sequence[Column], summaries: Iterable[Mapping[str, Any]], notes_source: str = ""
+) -> Matrix:
     ordered = tuple(sorted(columns, key=lambda c: c.sort_key))
     capabilities = tuple(sorted({k for c in ordered for k in c.capabilities}))
-    return Matrix(ordered, rows_from_summaries(summaries), capabilities)
+    return Matrix(ordered, rows_from_summaries(summaries), capabilities, notes_source)

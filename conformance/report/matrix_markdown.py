@@ -30,6 +30,7 @@ def column_label(index: int) -> str:
 
 def intro(matrix: Matrix) -> list[str]:
     signed = sum(1 for c in matrix.columns if c.trust == "signed")
+    source = f" (here `{matrix.notes_source}`)" if matrix.notes_source else ""
     return [
         MARKER,
         TITLE,
@@ -40,8 +41,9 @@ def intro(matrix: Matrix) -> list[str]:
         "verified every file); the others are marked unsigned: their files agree with each "
         "other and with the suite, which anyone editing them consistently could achieve.",
         "",
-        "A failure or error is judged by a person in the notes file (`--notes`): a driver "
-        "bug (with the upstream issue or fix), a limitation of that kind of device the catalog "
+        "A failure or error is judged by a person in the notes file given with "
+        f"`--notes`{source}: a driver bug (with the upstream issue or fix), a limitation of "
+        "that kind of device the catalog "
         f"must treat as not applicable, or a suite false positive; without a note it is "
         f"*{NOT_JUDGED}*. The shipped drivers' profiles are `drivers/fake/profile.yaml` and "
         "`docs/examples/*/profile.yaml`; their README.md says how to run them, and each run's "

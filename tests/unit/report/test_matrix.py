@@ -236,6 +236,9 @@ def test_the_html_page_is_self_contained_and_escapes_what_reports_say() -> None:
 
 
 def test_the_markdown_starts_with_the_generated_marker() -> None:
-    text = render_markdown(matrix_of(summary("a.example.com", [CORE])))
+    one = summary("a.example.com", [CORE])
+    column = column_from_summary(one, SIGNED, "whole suite")
+    text = render_markdown(build_matrix([column], [one], notes_source="docs/n.yaml"))
     assert text.splitlines()[0] == MARKER
+    assert "given with `--notes` (here `docs/n.yaml`):" in text
     assert "| **verdict** | | | **CONFORMANT** |" in text
