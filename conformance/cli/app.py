@@ -207,6 +207,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
         driver_commands,
         gate_command,
         image_command,
+        matrix_command,
         sonobuoy_command,
         verify_command,
     )
@@ -218,6 +219,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
         driver_commands.add_profile_commands,
         driver_commands.add_run_command,
         image_command.add_image_command,
+        matrix_command.add_matrix_command,
         sonobuoy_command.add_sonobuoy_command,
         verify_command.add_verify_command,
     ]

@@ -253,7 +253,8 @@ def _narrowed_by(pytest_args: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _scope(summary: Mapping[str, Any]) -> str:
+def selection_scope(summary: Mapping[str, Any]) -> str:
+    """What the run selected: whole suite, partial, or a narrowed selection."""
     partial = summary.get("partial")
     if isinstance(partial, Mapping) and partial:
         return f"partial ({partial.get('selected')} of {partial.get('total')} MUST selected)"
@@ -324,7 +325,7 @@ def verify_report(
     prov = summary["provenance"]
     verdict = summary.get("verdict_text") or summary.get("verdict")
     what = (
-        f"{verdict}, {_scope(summary)}, unmodified (suite {prov.get('suite_version')}"
+        f"{verdict}, {selection_scope(summary)}, unmodified (suite {prov.get('suite_version')}"
         f", catalog {_short((prov.get('catalog') or {}).get('sha256'))})"
     )
     if signature is None:

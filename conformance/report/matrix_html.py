@@ -1,0 +1,124 @@
+"""The driver matrix as one self-contained HTML page: inline CSS, no script, nothing fetched.
+Every value from a report or the notes is escaped; a cell's reason is its hover text."""
+
+from __future__ import annotations
+
+from html import escape
+
+from conformance.report.matrix import Cell, Matrix
+from conformance.report.matrix_markdown import column_label, judgement_text
+from conformance.report.matrix_notes import NOT_JUDGED
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1b1b1b; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #c8c8c8; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.o { white-space: nowrap; cursor: help; }
+.passed { background: #d8f0d8; } .failed { background: #f6cccc; } .error { background: #f8dcb4; }
+.not-applicable { background: #ececec; color: #555; } .not-run { background: #fff2b8; }
+.known-platform-issue { background: #e2d6f4; } .absent { color: #999; }
+.unjudged { font-weight: bold; color: #a00000; }
+tr.verdict td { font-weight: bold; border-top: 2px solid #777; }
+"""
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _table(heads: list[str], rows: list[str], cls: str = "") -> list[str]:
+    head = "".join(f"<th>{_e(h)}</th>" for h in heads)
+    attr = f' class="{cls}"' if cls else ""
+    return [f"<table{attr}><thead><tr>{head}</tr></thead><tbody>", *rows, "</tbody></table>"]
+
+
+def _outcome(c: Cell) -> str:
+    judged = judgement_text(c)
+    mark = ""
+    if judged:
+        cls = ' class="unjudged"' if judged == NOT_JUDGED else ""
+        mark = f"<br><span{cls}>{_e(judged)}</span>"
+    title = f' title="{_e(c.reason)}"' if c.reason else ""
+    return f'<td class="o {_e(c.status)}"{title}>{_e(c.label)}{mark}</td>'
+
+
+def _runs(matrix: Matrix) -> list[str]:
+    rows = []
+    for i, c in enumerate(matrix.columns):
+        values = (column_label(i), c.driver, c.driver_version, c.kubernetes, c.suite_commit)
+        more = (c.run_date, c.run_id, c.scope, c.trust)
+        rows.append("<tr>" + "".join(f"<td>{_e(v)}</td>" for v in (*values, *more)) + "</tr>")
+    heads = ["column", "driver", "driver version", "Kubernetes", "suite commit", "run date"]
+    return ["<h2>Runs</h2>", *_table([*heads, "run", "selection", "report"], rows)]
+
+
+def _requirements(matrix: Matrix) -> list[str]:
+    heads = [f"{column_label(i)}: {c.driver}" for i, c in enumerate(matrix.columns)]
+    rows = []
+    for row in matrix.rows:
+        cells = "".join(_outcome(c.cell(row.id)) for c in matrix.columns)
+        rows.append(
+            f'<tr><td>{_e(row.id)}</td><td>{_e(row.level)}</td><td title="{_e(row.statement)}">'
+            f"{_e(row.title)}</td>{cells}</tr>"
+        )
+    verdicts = "".join(f"<td>{_e(c.verdict)}</td>" for c in matrix.columns)
+    rows.append(f'<tr class="verdict"><td colspan="3">verdict</td>{verdicts}</tr>')
+    return ["<h2>Requirements</h2>", *_table(["requirement", "level", "title", *heads], rows)]
+
+
+def _judgement(c: Cell) -> str:
+    if c.note is None:
+        return f'<span class="unjudged">{_e(NOT_JUDGED)}</span>'
+    link = f' (<a href="{_e(c.note.link)}">{_e(c.note.link)}</a>)' if c.note.link else ""
+    return f"{_e(c.note.label)}: {_e(c.note.text)}{link}"
+
+
+def _failures(matrix: Matrix) -> list[str]:
+    rows = []
+    for i, col in enumerate(matrix.columns):
+        for row in matrix.rows:
+            c = col.cell(row.id)
+            if c.needs_judgement:
+                rows.append(
+                    f"<tr><td>{_e(column_label(i))}: {_e(col.driver)}</td><td>{_e(row.id)}</td>"
+                    f"<td>{_e(c.label)}</td><td>{_e(c.reason)}</td><td>{_judgement(c)}</td></tr>"
+                )
+    out = ["<h2>Failures and their judgement</h2>"]
+    if not rows:
+        return [*out, "<p>No requirement failed or errored in these reports.</p>"]
+    return [*out, *_table(["column", "requirement", "outcome", "reason", "judgement"], rows)]
+
+
+def _capabilities(matrix: Matrix) -> list[str]:
+    out = ["<h2>Capabilities: declared and observed</h2>"]
+    if not matrix.capabilities:
+        return [*out, "<p>No report recorded its capabilities.</p>"]
+    heads = [f"{column_label(i)}: {c.driver}" for i, c in enumerate(matrix.columns)]
+    rows = []
+    for name in matrix.capabilities:
+        found = [c.capabilities.get(name) for c in matrix.columns]
+        cells = "".join(f"<td>{_e(f.text if f else 'not recorded')}</td>" for f in found)
+        rows.append(f"<tr><td>{_e(name)}</td>{cells}</tr>")
+    return [*out, *_table(["capability", *heads], rows)]
+
+
+def render_html(matrix: Matrix) -> str:
+    signed = sum(1 for c in matrix.columns if c.trust == "signed")
+    body = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>DRA driver matrix</title>",
+        f"<style>{STYLE}</style></head><body>",
+        "<h1>DRA driver matrix</h1>",
+        f"<p>Generated by <code>dra-conformance matrix</code> from {len(matrix.columns)} "
+        f"report(s), each checked as <code>dra-conformance verify</code> checks it; {signed} "
+        "signed, the others unsigned (consistent files, no signature). Hover over an outcome "
+        f"for its reason. A failure or error without a note is <em>{_e(NOT_JUDGED)}</em>.</p>",
+        *_runs(matrix),
+        *_requirements(matrix),
+        *_failures(matrix),
+        *_capabilities(matrix),
+        "</body></html>",
+    ]
+    return "\n".join(body) + "\n"
