@@ -30,14 +30,14 @@ def parse_layer(text: str) -> frozenset[str]:
     return frozenset(part.strip() for part in text.split("|") if part.strip())
 
 
-def section(text: str, heading: str) -> str:
+def section(text: str, heading: str, *, own: bool = False) -> str:
     """The body of the Markdown section whose heading starts with `heading`, to the next
-    heading of the same or a higher level."""
+    heading of the same or a higher level (`own`: to the next heading of any level)."""
     match = re.search(rf"^(#+) {re.escape(heading)}.*$", text, re.MULTILINE)
     assert match, f"no section {heading!r}"
     level = len(match[1])
     rest = text[match.end() :]
-    end = re.search(rf"^#{{1,{level}}} ", rest, re.MULTILINE)
+    end = re.search(rf"^#{{1,{6 if own else level}}} ", rest, re.MULTILINE)
     return rest[: end.start()] if end else rest
 
 
