@@ -43,6 +43,12 @@ def test_every_package_is_named() -> None:
     assert not missing, f"docs/DESIGN.md, The packages: no row for {missing}"
 
 
+def test_the_readme_layout_names_every_package() -> None:
+    layout = section((ROOT / "README.md").read_text(), "Layout")
+    missing = [p for p in packages() if f"| `conformance/{p}/` |" not in layout]
+    assert not missing, f"README.md, Layout: no row for {missing}"
+
+
 def test_its_layers_are_pyproject_s() -> None:
     block = fenced_blocks(section(DESIGN.read_text(), "The layers"))[0]
     documented = [parse_layer(line) for line in block.splitlines() if line.strip()]
