@@ -4,6 +4,7 @@ not use."""
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
@@ -83,3 +84,41 @@ def test_the_contracts_it_names_exist() -> None:
 @pytest.mark.parametrize("text", ["a | b", " a|b ", "b | a"])
 def test_a_layer_is_a_set_of_names(text: str) -> None:
     assert parse_layer(text) == {"a", "b"}
+
+
+def _exists(path: str) -> bool:
+    base = ROOT / path.rstrip("/")
+    return base.exists() or base.with_suffix(".py").is_file()
+
+
+def _module_exists(dotted: str) -> bool:
+    """`conformance.report.outcomes.mark_suite_test`: the longest importable prefix is a
+    module, and the rest are attributes of it."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            if not hasattr(target, name):
+                return False
+            target = getattr(target, name)
+        return True
+    return False
+
+
+def test_every_module_and_path_it_names_exists() -> None:
+    text = CONTRACTS.read_text()
+    paths = re.findall(r"`((?:conformance|scenarios|drivers|docs|tests)/[\w./-]*)`", text)
+    dotted = re.findall(r"`(conformance(?:\.\w+)+)", text)
+    assert len(paths) + len(dotted) > 30
+    gone = [p for p in paths if "<" not in p and not _exists(p)]
+    gone += [d for d in dotted if not _module_exists(d)]
+    assert not gone, f"docs/CONTRACTS.md names what does not exist: {sorted(set(gone))}"
+
+
+def test_a_module_that_moved_is_caught() -> None:
+    assert _module_exists("conformance.report.outcomes.mark_suite_test")
+    assert not _module_exists("conformance.report.no_such_module")
+    assert not _module_exists("conformance.report.outcomes.no_such_function")
