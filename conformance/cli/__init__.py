@@ -9,6 +9,9 @@
 | `gate_command`    | `gate`: two runs (two versions, or one and a baseline) compared   |
 | `cleanup`         | `cleanup`: what a dead run left on the cluster                    |
 | `verify_command`  | `verify`: re-check a published report (conformance/report/verify) |
+| `argv`            | parsing (unknown arguments to pytest), dispatch (one error line, exit 2) |
+| `image_command`   | `image`: build the suite's own image |
+| `sonobuoy_command` | `sonobuoy-plugin`: the Sonobuoy plugin's process, its JUnit file |
 """
 
 from conformance.cli.app import main

@@ -11,6 +11,8 @@ conformance/images), `existing` (a kubeconfig) or `in-cluster` (the pod's servic
 | `in_cluster`  | the `in-cluster` provider: the pod's service account as a kubeconfig       |
 | `status`      | `cluster status`: nodes, version, served DRA resources, feature gates      |
 | `smoke`       | the cluster is real: pods run on every worker and reach the API server     |
+| `node_images` | the image each kind node runs, for the report |
+| `assets/`     | the node network RBAC manifest |
 
 The host the kind provider needs (Docker engine, runc workaround, network) is conformance/host.
 """

@@ -1,14 +1,18 @@
 """Fault injection for scenarios, any driver, chosen per fault kind by the profile.
 
-- `interface`: `FaultInjector` (what scenarios call and vendors implement),
-  `FaultContext` (what an injector is made with) and the errors.
-- the fault kinds (`FaultKind`) and the profile's `faults` section are profile data:
-  `conformance.model.fault_config` (re-exported here).
-- one module per method: `taint_rule` (DeviceTaintRules, every driver), `command` (argv on the
-  harness host), `exec` (argv in the driver's kubelet-plugin pod), `python` (a vendor's class).
-- `registry`: from the profile to injectors, and which fault kinds a profile cannot inject.
-- `steps`: every injection and undo is an Allure step named after the fault and the device,
-  for any injector (`InjectorBase` subclasses by themselves, others wrapped by the registry).
+| module       | owns                                                                         |
+|--------------|------------------------------------------------------------------------------|
+| `interface`  | `FaultInjector` (what scenarios call, vendors implement), `FaultContext`, errors |
+| `taint_rule` | the `device-taint-rule` method: DeviceTaintRules, every driver               |
+| `command`    | the `command` method: argv templates on the harness host, an undo per fault  |
+| `exec`       | the `exec` method: the same argv in the driver's kubelet-plugin pod          |
+| `python`     | the `python` method: a vendor's injector class (`module:Class`, entry point) |
+| `registry`   | from the profile to injectors; which fault kinds a profile cannot inject     |
+| `steps`      | every injection and undo an Allure step named after the fault and the device |
+| `check`      | what `profile check` verifies of the methods without injecting anything      |
+
+The fault kinds (`FaultKind`) and the profile's `faults` section are profile data:
+`conformance.model.fault_config` (re-exported here).
 
 The harness names no driver here: the bundled fake driver's control channel is a `python`
 plug-in like any vendor's (drivers/fake/fakedriver/client/faults.py).

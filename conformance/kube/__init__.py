@@ -25,4 +25,7 @@
 | `cleanup`        | test namespaces, the end-of-run sweep, `dra-conformance cleanup`        |
 | `leftovers`      | what dead runs left on the cluster (by run label)                       |
 | `diagnostics`    | what a failed test leaves for a person to read                          |
+| `access`         | who the driver runs as; SubjectAccessReviews of their rights |
+| `cordon_seen`    | wait until the scheduler has seen a node's cordon |
+| `node_info`      | what each node runs (kubelet, runtime, OS, kernel) |
 """

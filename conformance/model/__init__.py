@@ -34,4 +34,14 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `readiness_failure` | which part of driver readiness failed, and what the cluster said    |
 | `naming`         | names and label values derived from run ids and test ids               |
 | `frozen`         | an immutable, picklable mapping for frozen dataclasses                 |
+| `binding_conditions` | the profile's `bindingConditions` (DRA-ALLOC-018) |
+| `consumable_capacity` | the profile's `consumableCapacity` (DRA-ALLOC-017) |
+| `partitionable`  | the profile's `partitionableDevices` (DRA-ALLOC-016) |
+| `counters`       | shared counters of partitionable devices, from ResourceSlices |
+| `device_metadata` | KEP-5304 device metadata files against the allocation |
+| `device_status`  | a driver's `status.devices` entries against the allocation |
+| `driver_workloads` | which workloads are the driver's, and their accounts |
+| `privileges`     | what a driver's accounts must not be allowed (security suite) |
+| `metrics_text`   | Prometheus text narrowed to the families the suite reads |
+| `profile_gomodule` | `install.image.goModule`: a driver built from its Go module |
 """

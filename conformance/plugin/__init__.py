@@ -34,6 +34,10 @@ only run tests. Without xdist the single process does both.
 | `driver_identity`   | what the run certified: the driver's images by digest, its install    |
 | `run_facts`         | the run's facts for the report, from its context                      |
 | `run_progress`      | live progress of `dra-conformance run` (registered by the CLI only)   |
+| `driver_calls`      | a test's own driver figures, from the per-test kubelet check |
+| `kubelet_check`     | the per-test kubelet check: no DRA error the test did not cause |
+| `lanes`             | which tests the lease-aware scheduler treats apart |
+| `node_identity`     | the build the driver was tested on, per node |
 
 pytest registers this module: the hooks and fixtures below are imported here for that.
 """

@@ -32,6 +32,22 @@ What tests and the harness call:
 | `paths`       | local paths as a published report shows them (relative, `~`)              |
 | `signing`     | the report's in-toto statement in a DSSE envelope: sign, check            |
 | `verify`      | `dra-conformance verify`: a report re-derived and checked against the suite |
+| `requirement_status` | one requirement's status from its tests' outcomes (pure) |
+| `markdown_first` | the top of summary.md: why the verdict, what failed, what to do |
+| `driver_markdown` | summary.md's driver operations and cluster inventory |
+| `per_test_calls` | summary.md's driver calls per test |
+| `call_sharing` | how many other tests share a test's driver figures |
+| `capabilities_seen` | capabilities declared against observed |
+| `dra_gates`   | the feature gates summary.md shows |
+| `node_facts`  | the nodes' build as summary.md and Allure show it |
+| `driver_figures` | what Kubernetes measured of the driver, handed to the report |
+| `run_figures` | the run's charts and run-level Allure attachments, never fatal |
+| `charts`      | SVG charts beside summary.md (matplotlib, no pyplot) |
+| `allure_run`  | the run's own figures as an Allure tear-down shared by every test |
+| `gate_latency` | the gate's p95 latency comparison (pure) |
+| `junit_records` | junit.xml read back into test records (`verify`) |
+| `verify_cross` | Allure results and the evidence archive against junit.xml |
+| `sonobuoy`    | the requirement-level JUnit file Sonobuoy reads |
 """
 
 from conformance.report.facts import RunFacts, get_run_facts, get_run_id, set_run_facts

@@ -10,4 +10,5 @@
 | `lease_types`        | the lease's plain data: request, book entry, decision                     |
 | `node_marks`         | per-node marks in the lease book ("no kubelet restart before T")          |
 | `live_runs`          | which runs against the cluster are alive (their leftovers are not swept)  |
+| `durations`          | earlier runs' test durations: the longest start first |
 """
