@@ -7,6 +7,7 @@ and the scheduler's allocator runs), driven from Python in batches.
 | `helper/`   | `main.go`: one JSON request on stdin (compile, match), one response out    |
 | `build`     | building the helper from the Go module proxy, cached like kind and helm    |
 | `evaluator` | `CelEvaluator` (compile problems with position, match verdicts), cached    |
+| `selection` | a profile's selectors evaluated on devices: matches, kinds, device sets |
 
 `cel_evaluator()` builds the helper on first use (a cold cache takes minutes) and returns the
 process-wide evaluator. A compile problem is worded as the API server words it; a match

@@ -12,6 +12,7 @@
 | `argv`            | parsing (unknown arguments to pytest), dispatch (one error line, exit 2) |
 | `image_command`   | `image`: build the suite's own image |
 | `sonobuoy_command` | `sonobuoy-plugin`: the Sonobuoy plugin's process, its JUnit file |
+| `matrix_command` | `matrix`: verified reports side by side, Markdown and HTML |
 """
 
 from conformance.cli.app import main

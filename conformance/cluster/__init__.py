@@ -12,6 +12,8 @@ conformance/images), `existing` (a kubeconfig) or `in-cluster` (the pod's servic
 | `status`      | `cluster status`: nodes, version, served DRA resources, feature gates      |
 | `smoke`       | the cluster is real: pods run on every worker and reach the API server     |
 | `node_images` | the image each kind node runs, for the report |
+| `kind_block`  | the profile's `cluster` block in the kind config; conflicts; reuse check |
+| `block_check` | the `cluster` block read and checked on a cluster the suite did not make |
 | `assets/`     | the node network RBAC manifest |
 
 The host the kind provider needs (Docker engine, runc workaround, network) is conformance/host.

@@ -48,6 +48,11 @@ What tests and the harness call:
 | `junit_records` | junit.xml read back into test records (`verify`) |
 | `verify_cross` | Allure results and the evidence archive against junit.xml |
 | `sonobuoy`    | the requirement-level JUnit file Sonobuoy reads |
+| `matrix`      | several verified reports as one driver matrix (the data) |
+| `matrix_intake` | which reports enter a matrix: verified, signed or allowed unsigned |
+| `matrix_notes` | the judgement of each failure, read from a notes file |
+| `matrix_markdown` | the matrix as Markdown (footnoted reasons) |
+| `matrix_html` | the matrix as one self-contained HTML page |
 """
 
 from conformance.report.facts import RunFacts, get_run_facts, get_run_id, set_run_facts

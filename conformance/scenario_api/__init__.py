@@ -16,16 +16,9 @@
 | `verification`    | how a container proves which devices it received                      |
 | `device_reuse`    | proving a released device can be allocated again                      |
 | `republish`       | proving a driver publishes its node's devices again, in new slices    |
-| `slice_watch`     | every state of a node's ResourceSlices of a driver, from a watch      |
 | `driver_restarts` | restarts of the driver's plugin pod, awaited ready again at the end   |
-| `cdi_specs`       | a node's CDI specs and kubelet DRA checkpoint, read by a pod (CORE-008) |
-| `deviceplugin`    | a minimal kubelet device plugin served from the harness (DRA-EXT-006) |
-| `binding_status`  | binding conditions as a claim shows them (pure) |
-| `cdi_loss`        | a claim's CDI specs lost on its node, as a reboot does |
 | `kubelet_dra`     | what a node's kubelet says of a driver's claims (metrics) |
-| `kubelet_restart` | a kubelet restart the suite causes, proven and measured |
 | `prepare_retry`   | have the kubelet retry a failed prepare now (pure) |
-| `shared_capacity` | shareable devices and how many claims fit on one (pure) |
 
 Every action is an Allure step named after its object, with the claim, pod and slices read
 attached as YAML (conformance.observe.steps; a no-op when Allure is not collecting).
