@@ -44,6 +44,6 @@ functions over them and over API objects. Nothing here talks to a cluster.
 | `privileges`     | what a driver's accounts must not be allowed (security suite) |
 | `metrics_text`   | Prometheus text narrowed to the families the suite reads |
 | `profile_gomodule` | `install.image.goModule`: a driver built from its Go module |
-| `cluster_block` | the profile's `cluster` block (gates, kubelet, containerd, mounts, labels) and its digest |
+| `cluster_block` | the profile's `cluster` block (gates, kubelet, containerd, ...), its digest |
 | `cluster_block_check` | the `cluster` block compared with what a cluster shows (pure) |
 """

@@ -1,7 +1,8 @@
 """The steps of adding a profile field, a fault method or a driver's example profile that only
 documentation records: docs/profile.md's Fields table is the profile's JSON Schema's top-level
-fields, every fault method the profile accepts is documented (tests/unit/faults/test_methods_table.py ties it to its injector), and
-every example driver directory has its profile and its README."""
+fields, every fault method the profile accepts is documented (its injector:
+tests/unit/faults/test_methods_table.py), and every example driver directory has its profile
+and its README."""
 
 from __future__ import annotations
 
