@@ -11,10 +11,14 @@ import yaml
 from conformance.install.errors import InstallError
 from conformance.install.manifests import (
     WORKLOAD_PLACEHOLDER,
+    manifest_files,
+    parse_documents,
     render_documents,
     render_files,
     uses_workload_image,
 )
+from conformance.model.profile import SUITE_ROOT, ManifestsInstall
+from conformance.model.profile_parse import load_profile
 
 DRIVER = "registry.example/drv:1"
 WORKLOAD = "localhost/dra-conformance/workload:abc"
@@ -66,3 +70,26 @@ def test_files_without_the_placeholder_do_not_ask_for_the_workload_image(tmp_pat
     manifest = tmp_path / "ds.yaml"
     manifest.write_text("kind: DaemonSet\nimage: IMAGE_PLACEHOLDER\n")
     assert not uses_workload_image([manifest])
+
+
+def test_the_dranet_example_runs_its_helpers_on_the_workload_image() -> None:
+    profile = load_profile(SUITE_ROOT / "docs/examples/dranet/profile.yaml")
+    install = profile.install
+    assert isinstance(install, ManifestsInstall) and install.image is not None
+    assert install.image.go_module is not None
+    assert install.image.go_module.packages == ("./cmd/dranet",)
+    files = manifest_files(install.paths)
+    assert uses_workload_image(files)
+    docs = parse_documents(render_files(files, DRIVER, WORKLOAD))
+    pods = {
+        d["metadata"]["name"]: d["spec"]["template"]["spec"]
+        for d in docs
+        if d["kind"] == "DaemonSet"
+    }
+    assert pods["dranet"]["initContainers"][0]["image"] == WORKLOAD
+    assert pods["dranet"]["containers"][0]["image"] == DRIVER
+    assert pods["dranet-test-interfaces"]["containers"][0]["image"] == WORKLOAD
+    assert (profile.readiness.daemonset_namespace, profile.readiness.daemonset_name) == (
+        "kube-system",
+        "dranet",
+    )
