@@ -38,8 +38,8 @@ NOT_PASSED: dict[str, tuple[str, str]] = {
     # dranet prepares no CDI device: the interface moves through NRI.
     "DRA-CORE-008": ("not-applicable", "the driver does not use CDI"),
     # Its status write is forbidden on 1.36+: install.yaml lacks resourceclaims/driver.
-    "DRA-CORE-009": ("not-applicable", "does not declare device-status"),
-    "DRA-CORE-010": ("not-applicable", "does not declare device-metadata"),
+    "DRA-CORE-009": ("not-applicable", "does not declare capability device-status"),
+    "DRA-CORE-010": ("not-applicable", "does not declare capability device-metadata"),
 }
 VERDICT = "NON-CONFORMANT"
 EXIT_CODE = 1
