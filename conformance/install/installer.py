@@ -5,6 +5,7 @@ apply, conformance/install/manifests.py), helm (conformance/install/helm.py), or
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import tenacity
@@ -21,6 +22,7 @@ from conformance.install.manifests import (
     parse_documents,
     render_documents,
     render_files,
+    uses_workload_image,
 )
 from conformance.kube.client import K8sClients, load_clients
 from conformance.kube.readiness import (
@@ -63,7 +65,8 @@ def install(
     method = profile.install
     if isinstance(method, ManifestsInstall):
         image = prepare_image(method.image, target, progress)
-        rendered = render_files(manifest_files(method.paths), image)
+        files = manifest_files(method.paths)
+        rendered = render_files(files, image, _workload_image(files, target, progress))
         documents = parse_documents(rendered)
         with progress.stage(f"install {profile.driver} (server-side apply)"):
             apply_manifests(load_clients(kubeconfig, context), documents)
@@ -78,6 +81,16 @@ def install(
         helm_install(method, image, kubeconfig, context, progress)
         return {"method": "helm", "image": image, "applied": True}
     return {"method": "preinstalled"}
+
+
+def _workload_image(files: list[Path], target: KindTarget, progress: Progress) -> str | None:
+    """The suite's workload image when a manifest names it: built if missing and, on a kind
+    cluster, loaded into its nodes (an existing cluster's nodes must be able to pull it)."""
+    if not uses_workload_image(files):
+        return None
+    from conformance.cluster.kind_images import workload_image
+
+    return workload_image(target.cluster_name, progress)
 
 
 def uninstall(

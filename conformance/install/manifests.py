@@ -1,5 +1,10 @@
 """A driver installed from manifests: the profile's files rendered into one list of objects
-(image substituted, dependencies first) and server-side applied, or deleted in reverse."""
+(images substituted, dependencies first) and server-side applied, or deleted in reverse.
+
+Besides IMAGE_PLACEHOLDER (the driver's image), WORKLOAD_PLACEHOLDER names the suite's
+workload image (busybox: `sh`, `ip`, `nsenter`, ...), which the suite builds and loads into
+kind nodes itself: a manifest's helper container (a node set-up step, an init container)
+then needs no image from a registry."""
 
 from __future__ import annotations
 
@@ -16,6 +21,8 @@ from conformance.kube import apply
 from conformance.kube.client import K8sClients
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# Not containing IMAGE_PLACEHOLDER, so neither substitution touches the other.
+WORKLOAD_PLACEHOLDER = "WORKLOAD_PLACEHOLDER"
 UNINSTALL_TIMEOUT_S = 300.0
 
 
@@ -37,11 +44,21 @@ def manifest_files(paths: Iterable[Path]) -> list[Path]:
     return files
 
 
-def render_files(files: Sequence[Path], image: str | None) -> list[tuple[Path, str]]:
-    """Each file's text as it is applied: IMAGE_PLACEHOLDER replaced by `image`."""
+def uses_workload_image(files: Sequence[Path]) -> bool:
+    """Whether any file names WORKLOAD_PLACEHOLDER (the installer then provides the image)."""
+    return any(WORKLOAD_PLACEHOLDER in f.read_text() for f in files)
+
+
+def render_files(
+    files: Sequence[Path], image: str | None, workload_image: str | None = None
+) -> list[tuple[Path, str]]:
+    """Each file's text as it is applied: IMAGE_PLACEHOLDER replaced by `image`,
+    WORKLOAD_PLACEHOLDER by `workload_image` (left as it is when None: nothing is applied)."""
     rendered = []
     for f in files:
         text = f.read_text()
+        if workload_image is not None:
+            text = text.replace(WORKLOAD_PLACEHOLDER, workload_image)
         if IMAGE_PLACEHOLDER in text:
             if image is None:
                 raise InstallError(
