@@ -6,17 +6,21 @@ is checked through the SDK. No cluster is needed."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tarfile
+import uuid
 from pathlib import Path
 
 import pytest
 
 from conformance import docker_client
-from conformance.bundle import entries
-from conformance.bundle.manifest import MANIFEST_MEMBER, Manifest
+from conformance.bundle import archive, entries
+from conformance.bundle.manifest import MANIFEST_MEMBER, Entry, Manifest, problems
 from conformance.cache import CACHE_ENV
 from conformance.cli.app import main
+from conformance.images import harness
+from conformance.progress import Progress
 from conformance.report.allure_html import NPM_PREFIX_ENV
 
 SMALL = "kind,workload,dra-cel"
@@ -111,3 +115,30 @@ def test_the_full_bundle_round_trips(tmp_path: Path, monkeypatch, capsys) -> Non
     _empty_cache(tmp_path, monkeypatch, "cache")
     assert main(["bundle", "load", str(path)]) == 0
     assert [n.entry.name for n in entries.needed() if not n.present()] == []
+
+
+def test_an_image_missing_from_docker_is_loaded(tmp_path: Path, monkeypatch) -> None:
+    """The load path of an image the engine lacks, on a tag of this test's own (removing it
+    only untags: the workload image it points at stays)."""
+    _empty_cache(tmp_path, monkeypatch, "cache")
+    workload = harness.build_workload_image(Progress(heartbeat_s=None))
+    ref = f"localhost/dra-conformance/bundle-test:{uuid.uuid4().hex[:12]}"
+    client = docker_client.client()
+    client.images.get(workload).tag(*ref.rsplit(":", 1))
+    entry = Entry("bundle-test", "image", ref.rsplit(":", 1)[1], ref)
+    path = tmp_path / "one-image.tar"
+    manifest = functools.partial(Manifest, "0", None, ("v1.37.2",), None, (entry,))
+    archive.write(path, [entry], manifest, Progress(heartbeat_s=None))
+    client.images.remove(ref, noprune=True)
+    assert not docker_client.image_exists(ref)
+    try:
+        staging = tmp_path / "staging"
+        staging.mkdir()
+        text, found = archive.read(path, staging, Progress(heartbeat_s=None))
+        assert problems(Manifest.from_json(text, str(path)), found) == []
+        archive.load_image(archive.staged_file(staging, entry))
+        assert docker_client.image_exists(ref)
+        assert client.images.get(ref).id == client.images.get(workload).id
+    finally:
+        if docker_client.image_exists(ref):
+            client.images.remove(ref, noprune=True)
