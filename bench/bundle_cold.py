@@ -64,7 +64,7 @@ def main() -> int:
     ran, first = _cli(
         "run", *args, "--report-dir", str(report), "scenarios/core", env=env, log=work / "run.log"
     )
-    print(f"load to 1st test  {loaded + (first or ran):.0f} s (run alone: {first} s)")
+    print(f"load to 1st test  {loaded + (first or ran):.0f} s (run alone: {first or ran:.0f} s)")
     print(f"run (core, -n 2)  {ran:.0f} s")
     summary = report / "summary.json"
     text = summary.read_text() if summary.exists() else ""
