@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from docker.errors import DockerException
+
 from conformance import docker_client, gobuild
 from conformance.bundle import archive, entries
 from conformance.bundle.manifest import BundleError, Entry, Manifest, Member, key_changes, problems
@@ -99,7 +101,8 @@ def _verified(path: Path, staging: Path, progress: Progress) -> Manifest:
 def _lookups(manifest: Manifest, progress: Progress) -> dict[str, entries.Needed]:
     """This checkout's entries of the bundle's names, or none when they cannot be computed
     here (no Go for the Go components' keys): the bundle's own keys are used then."""
-    names = [e.name for e in manifest.entries]
+    known = (*entries.NAMES, *(f"node:{k}" for k in manifest.kubernetes))
+    names = [e.name for e in manifest.entries if e.name in known]
     try:
         return {n.entry.name: n for n in entries.needed(manifest.kubernetes, names)}
     except ConformanceError as exc:
@@ -108,10 +111,16 @@ def _lookups(manifest: Manifest, progress: Progress) -> dict[str, entries.Needed
 
 
 def _install(entry: Entry, staged: Path) -> None:
-    if entry.kind == "image":
-        archive.load_image(staged)
-    else:
-        archive.install_dir(staged, entries.install_root(entry))
+    try:
+        if entry.kind == "image":
+            archive.load_image(staged)
+        else:
+            archive.install_dir(staged, entries.install_root(entry))
+    except (DockerException, OSError) as exc:
+        raise BundleError(
+            f"installing {entry.name} ({entry.location}) failed: {exc}",
+            "the entries listed before it are installed; fix the cause and load again",
+        ) from exc
 
 
 def _present(entry: Entry, lookup: entries.Needed | None) -> bool:

@@ -24,6 +24,7 @@ from conformance.progress import Progress
 from conformance.report.allure_html import NPM_PREFIX_ENV
 
 SMALL = "kind,workload,dra-cel"
+Capture = pytest.CaptureFixture[str]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def test_the_manifest_records_each_entrys_key_and_sha256(small_bundle: Path) -> 
 
 
 def test_a_loaded_bundle_leaves_nothing_to_build(
-    small_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    small_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture
 ) -> None:
     root = _empty_cache(tmp_path, monkeypatch, "cache")
     before = entries.needed(only=SMALL.split(","))
@@ -74,7 +75,7 @@ def test_a_loaded_bundle_leaves_nothing_to_build(
 
 
 def test_a_corrupted_bundle_is_refused_and_installs_nothing(
-    small_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    small_bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture
 ) -> None:
     broken = tmp_path / "broken.tar"
     shutil.copyfile(small_bundle, broken)
@@ -96,7 +97,9 @@ def test_a_corrupted_bundle_is_refused_and_installs_nothing(
     assert not list(root.glob("bundle-load-*"))
 
 
-def test_a_missing_entry_fails_save_naming_it(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_a_missing_entry_fails_save_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture
+) -> None:
     _empty_cache(tmp_path, monkeypatch, "cache")
     path = tmp_path / "b.tar"
     capsys.readouterr()
@@ -108,7 +111,7 @@ def test_a_missing_entry_fails_save_naming_it(tmp_path: Path, monkeypatch, capsy
 
 
 @pytest.mark.e2e_by_hand
-def test_the_full_bundle_round_trips(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_the_full_bundle_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Everything `make conformance` looks up (about 1.8 GB, bench/cold.md)."""
     path = tmp_path / "full.tar"
     assert main(["bundle", "save", str(path)]) == 0
@@ -117,7 +120,9 @@ def test_the_full_bundle_round_trips(tmp_path: Path, monkeypatch, capsys) -> Non
     assert [n.entry.name for n in entries.needed() if not n.present()] == []
 
 
-def test_an_image_missing_from_docker_is_loaded(tmp_path: Path, monkeypatch) -> None:
+def test_an_image_missing_from_docker_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The load path of an image the engine lacks, on a tag of this test's own (removing it
     only untags: the workload image it points at stays)."""
     _empty_cache(tmp_path, monkeypatch, "cache")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -81,7 +83,9 @@ def test_an_entry_without_a_listed_sha256_is_a_problem() -> None:
         (lambda d: d["entries"][0].update(location="/etc"), "leaves its root"),
     ],
 )
-def test_a_foreign_manifest_is_refused_in_one_line(edit, said: str) -> None:
+def test_a_foreign_manifest_is_refused_in_one_line(
+    edit: Callable[[dict[str, Any]], object], said: str
+) -> None:
     data = json.loads(_manifest({}).to_json())
     edit(data)
     with pytest.raises(BundleError) as caught:
