@@ -48,7 +48,7 @@ class CountingWriter:
         self.count += n
         if time.monotonic() - self._last >= REPORT_EVERY_S:
             self._last = time.monotonic()
-            self.progress.note(f"  {self.count / 1e9:.2f} GB {self.verb}")
+            self.progress.note(f"  {self.count / 1e6:,.0f} MB {self.verb}")
 
 
 class CountingReader(CountingWriter):

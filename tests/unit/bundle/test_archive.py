@@ -4,6 +4,7 @@ and a directory installed whole by rename."""
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -91,3 +92,13 @@ def test_a_failed_install_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(Exception):  # noqa: B017 - whatever tarfile raises, nothing is left
         archive.install_dir(staged, target)
     assert list(target.parent.iterdir()) == []
+
+
+def test_the_bytes_written_so_far_are_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archive, "REPORT_EVERY_S", 0.0)
+    shown = io.StringIO()
+    out = archive.CountingWriter(io.BytesIO(), Progress(stream=shown, heartbeat_s=None))
+    out.write(b"x" * 3_000_000)
+    out.write(b"x" * 2_000_000)
+    assert out.count == 5_000_000
+    assert shown.getvalue().splitlines()[-1].endswith("]   5 MB written")
