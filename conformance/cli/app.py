@@ -203,6 +203,7 @@ def build_parser(
 
 def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     from conformance.cli import (
+        bundle_command,
         cleanup,
         driver_commands,
         gate_command,
@@ -213,6 +214,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
     )
 
     return [
+        bundle_command.add_bundle_command,
         cleanup.add_cleanup_command,
         gate_command.add_gate_command,
         driver_commands.add_driver_commands,

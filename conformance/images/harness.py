@@ -167,12 +167,21 @@ def driver_image_ref(package: Path, requirements: Path) -> str:
     return f"{DRIVER_REPOSITORY}:{digest('driver', content, UNUSED_IN_DRIVER_IMAGE)}"
 
 
+FAKE_DRIVER_PACKAGE = REPO_ROOT / "drivers/fake/fakedriver"
+FAKE_DRIVER_REQUIREMENTS = REPO_ROOT / "drivers/fake/image-requirements.txt"
+
+
+def fake_driver_image_ref() -> str:
+    """The fake driver image's reference, its gRPC stubs generated first: they are part of
+    its content, so the key is only right with them."""
+    _generate_driver_stubs()
+    return driver_image_ref(FAKE_DRIVER_PACKAGE, FAKE_DRIVER_REQUIREMENTS)
+
+
 def build_driver_image(progress: Progress) -> str:
     """The fake driver image: python-base + pip site + the `fakedriver` package (with stubs)."""
-    package = REPO_ROOT / "drivers/fake/fakedriver"
-    requirements = REPO_ROOT / "drivers/fake/image-requirements.txt"
-    _generate_driver_stubs()
-    ref = driver_image_ref(package, requirements)
+    package, requirements = FAKE_DRIVER_PACKAGE, FAKE_DRIVER_REQUIREMENTS
+    ref = fake_driver_image_ref()
     return build_once(
         ref, "driver-image", lambda: _build_driver_image(ref, package, requirements, progress)
     )
