@@ -4,6 +4,7 @@ fixed by the import-linter layers in pyproject.toml (docs/CONTRACTS.md, docs/DES
 | module          | owns                                                                    |
 |-----------------|-------------------------------------------------------------------------|
 | `cli/`          | the `dra-conformance` command                                           |
+| `bundle/`       | `bundle save/load`: what a run builds, in one file for another machine  |
 | `plugin/`       | the pytest plugin: options, set-up, selection, fixtures, sweep          |
 | `scenario_api/` | what scenarios call: workloads, placement, verification                 |
 | `faults/`       | fault injection: the interface and one module per method                |

@@ -13,6 +13,7 @@
 | `image_command`   | `image`: build the suite's own image |
 | `sonobuoy_command` | `sonobuoy-plugin`: the Sonobuoy plugin's process, its JUnit file |
 | `matrix_command` | `matrix`: verified reports side by side, Markdown and HTML |
+| `bundle_command` | `bundle save|load`: what a run builds, carried in one file |
 """
 
 from conformance.cli.app import main
