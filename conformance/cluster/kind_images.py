@@ -24,7 +24,7 @@ def node_has_image(node: str, ref: str) -> bool:
 def load_into_cluster(
     kind_binary: Path, cluster: str, nodes: list[str], ref: str, progress: Progress
 ) -> None:
-    with build_lock(f"load-{cluster}"):
+    with build_lock(f"load-{cluster}", f"{ref}", progress.note, f"being loaded into {cluster}"):
         missing = [n for n in nodes if not node_has_image(n, ref)]
         if not missing:
             return
