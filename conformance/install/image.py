@@ -96,7 +96,8 @@ def _pull(ref: str, progress: Progress) -> None:
             ) from None
 
 
-def _build_image(spec: ImageSpec, progress: Progress) -> str:
+def build_image(spec: ImageSpec, progress: Progress) -> str:
+    """The image built as the profile says (nothing to build: its reference)."""
     if spec.go_module is not None:
         from conformance.images import gomodule
 
@@ -111,11 +112,14 @@ def _build_image(spec: ImageSpec, progress: Progress) -> str:
     return spec.ref
 
 
-def prepare_image(spec: ImageSpec | None, target: KindTarget, progress: Progress) -> str | None:
-    """Build the image if the profile says how, and load it into the kind nodes."""
+def prepare_image(
+    spec: ImageSpec | None, target: KindTarget, progress: Progress, built: str | None = None
+) -> str | None:
+    """Build the image if the profile says how (unless `built` already), and load it into the
+    kind nodes."""
     if spec is None:
         return None
-    ref = _build_image(spec, progress)
+    ref = built or build_image(spec, progress)
     if spec.load and target.cluster_name:
         from conformance.cluster import kind_images
 

@@ -272,15 +272,23 @@ def _register_and_find_leftovers(config: pytest.Config, context: RunContext) -> 
 
 def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     from conformance.cluster import provider
+    from conformance.install.prebuild import build_inputs, provision_while_building
 
     state = plugin_state(config)
-    handle = provider.provision(
-        kind=config.getoption("dra_cluster"),
-        name=config.getoption("dra_cluster_name"),
-        kubernetes=config.getoption("dra_k8s"),
-        kubeconfig=config.getoption("dra_kubeconfig"),
-        context=config.getoption("dra_kube_context"),
-        keep=config.getoption("dra_keep_cluster") == "yes",
+    skip = config.getoption("dra_skip_install")
+    wants_install = profile.install.method != "preinstalled" and not skip
+    # The driver's image and helm are built while a kind cluster is created, not after it.
+    background = wants_install and config.getoption("dra_cluster") == "kind"
+    handle, prebuilt = provision_while_building(
+        (lambda: build_inputs(profile)) if background else None,
+        lambda: provider.provision(
+            kind=config.getoption("dra_cluster"),
+            name=config.getoption("dra_cluster_name"),
+            kubernetes=config.getoption("dra_k8s"),
+            kubeconfig=config.getoption("dra_kubeconfig"),
+            context=config.getoption("dra_kube_context"),
+            keep=config.getoption("dra_keep_cluster") == "yes",
+        ),
     )
     state.handle = handle
     from conformance.install import installer
@@ -288,10 +296,13 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
     installer.ensure_reachable(handle.kubeconfig, handle.context)
     kind_name = handle.name if handle.provider == "kind" else None
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
-    installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
-    if installs and not config.getoption("dra_skip_install"):
+    if wants_install and getattr(handle, "installs_driver", True):
         config.stash[INSTALLED_KEY] = installer.install(
-            profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
+            profile,
+            handle.kubeconfig,
+            handle.context,
+            installer.KindTarget(kind_name),
+            built_image=prebuilt.image if prebuilt else None,
         )
 
     def wait_ready() -> installer.DriverNotReady | None:
