@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conformance.errors import BuildError, ClusterError
-from conformance.install.prebuild import Prebuilt, provision_while_building
+from conformance.install.prebuild import Prebuilt, overlap_line, provision_while_building
 from conformance.progress import Progress
 
 
@@ -67,3 +67,11 @@ def test_a_failed_cluster_waits_for_the_build_and_says_both() -> None:
     text = out.getvalue()
     assert "the cluster failed; waiting for the driver build beside it to end" in text
     assert "the driver build beside the cluster failed too: docker build of x:1 failed" in text
+
+
+def test_the_overlap_is_said() -> None:
+    assert overlap_line(95.0, 240.0) == (
+        "driver build beside the cluster: 95.0 s, cluster 240.0 s; the install waited 0.0 s "
+        "for the build (one after the other: 95.0 s more)"
+    )
+    assert "the install waited 60.0 s for the build" in overlap_line(300.0, 240.0)
