@@ -15,9 +15,9 @@ from conformance.cluster.kindconfig import minor_of
 # load of 25-115 on 2 cores `wait-control-plane` ran out of them ("context deadline exceeded").
 # Twice that on an idle host, more in proportion to the load.
 KUBEADM_HEALTH_WAIT_S = 480
-# The control plane node Ready, inside the creation (kind's --wait): the next creation on the
-# host (one at a time) starts once this one no longer competes for the CPU.
-CONTROL_PLANE_READY_S = 120
+# No `kind create --wait`: an offline cluster's pod network starts only once the node-network
+# RBAC is applied after the creation, so its nodes cannot be Ready inside it (measured: kind
+# waited its whole --wait for a NotReady control plane). The nodes' readiness is awaited after.
 NODES_READY_S = 240
 MAX_LOAD_SCALE = 3.0
 
@@ -46,17 +46,13 @@ class CreateWaits:
         return int(KUBEADM_HEALTH_WAIT_S * self.scale)
 
     @property
-    def control_plane_ready_s(self) -> int:
-        return int(CONTROL_PLANE_READY_S * self.scale)
-
-    @property
     def nodes_ready_s(self) -> int:
         return int(NODES_READY_S * self.scale)
 
     @property
     def command_s(self) -> int:
         """The whole `kind create cluster`: kubeadm init and the joins may each use theirs."""
-        return 2 * self.kubeadm_s + self.control_plane_ready_s + 300
+        return 2 * self.kubeadm_s + 300
 
 
 def kubeadm_wait_patches(kubernetes: str, seconds: int) -> list[str]:
@@ -88,8 +84,6 @@ def create_args(
         config_file,
         "--kubeconfig",
         str(kubeconfig),
-        "--wait",
-        f"{waits.control_plane_ready_s}s",
         # always keep failed nodes so their logs can be exported; we delete them after
         "--retain",
     ]

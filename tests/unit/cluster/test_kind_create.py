@@ -77,14 +77,14 @@ def test_waits_grow_with_the_load_per_core(load1: float, cpus: int, scale: float
 def test_the_command_outlasts_kubeadm_and_the_ready_wait() -> None:
     idle, loaded = CreateWaits(1.0), CreateWaits(2.5)
     assert idle.kubeadm_s == 480 and loaded.kubeadm_s == 1200
-    assert loaded.command_s > 2 * loaded.kubeadm_s + loaded.control_plane_ready_s
+    assert loaded.command_s > 2 * loaded.kubeadm_s
     assert loaded.nodes_ready_s == 600
 
 
-def test_the_arguments_name_the_cluster_wait_and_keep_failed_nodes() -> None:
+def test_the_arguments_name_the_cluster_and_keep_failed_nodes() -> None:
     args = create_args("c1", "img:v1", "/tmp/c.yaml", Path("/k/kubeconfig"), CreateWaits(2.0))
     assert args[:4] == ["create", "cluster", "--name", "c1"]
-    assert args[args.index("--wait") + 1] == "240s"
+    assert "--wait" not in args  # an offline cluster's nodes are Ready only after it
     assert args[args.index("--image") + 1] == "img:v1"
     assert args[args.index("--kubeconfig") + 1] == "/k/kubeconfig"
     assert "--retain" in args
