@@ -174,7 +174,8 @@ def build(component: GoComponent, progress: Progress) -> Path:
         return out
     # Two processes (a node-image build and a `cluster up`, pytest workers) must not share the
     # work directory: the second waits, then finds the output built.
-    with build_lock(f"go-{component.name}-{component.version}"):
+    lock = f"go-{component.name}-{component.version}"
+    with build_lock(lock, f"{component.name} {component.version} (Go build)", progress.note):
         if is_built(component):
             return out
         return _build_unlocked(component, out, progress)

@@ -196,6 +196,14 @@ def stop(shard: Shard) -> None:
         shard.process.terminate()
 
 
+def stage_times(walls: dict[str, float]) -> str:
+    """Each tier's wall time, longest first: the first line is the one `make test` waits for."""
+    rows = sorted(walls.items(), key=lambda item: -item[1])
+    lines = [f"{seconds:7.0f} s  {name}" for name, seconds in rows]
+    lines[0] += "  (longest)"
+    return "\n".join(["test tier wall times:", *lines])
+
+
 def main(extra: list[str]) -> int:
     LOGS.mkdir(parents=True, exist_ok=True)
     # Each of the hundreds of pytest runs (nested ones included) imports and assertion-rewrites
@@ -206,6 +214,8 @@ def main(extra: list[str]) -> int:
     for shard in shards:
         start(shard, extra)
     main_rc = 2
+    main_started = time.monotonic()
+    main_took: float | None = None
     try:
         main_rc = subprocess.call(
             pytest_cmd(
@@ -216,6 +226,7 @@ def main(extra: list[str]) -> int:
             ),
             cwd=ROOT,
         )
+        main_took = time.monotonic() - main_started
         if any(shard.ended is None for shard in shards):
             stamp("main tier done; waiting for the other shards")
         for shard in shards:
@@ -238,7 +249,13 @@ def main(extra: list[str]) -> int:
         took = (shard.ended or time.monotonic()) - shard.started
         where = f" (cluster {shard.cluster})" if shard.cluster else ""
         stamp(f"shard {shard.log.stem}{where}: exit {rc} after {took:.0f} s")
-    stamp(f"main tier: exit {main_rc}")
+    took = main_took if main_took is not None else time.monotonic() - main_started
+    stamp(f"main tier: exit {main_rc} after {took:.0f} s")
+    walls = {
+        "main": took,
+        **{s.log.stem: (s.ended or time.monotonic()) - s.started for s in shards},
+    }
+    print(stage_times(walls), flush=True)
     return main_rc or next((rc for rc in shard_rcs if rc), 0)
 
 

@@ -341,6 +341,11 @@ def _check_catalog_files() -> None:
         load_known_issues(known_issues_path(), [r.id for r in catalog.requirements])
 
 
+def _installs_on_kind(args: argparse.Namespace) -> bool:
+    """Whether the run will make or reuse a kind cluster and install the driver into it."""
+    return args.cluster == "kind" and "--dra-skip-install" not in args.pytest_args
+
+
 def _run(args: argparse.Namespace) -> int:
     import pytest
 
@@ -363,8 +368,12 @@ def _run(args: argparse.Namespace) -> int:
         check_environment(os.environ)
         argv = pytest_arguments(args, run_id, report_dir)  # refuses foreign code
         key = signing_key(args.sign_key)  # a bad key fails here, before any cluster work
-        _load(args.profile)  # a broken profile fails here, before any cluster work
+        profile = _load(args.profile)  # a broken profile fails here, before any cluster work
         _check_catalog_files()
+        if _installs_on_kind(args):  # a missing image fails here, not after a 5-minute cluster
+            from conformance.install.image import check_image_obtainable
+
+            check_image_obtainable(getattr(profile.install, "image", None))
         if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
             raise ConformanceError(
                 "--cluster existing needs a kubeconfig",

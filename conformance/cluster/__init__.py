@@ -14,6 +14,7 @@ conformance/images), `existing` (a kubeconfig) or `in-cluster` (the pod's servic
 | `node_images` | the image each kind node runs, for the report |
 | `kind_block`  | the profile's `cluster` block in the kind config; conflicts; reuse check |
 | `block_check` | the `cluster` block read and checked on a cluster the suite did not make |
+| `kind_create` | `kind create` on a loaded host: waits scaled to the load, retry line, node logs |
 | `assets/`     | the node network RBAC manifest |
 
 The host the kind provider needs (Docker engine, runc workaround, network) is conformance/host.

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
+from typing import NoReturn
 
 import tenacity
 import urllib3
@@ -21,6 +22,16 @@ from kubernetes.client.exceptions import ApiException
 from conformance import docker_client, gobuild
 from conformance.cache import build_lock, cache_root
 from conformance.cluster import kind_block, kindconfig
+from conformance.cluster.kind_create import (
+    CreateWaits,
+    create_args,
+    failure_reason,
+    host_load_scale,
+    human_size,
+    kubeadm_wait_patches,
+    retry_line,
+    tree_size,
+)
 from conformance.errors import ClusterError
 from conformance.host import network, prepare
 from conformance.images import components, nodeimage
@@ -89,7 +100,10 @@ class KindCluster:
             env={**os.environ, **env} if env else None,
         )
         if check and result.returncode != 0:
-            raise ClusterError(f"kind {' '.join(args[:3])} failed:\n{_excerpt(result.stderr)}")
+            raise ClusterError(
+                f"`kind {' '.join(args[:2])}` of {self.name} failed: "
+                f"{failure_reason(result.stderr)}\n{_excerpt(result.stderr)}"
+            )
         return result
 
     def exists(self) -> bool:
@@ -127,52 +141,59 @@ class KindCluster:
         self._kind("export", "logs", str(dest), "--name", self.name, check=False, timeout=300)
         return dest
 
-    def create(self, image: str, retain: bool, logs_dir: Path) -> None:
+    def create(self, image: str, retain: bool, logs_dir: Path, waits: CreateWaits) -> None:
         self.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-            f.write(kindconfig.render(self.options))
-            config_file = f.name
-        args = [
-            "create",
-            "cluster",
-            "--name",
-            self.name,
-            "--image",
-            image,
-            "--config",
-            config_file,
-            "--kubeconfig",
-            str(self.kubeconfig),
-            # always keep failed nodes so their logs can be exported; we delete them after
-            "--retain",
+        config = kindconfig.kind_config(self.options)
+        config["kubeadmConfigPatches"] = [
+            *config.get("kubeadmConfigPatches", []),
+            *kubeadm_wait_patches(self.options.kubernetes, waits.kubeadm_s),
         ]
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write(yaml.safe_dump(config, sort_keys=False))
+            config_file = f.name
+        args = create_args(self.name, image, config_file, self.kubeconfig, waits)
         try:
             # One creation at a time on this host: two at once on 2 cores make kubeadm's
             # control-plane checks time out (seen when the e2e tiers start side by side).
-            stage = f"kind create cluster {self.name} ({image})"
-            with self.progress.stage(stage), build_lock("kind-create"):
-                # nodes join a network with both subnets configured, so a restarted node can
-                # keep its address (host/network.py)
+            with (
+                build_lock(
+                    "kind-create", f"kind cluster {self.name}", self.progress.note, "being created"
+                ),
+                self.progress.stage(f"kind create cluster {self.name} ({image})"),
+            ):
+                # nodes join a network with both subnets configured, so a restarted node
+                # can keep its address (host/network.py)
                 env = {"KIND_EXPERIMENTAL_DOCKER_NETWORK": network.ensure_network()}
-                self._kind(*args, timeout=900, env=env)
+                self._kind(*args, timeout=waits.command_s, env=env)
             if self.options.offline:
                 self.apply_node_network_rbac()
             with self.progress.stage("wait for nodes Ready and kube-proxy"):
-                self.wait_ready(timeout_s=240)
-        except (ClusterError, subprocess.TimeoutExpired) as exc:
-            exported = self.export_logs(logs_dir / f"cluster-{self.name}-{int(time.time())}")
-            if not retain:
-                self.delete()
-            hint = (
-                "nodes kept (--retain): inspect with `docker exec`"
-                if retain
-                else "re-run with --retain to keep the failed nodes"
+                self.wait_ready(timeout_s=waits.nodes_ready_s)
+        except subprocess.TimeoutExpired:
+            self.fail(
+                f"`kind create cluster` did not finish in {waits.command_s} s", retain, logs_dir
             )
-            raise ClusterError(
-                f"cluster {self.name} did not come up: {exc}", f"node logs: {exported}; {hint}"
-            ) from exc
+        except ClusterError as exc:
+            self.fail(exc.problem, retain, logs_dir, exc)
         finally:
             os.unlink(config_file)
+
+    def fail(
+        self, reason: str, retain: bool, logs_dir: Path, cause: BaseException | None = None
+    ) -> NoReturn:
+        """Export the failed nodes' logs, delete them unless kept, raise the one-line reason."""
+        exported = self.export_logs(logs_dir / f"cluster-{self.name}-{int(time.time())}")
+        if not retain:
+            self.delete()
+        hint = (
+            "nodes kept (--retain): inspect with `docker exec`"
+            if retain
+            else "re-run with --retain to keep the failed nodes"
+        )
+        raise ClusterError(
+            f"cluster {self.name} did not come up: {reason}",
+            f"node logs ({human_size(tree_size(exported))}): {exported}; {hint}",
+        ) from cause
 
     def apply_node_network_rbac(self) -> None:
         manifest = resources.files("conformance.cluster.assets").joinpath("node-network-rbac.yaml")
@@ -307,13 +328,15 @@ def up(
     offline: bool | None = None,
     retain: bool = False,
     progress: Progress | None = None,
-    logs_dir: Path = Path("reports"),
+    logs_dir: Path | None = None,
     requirements: ClusterRequirements | None = None,
 ) -> KindCluster:
     """Create the cluster (`workers`: DEFAULT_WORKERS when None), or reuse a healthy one of
     the same name, whatever its worker count unless `workers` asks for one, and made with
-    `requirements` (a profile's cluster block) unless None (no profile: taken as it is)."""
+    `requirements` (a profile's cluster block) unless None (no profile: taken as it is). A
+    failed creation's node logs go under `logs_dir` (default: the cache's logs directory)."""
     progress = progress or Progress()
+    logs_dir = logs_dir or cache_root() / "logs"
     prepare.prepare_host(progress, cache_root() / "logs")
     offline = decide_offline(kubernetes, offline)
     count = DEFAULT_WORKERS if workers is None else workers
@@ -333,7 +356,14 @@ def up(
     else:
         image = f"kindest/node:{kubernetes}"
     cluster = replace(cluster, options=replace(cluster.options, offline=offline))
-    create_with_retry(lambda: cluster.create(image, retain, logs_dir), retain, progress)
+    scale, measured = host_load_scale()
+    waits = CreateWaits(scale)
+    if scale > 1:
+        progress.note(
+            f"a loaded host ({measured}): set-up waits {scale:.1f}x longer (kubeadm's health "
+            f"checks {waits.kubeadm_s} s, nodes Ready {waits.nodes_ready_s} s)"
+        )
+    create_with_retry(lambda: cluster.create(image, retain, logs_dir, waits), retain, progress)
     return cluster
 
 
@@ -341,12 +371,14 @@ def create_with_retry(create: Callable[[], None], retain: bool, progress: Progre
     """`create()`, once more after a ClusterError (CREATE_ATTEMPTS), unless the failed nodes
     are kept (--retain): those are there to be inspected, not replaced."""
 
+    attempts = 1 if retain else CREATE_ATTEMPTS
+
     def once_more(retry_state: tenacity.RetryCallState) -> None:
-        first_line = str(retry_state.outcome.exception()).splitlines()[0]
-        progress.note(f"{first_line}; creating it once more")
+        error = retry_state.outcome.exception()
+        progress.note(retry_line(error, retry_state.attempt_number, attempts))
 
     tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(1 if retain else CREATE_ATTEMPTS),
+        stop=tenacity.stop_after_attempt(attempts),
         retry=tenacity.retry_if_exception_type(ClusterError),
         before_sleep=once_more,
         reraise=True,

@@ -24,10 +24,11 @@ def node_has_image(node: str, ref: str) -> bool:
 def load_into_cluster(
     kind_binary: Path, cluster: str, nodes: list[str], ref: str, progress: Progress
 ) -> None:
-    with build_lock(f"load-{cluster}"):
+    with build_lock(f"load-{cluster}", f"{ref}", progress.note, f"being loaded into {cluster}"):
         missing = [n for n in nodes if not node_has_image(n, ref)]
         if not missing:
             return
+        # The stage ends inside the check: `done` only after kind said the load worked.
         with progress.stage(f"load {ref} into {len(missing)} node(s)"):
             result = subprocess.run(
                 [
@@ -43,8 +44,17 @@ def load_into_cluster(
                 capture_output=True,
                 text=True,
             )
-        if result.returncode != 0:
-            raise BuildError(f"kind load docker-image {ref} failed:\n{result.stderr[-1500:]}")
+            check_load(ref, cluster, result)
+
+
+def check_load(ref: str, cluster: str, result: subprocess.CompletedProcess[str]) -> None:
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout or "").strip()[-1500:] or "no output"
+        raise BuildError(
+            f"kind load docker-image {ref} into cluster {cluster} failed:\n{tail}",
+            f"check that the image exists (docker image inspect {ref}) and the nodes run "
+            f"(dra-conformance cluster status --name {cluster})",
+        )
 
 
 def workload_image(cluster_name: str | None = None, progress: Progress | None = None) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import tenacity
 
+from conformance.cache import build_lock
 from conformance.errors import HostError
 from conformance.progress import Progress
 
@@ -79,17 +80,71 @@ def missing_capabilities(status_text: str | None = None) -> list[str]:
     return []
 
 
-def docker_running() -> bool:
+def docker_running(timeout_s: float = 10) -> bool:
     """Does a Docker engine answer? Asked through the Docker SDK (no docker CLI needed)."""
     import docker
     import requests
     from docker.errors import DockerException
 
     try:
-        docker.from_env(timeout=10).ping()
+        docker.from_env(timeout=timeout_s).ping()
     except (DockerException, requests.RequestException):
         return False
     return True
+
+
+DOCKER_PID_FILE = Path("/var/run/docker.pid")
+# A dockerd that runs but is slow to answer (a loaded host) gets this long, never a second one.
+SLOW_DOCKERD_WAIT_S = 180.0
+
+
+def dockerd_pid(pid_file: Path = DOCKER_PID_FILE, proc: Path = Path("/proc")) -> int | None:
+    """The running dockerd's pid: its pid file's when that process is a dockerd, else the
+    first process named dockerd (one started by hand may write no pid file)."""
+
+    def is_dockerd(pid: str) -> bool:
+        try:
+            return (proc / pid / "comm").read_text().strip() == "dockerd"
+        except OSError:
+            return False
+
+    try:
+        recorded = pid_file.read_text().strip()
+    except OSError:
+        recorded = ""
+    if recorded.isdigit() and is_dockerd(recorded):
+        return int(recorded)
+    found = sorted(int(p.name) for p in proc.iterdir() if p.name.isdigit() and is_dockerd(p.name))
+    return found[0] if found else None
+
+
+def docker_action(answers: bool, daemon_pid: int | None, installed: bool) -> str:
+    """What to do about the engine: `use` it, `wait` for a running one that did not answer
+    yet, `install` one, or `start` the installed one. A dockerd that runs is never started
+    again beside itself."""
+    if answers:
+        return "use"
+    if daemon_pid is not None:
+        return "wait"
+    return "start" if installed else "install"
+
+
+def wait_for_slow_dockerd(
+    pid: int, progress: Progress, seconds: float = SLOW_DOCKERD_WAIT_S
+) -> None:
+    """A running dockerd that did not answer in 10 s: wait for it (saying so), never start a
+    second one; HostError when it still does not answer."""
+    progress.note(
+        f"dockerd (pid {pid}) runs but did not answer in 10 s (a loaded host?): waiting up to "
+        f"{seconds:.0f} s for it"
+    )
+    if _poll(lambda: docker_running(timeout_s=30), seconds=seconds):
+        return
+    raise HostError(
+        f"dockerd (pid {pid}) runs but has not answered for {seconds:.0f} s",
+        "check it (journalctl -u docker, or its log) and restart it yourself; a second "
+        "dockerd beside it would fight it for the same state",
+    )
 
 
 def render_wrapper(real_runc: str, missing: list[str]) -> str:
@@ -239,7 +294,12 @@ def prepare_host(progress: Progress, log_dir: Path) -> None:
     raise_inotify_limits(progress)
     missing = missing_capabilities()
     running = docker_running()
-    if not running and shutil.which("dockerd") is None:
+    daemon = None if running else dockerd_pid()
+    action = docker_action(running, daemon, bool(shutil.which("dockerd")))
+    if action == "wait" and daemon is not None:
+        wait_for_slow_dockerd(daemon, progress)
+        running = True
+    elif action == "install":
         install_docker_engine(progress)
     changed = False
     if missing:
@@ -252,7 +312,15 @@ def prepare_host(progress: Progress, log_dir: Path) -> None:
         changed = _configure_runc_wrapper(missing, progress)
     if running and not changed:
         return
-    with progress.stage("start Docker engine"):
-        if running:
-            _stop_dockerd()
-        _start_dockerd(progress, log_dir / "dockerd.log")
+    # Two set-ups of one process (the cluster and a background build) or of two processes
+    # may get here at once: one starts the engine, the other finds it started.
+    with build_lock("dockerd", "the Docker engine", progress.note, "being started"):
+        if not changed and docker_running():
+            return
+        if not changed and (pid := dockerd_pid()) is not None:
+            wait_for_slow_dockerd(pid, progress)
+            return
+        with progress.stage("start Docker engine"):
+            if running:
+                _stop_dockerd()
+            _start_dockerd(progress, log_dir / "dockerd.log")

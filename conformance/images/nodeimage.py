@@ -96,7 +96,7 @@ def build_components_image(
         return
     # The node-image build and the test API server's fixture may both build it at once.
     lock = "components-" + hashlib.sha256(" ".join(sorted(tags)).encode()).hexdigest()[:12]
-    with build_lock(lock):
+    with build_lock(lock, f"the control-plane components image {tags[0]}", progress.note):
         if all(docker_client.image_exists(t) for t in tags):
             return
         _build_components_image(base_ref, bins, tags, progress)

@@ -173,7 +173,7 @@ def build_suite_image(
     deps = _dependency_site(progress)
     key = content_key(tools, cel_helper, workload_ref, deps)
     image = SuiteImage(f"{REPOSITORY}:{version}", f"{REPOSITORY}:{version}-{key}", built=False)
-    with build_lock("suite-image"):
+    with build_lock("suite-image", f"the suite image {image.ref}", progress.note):
         if rebuild or not docker_client.image_exists(image.content_ref):
             _build(image, key, tools, cel_helper, workload_ref, deps, progress)
             image = SuiteImage(image.ref, image.content_ref, built=True)

@@ -11,6 +11,7 @@
 | `profile_selectors` | selectors compiled and matched as the scheduler does (conformance.cel) |
 | `slices_file`   | `--slices`: a `kubectl get resourceslices -o yaml` dump read               |
 | `identity`      | what an install creates, by kind/namespace/name (the security suite)      |
+| `prebuild`      | the driver's image and helm built while the cluster is created           |
 
 Applying and deleting objects: `conformance.kube.apply`; readiness: `conformance.kube.readiness`.
 """

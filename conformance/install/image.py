@@ -46,7 +46,58 @@ def _docker_build(spec: ImageSpec, progress: Progress) -> None:
             ) from None
 
 
-def _build_image(spec: ImageSpec, progress: Progress) -> str:
+def image_source(spec: ImageSpec) -> str | None:
+    """How the profile's image is had without asking Docker: `built` here (a builder, a Go
+    module, a build context) or `nodes` (not loaded: the nodes pull it); None: it must be in
+    the local engine or pulled into it."""
+    if spec.go_module is not None or spec.builder is not None or spec.build_context is not None:
+        return "built"
+    return None if spec.load else "nodes"
+
+
+def check_image_obtainable(spec: ImageSpec | None) -> None:
+    """Before any cluster work: the driver's image can be had (built here, in the local engine,
+    or pullable from its registry), else one line saying which image and what to do."""
+    if spec is None or image_source(spec) is not None:
+        return
+    from docker.errors import APIError, DockerException
+
+    from conformance import docker_client
+
+    assert spec.ref is not None
+    if docker_client.image_exists(spec.ref):
+        return
+    try:
+        docker_client.client().api.inspect_distribution(spec.ref)
+    except (APIError, DockerException) as exc:
+        said = getattr(exc, "explanation", None) or str(exc)
+        raise InstallError(
+            f"the driver image {spec.ref} is not in the local Docker engine, the profile gives "
+            f"no build for it, and it cannot be pulled ({str(said).splitlines()[0]})",
+            f"build or pull it first (docker pull {spec.ref}), or say how to build it in the "
+            "profile's install.image (builder, build or goModule; docs/profile.md)",
+        ) from None
+
+
+def _pull(ref: str, progress: Progress) -> None:
+    from docker.errors import APIError
+
+    from conformance import docker_client
+
+    if docker_client.image_exists(ref):
+        return
+    with progress.stage(f"docker pull {ref}"):
+        try:
+            docker_client.client().images.pull(ref)
+        except APIError as exc:
+            raise InstallError(
+                f"docker pull {ref} failed: {exc.explanation or exc}",
+                f"pull it yourself (docker pull {ref}) or build it (install.image.build)",
+            ) from None
+
+
+def build_image(spec: ImageSpec, progress: Progress) -> str:
+    """The image built as the profile says (nothing to build: its reference)."""
     if spec.go_module is not None:
         from conformance.images import gomodule
 
@@ -61,13 +112,18 @@ def _build_image(spec: ImageSpec, progress: Progress) -> str:
     return spec.ref
 
 
-def prepare_image(spec: ImageSpec | None, target: KindTarget, progress: Progress) -> str | None:
-    """Build the image if the profile says how, and load it into the kind nodes."""
+def prepare_image(
+    spec: ImageSpec | None, target: KindTarget, progress: Progress, built: str | None = None
+) -> str | None:
+    """Build the image if the profile says how (unless `built` already), and load it into the
+    kind nodes."""
     if spec is None:
         return None
-    ref = _build_image(spec, progress)
+    ref = built or build_image(spec, progress)
     if spec.load and target.cluster_name:
         from conformance.cluster import kind_images
 
+        if image_source(spec) is None:  # loaded from the local engine: pulled there first
+            _pull(ref, progress)
         kind_images.load_into_kind(target.cluster_name, ref, progress)
     return ref

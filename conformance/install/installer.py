@@ -53,18 +53,20 @@ def install(
     context: str | None = None,
     target: KindTarget | None = None,
     progress: Progress | None = None,
+    built_image: str | None = None,
 ) -> dict[str, Any]:
     """Apply the profile's install method. Idempotent: a second install changes nothing.
 
     Returns what was applied, as summary.json's `driver.install` names it: `{"method":
     "manifests", "image", "manifests": [{"path", "sha256"}], "applied": True}` (each file's
     text as applied, the image substituted), `{"method": "helm", "image", "applied": True}`
-    or `{"method": "preinstalled"}`."""
+    or `{"method": "preinstalled"}`. `built_image`: the image a background build made
+    (conformance/install/prebuild.py), loaded rather than built again."""
     progress = progress or Progress()
     target = target or KindTarget()
     method = profile.install
     if isinstance(method, ManifestsInstall):
-        image = prepare_image(method.image, target, progress)
+        image = prepare_image(method.image, target, progress, built_image)
         files = manifest_files(method.paths)
         rendered = render_files(files, image, _workload_image(files, target, progress))
         documents = parse_documents(rendered)
@@ -77,7 +79,7 @@ def install(
             "applied": True,
         }
     if isinstance(method, HelmInstall):
-        image = prepare_image(method.image, target, progress)
+        image = prepare_image(method.image, target, progress, built_image)
         helm_install(method, image, kubeconfig, context, progress)
         return {"method": "helm", "image": image, "applied": True}
     return {"method": "preinstalled"}

@@ -38,6 +38,7 @@ only run tests. Without xdist the single process does both.
 | `kubelet_check`     | the per-test kubelet check: no DRA error the test did not cause |
 | `lanes`             | which tests the lease-aware scheduler treats apart |
 | `node_identity`     | the build the driver was tested on, per node |
+| `leftovers_note`    | the header's line on what dead runs left on the cluster |
 
 pytest registers this module: the hooks and fixtures below are imported here for that.
 """

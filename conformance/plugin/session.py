@@ -32,6 +32,7 @@ from conformance.plugin.driver_identity import (
 from conformance.plugin.driver_metrics import DriverMetricsRecorder
 from conformance.plugin.durations import DurationRecorder
 from conformance.plugin.finish import InterruptHooks
+from conformance.plugin.leftovers_note import LEFTOVERS_KEY, register_and_find_leftovers
 from conformance.plugin.node_identity import NODE_FACTS_KEY, node_identity
 from conformance.plugin.options import MARKERS
 from conformance.plugin.preflight import check_cluster_block, check_workload_image
@@ -241,50 +242,39 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config.stash[NODE_FACTS_KEY] = node_identity(context)
     _publish_facts(config, context)
     _install_sigterm_handler(state)
-    note = config.stash[LEFTOVERS_KEY] = _register_and_find_leftovers(config, context)
+    note = config.stash[LEFTOVERS_KEY] = register_and_find_leftovers(config, context)
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if note and reporter is not None and config.get_verbosity() < 0:
         reporter.write_line(note)  # -q (as `dra-conformance run` calls pytest) shows no header
 
 
-LEFTOVERS_KEY = pytest.StashKey[str]()  # the header's line on leftovers of dead runs
+def _provision(config: pytest.Config, profile: Profile, wants_install: bool) -> tuple[Any, Any]:
+    """(cluster handle, what was built beside it): the driver's image and helm are built while
+    a kind cluster is created, not after it."""
+    from conformance.cluster import provider
+    from conformance.install.prebuild import build_inputs, provision_while_building
 
-
-def _register_and_find_leftovers(config: pytest.Config, context: RunContext) -> str:
-    """Register this run as alive, then name what runs without a live process left on the
-    cluster (never deleted here: `dra-conformance cleanup --run-id ID` does that)."""
-    from conformance.kube.leftovers import dead_runs_note, find_leftovers
-    from conformance.plugin.fixtures import lease_book
-    from conformance.run.live_runs import live_run_ids, register_run
-
-    try:
-        book = lease_book(config, context)
-        register_run(book, context.run_id)
-        k8s = load_clients(context.cluster.kubeconfig, context.cluster.context)
-        leftovers = find_leftovers(k8s, api_versions=list(context.served_resources))
-        return dead_runs_note(leftovers, live_run_ids(book), context.run_id)
-    except Exception as exc:  # noqa: BLE001 - a header note never stops a run
-        status = getattr(exc, "status", None)
-        detail = f"HTTP {status} {getattr(exc, 'reason', '')}" if status else str(exc)
-        return (
-            "dra-conformance: could not look for leftovers of earlier runs: "
-            f"{type(exc).__name__}: {detail.splitlines()[0] if detail else ''}"
-        )
+    background = wants_install and config.getoption("dra_cluster") == "kind"
+    return provision_while_building(
+        (lambda: build_inputs(profile)) if background else None,
+        lambda: provider.provision(
+            kind=config.getoption("dra_cluster"),
+            name=config.getoption("dra_cluster_name"),
+            kubernetes=config.getoption("dra_k8s"),
+            kubeconfig=config.getoption("dra_kubeconfig"),
+            context=config.getoption("dra_kube_context"),
+            keep=config.getoption("dra_keep_cluster") == "yes",
+            requirements=profile.cluster,
+        ),
+    )
 
 
 def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
-    from conformance.cluster import provider
-
     state = plugin_state(config)
-    handle = provider.provision(
-        kind=config.getoption("dra_cluster"),
-        name=config.getoption("dra_cluster_name"),
-        kubernetes=config.getoption("dra_k8s"),
-        kubeconfig=config.getoption("dra_kubeconfig"),
-        context=config.getoption("dra_kube_context"),
-        keep=config.getoption("dra_keep_cluster") == "yes",
-        requirements=profile.cluster,
+    wants_install = profile.install.method != "preinstalled" and not config.getoption(
+        "dra_skip_install"
     )
+    handle, prebuilt = _provision(config, profile, wants_install)
     state.handle = handle
     from conformance.install import installer
 
@@ -293,10 +283,13 @@ def _set_up_run(config: pytest.Config, profile: Profile) -> RunContext:
         check_cluster_block(profile, handle.kubeconfig, handle.context, _say(config))
     kind_name = handle.name if handle.provider == "kind" else None
     timeout = profile.timeouts.get("driverReady", config.getoption("dra_timeout_scale"))
-    installs = profile.install.method != "preinstalled" and getattr(handle, "installs_driver", True)
-    if installs and not config.getoption("dra_skip_install"):
+    if wants_install and getattr(handle, "installs_driver", True):
         config.stash[INSTALLED_KEY] = installer.install(
-            profile, handle.kubeconfig, handle.context, installer.KindTarget(kind_name)
+            profile,
+            handle.kubeconfig,
+            handle.context,
+            installer.KindTarget(kind_name),
+            built_image=prebuilt.image if prebuilt else None,
         )
 
     def wait_ready() -> installer.DriverNotReady | None:

@@ -29,7 +29,10 @@ def test_a_failed_creation_is_tried_once_more_and_said() -> None:
     out = io.StringIO()
     create_with_retry(failing(1, calls), retain=False, progress=Progress(out, heartbeat_s=None))
     assert len(calls) == 2
-    assert "cluster c did not come up: attempt 1; creating it once more" in out.getvalue()
+    assert (
+        "cluster c did not come up: attempt 1 (attempt 1 of 2); creating it once more"
+        in out.getvalue()
+    )
     assert "node logs" not in out.getvalue()  # the first line only
 
 

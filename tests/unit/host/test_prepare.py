@@ -97,3 +97,44 @@ def test_inotify_limits_are_raised_only_where_lower(tmp_path, monkeypatch) -> No
     assert (tmp_path / "fs/inotify/max_user_instances").read_text() == "512\n"
     assert (tmp_path / "fs/inotify/max_user_watches").read_text() == "1048576\n"
     assert prepare.raise_inotify_limits(Progress(), proc_sys=tmp_path) == []
+
+
+def test_a_running_dockerd_that_is_slow_is_waited_for_never_started_again() -> None:
+    # (answers, dockerd pid, dockerd installed) -> what to do
+    assert prepare.docker_action(True, None, True) == "use"
+    assert prepare.docker_action(False, 4242, True) == "wait"  # slow `docker info`: no second
+    assert prepare.docker_action(False, 4242, False) == "wait"
+    assert prepare.docker_action(False, None, True) == "start"
+    assert prepare.docker_action(False, None, False) == "install"
+
+
+def _proc(tmp_path, processes):
+    proc = tmp_path / "proc"
+    for pid, comm in processes.items():
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "comm").write_text(comm + "\n")
+    (proc / "self").mkdir()
+    return proc
+
+
+def test_the_dockerd_pid_comes_from_its_pid_file_or_the_process_table(tmp_path) -> None:
+    proc = _proc(tmp_path, {12: "containerd", 345: "dockerd", 900: "dockerd"})
+    pid_file = tmp_path / "docker.pid"
+    pid_file.write_text("900")
+    assert prepare.dockerd_pid(pid_file, proc) == 900
+    pid_file.write_text("12")  # a stale file: that pid is another process now
+    assert prepare.dockerd_pid(pid_file, proc) == 345
+    assert prepare.dockerd_pid(tmp_path / "none.pid", proc) == 345
+    assert prepare.dockerd_pid(pid_file, _proc(tmp_path / "b", {12: "containerd"})) is None
+
+
+def test_this_hosts_dockerd_is_found() -> None:
+    """The engine the e2e tests use runs here; the check must see it whatever its answer time."""
+    import shutil
+
+    import pytest
+
+    if not prepare.docker_running(timeout_s=60):
+        pytest.skip("no Docker engine on this machine")
+    pid = prepare.dockerd_pid()
+    assert pid is not None or shutil.which("dockerd") is None  # a remote engine (DOCKER_HOST)

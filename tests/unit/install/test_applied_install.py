@@ -28,7 +28,7 @@ def _sha256(text: str) -> str:
 @pytest.fixture
 def applied(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     documents: list[dict[str, Any]] = []
-    monkeypatch.setattr(installer, "prepare_image", lambda spec, target, progress: IMAGE)
+    monkeypatch.setattr(installer, "prepare_image", lambda *args: IMAGE)
     monkeypatch.setattr(installer, "load_clients", lambda *a: object())
     monkeypatch.setattr(installer, "apply_manifests", lambda k8s, docs: documents.extend(docs))
     return documents
@@ -65,7 +65,7 @@ def test_the_digests_are_of_the_text_that_was_parsed_and_applied(tmp_path: Path)
 
 def test_a_helm_install_returns_the_image_it_set(monkeypatch: pytest.MonkeyPatch) -> None:
     given: list[Any] = []
-    monkeypatch.setattr(installer, "prepare_image", lambda spec, target, progress: IMAGE)
+    monkeypatch.setattr(installer, "prepare_image", lambda *args: IMAGE)
     monkeypatch.setattr(installer, "helm_install", lambda *args: given.append(args[1]))
     installed = installer.install(load_profile(FAKE / "profile-helm.yaml"), "kubeconfig")
     assert installed == {"method": "helm", "image": IMAGE, "applied": True}

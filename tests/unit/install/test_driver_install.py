@@ -124,3 +124,17 @@ def test_progress_counts_finished_tests_and_requirements() -> None:
     assert "1/2 tests, requirements reached 1; finished a" in lines[0]
     assert "running b" in lines[0]
     assert "2/2 tests, requirements reached 2; finished b" in lines[1]
+
+
+def test_where_a_driver_image_comes_from_without_asking_docker() -> None:
+    from pathlib import Path
+
+    from conformance.install.image import check_image_obtainable, image_source
+    from conformance.model.profile import ImageSpec
+
+    assert image_source(ImageSpec(None, builder="fake-driver")) == "built"
+    assert image_source(ImageSpec("x:1", build_context=Path("/src"))) == "built"
+    assert image_source(ImageSpec("x:1", load=False)) == "nodes"  # the nodes pull it
+    assert image_source(ImageSpec("x:1")) is None  # the local engine must have or pull it
+    check_image_obtainable(None)  # no image: nothing to check, no Docker asked
+    check_image_obtainable(ImageSpec("registry.invalid/x:1", load=False))
