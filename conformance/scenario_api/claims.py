@@ -124,11 +124,14 @@ class ClaimOps(WorkloadScope):
         attach_yaml(f"ResourceSlices of {self.profile.driver}", slices)
         return {d.id: d for d in published_devices(slices, self.profile.driver)}
 
-    def devices_allocated_against(self) -> dict[str, PublishedDevice]:
+    def devices_allocated_against(
+        self, allocated: Iterable[AllocationResult] | None = None
+    ) -> dict[str, PublishedDevice]:
         """The devices by id as published now, and those withdrawn since the run started as
-        they were then (see `kind_check.allocated_against`): what an allocated device's
-        attributes are checked against."""
-        return allocated_against(self.live_devices(), self.context.devices)
+        they were then (of those, only the `allocated` ones when given; see
+        `kind_check.allocated_against`): what an allocated device is checked against."""
+        ids = None if allocated is None else {r.device_id for r in allocated}
+        return allocated_against(self.live_devices(), self.context.devices, ids)
 
     def assert_of_kind(self, kind: str, results: Iterable[AllocationResult]) -> None:
         """Each result is a device of `driver`, published now or at the run's start, that the

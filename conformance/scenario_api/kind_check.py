@@ -8,7 +8,7 @@ attribute, means the scheduler could not have picked the device for that selecto
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from conformance.model.devices import PublishedDevice
 from conformance.scenario_api.device_requests import selector_match
@@ -35,15 +35,19 @@ def is_of_kind(kind: str, expression: str | None, device: PublishedDevice, drive
 
 
 def allocated_against(
-    live: Mapping[str, PublishedDevice], at_start: Iterable[PublishedDevice]
+    live: Mapping[str, PublishedDevice],
+    at_start: Iterable[PublishedDevice],
+    allocated: Collection[str] | None = None,
 ) -> dict[str, PublishedDevice]:
-    """Every device by id as published now, else as published at the run's start.
+    """Every device by id as published now, else as published at the run's start (only the
+    `allocated` ids, when given: a device withdrawn and not allocated was not there to pick).
 
     A driver may withdraw an allocated device from its slices (a network interface moved into
     the pod's namespace): the allocation is recorded in the claim, not the slice, so the
     device's attributes are the ones the scheduler saw before the pod, i.e. the run start's.
     """
-    return {**{d.id: d for d in at_start}, **live}
+    earlier = {d.id: d for d in at_start if allocated is None or d.id in allocated}
+    return {**earlier, **live}
 
 
 def allocated_device(

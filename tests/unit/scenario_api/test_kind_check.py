@@ -81,6 +81,9 @@ def test_a_device_withdrawn_while_allocated_is_checked_as_published_at_the_start
     devices = allocated_against(live, at_start)
     assert allocated_device("w1/gpu-0", devices, D).attributes[f"{D}/model"] == "old"
     assert allocated_device("w1/gpu-1", devices, D).attributes[f"{D}/model"] == "n"
+    # Given the allocated ids, a device withdrawn but not allocated is not counted.
+    assert sorted(allocated_against(live, at_start, {"w1/gpu-1"})) == ["w1/gpu-1"]
+    assert sorted(allocated_against(live, at_start, {"w1/gpu-0"})) == ["w1/gpu-0", "w1/gpu-1"]
 
 
 def test_a_device_published_neither_now_nor_at_the_start_fails_with_a_sentence() -> None:
