@@ -7,11 +7,15 @@ requirement's *error*), never as a failure of the driver.
   pulls the same image on every retry, and no driver can change that.
 - `FailedCreatePodSandBox` warning events count only when the wait times out without the pod
   starting a container: the runtime retries them, and a node that is coming back (a restarted
-  kubelet, a CNI that is not ready yet) records some before it succeeds.
+  kubelet, a CNI that is not ready yet) records some before it succeeds. One whose message
+  says an NRI hook failed ("NRI RunPodSandbox failed: ...", containerd's wrapping of a plugin's
+  error) is the driver's: an NRI plugin is how a node-level driver (a network driver moving an
+  interface into the pod) takes part in creating the sandbox, and it refused.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +38,9 @@ IMAGE_PULL_REASONS = frozenset(
 SANDBOX_FAILED = "FailedCreatePodSandBox"  # the kubelet's event reason
 
 NOT_THE_DRIVER = "a problem of the cluster or the harness, not of the driver"
+# containerd wraps an NRI plugin's error as "NRI <event> failed: <plugin's error>"
+# (internal/cri/server/sandbox_run.go); CRI-O's messages name NRI the same way.
+_NRI_HOOK_FAILED = re.compile(r"\bNRI\b.*\bfail", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -95,9 +102,31 @@ def _started(status: Mapping[str, Any]) -> bool:
     return "running" in now or "terminated" in now or "terminated" in last
 
 
+@dataclass(frozen=True)
+class SandboxFailure:
+    pod: str
+    message: str  # the newest event's, whitespace collapsed
+
+    @property
+    def by_driver(self) -> bool:
+        """An NRI plugin refused the sandbox: the driver's failure, not the cluster's."""
+        return bool(_NRI_HOOK_FAILED.search(self.message))
+
+    def __str__(self) -> str:
+        if self.by_driver:
+            return (
+                f"an NRI plugin refused the sandbox of pod {self.pod}, which is the driver's "
+                f"failure ({SANDBOX_FAILED}: {self.message})"
+            )
+        return (
+            f"the container runtime cannot create the sandbox of pod {self.pod} "
+            f"({SANDBOX_FAILED}: {self.message})"
+        )
+
+
 def sandbox_failure(
     pod: Mapping[str, Any] | None, events: Iterable[Mapping[str, Any]]
-) -> str | None:
+) -> SandboxFailure | None:
     """The newest FailedCreatePodSandBox warning about this pod (not an earlier pod of the
     same name), when none of its containers ever started; else None."""
     if not pod or any(_started(s) for s in _statuses(pod)):
@@ -112,11 +141,7 @@ def sandbox_failure(
     ]
     if not found:
         return None
-    message = " ".join(str(found[-1].get("message") or "").split())
-    return (
-        f"the container runtime cannot create the sandbox of pod {_ref(pod)} "
-        f"({SANDBOX_FAILED}: {message})"
-    )
+    return SandboxFailure(_ref(pod), " ".join(str(found[-1].get("message") or "").split()))
 
 
 def raise_if_pull_failure(pod: Mapping[str, Any] | None) -> None:

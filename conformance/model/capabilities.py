@@ -21,6 +21,10 @@ CAPABILITIES: frozenset[str] = frozenset(
         "admin-access",
         "opaque-config",
         "per-container-requests",
+        # A container sees only the devices of the claims its resources.claims names. A
+        # pod-scoped device (a network interface in the pod's namespace, which every container
+        # shares) cannot be kept from the pod's other containers.
+        "per-container-claims",
         "consumable-capacity",
         "binding-conditions",
         "misbehaviours",

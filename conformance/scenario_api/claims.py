@@ -12,7 +12,7 @@ from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice, published_devices
 from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api.device_requests import kind_request
-from conformance.scenario_api.kind_check import kind_problem
+from conformance.scenario_api.kind_check import allocated_against, allocated_device, kind_problem
 from conformance.scenario_api.scope import WorkloadScope
 
 
@@ -124,18 +124,25 @@ class ClaimOps(WorkloadScope):
         attach_yaml(f"ResourceSlices of {self.profile.driver}", slices)
         return {d.id: d for d in published_devices(slices, self.profile.driver)}
 
+    def devices_allocated_against(
+        self, allocated: Iterable[AllocationResult] | None = None
+    ) -> dict[str, PublishedDevice]:
+        """The devices by id as published now, and those withdrawn since the run started as
+        they were then (of those, only the `allocated` ones when given; see
+        `kind_check.allocated_against`): what an allocated device is checked against."""
+        ids = None if allocated is None else {r.device_id for r in allocated}
+        return allocated_against(self.live_devices(), self.context.devices, ids)
+
     def assert_of_kind(self, kind: str, results: Iterable[AllocationResult]) -> None:
-        """Each result is a device of `driver`, published now, that the kind's selector
-        selects in its published attributes and capacity, as the scheduler evaluates it."""
+        """Each result is a device of `driver`, published now or at the run's start, that the
+        kind's selector selects in its published attributes and capacity, as the scheduler
+        evaluates it."""
         _, expression = self.profile.kind_class_and_expression(kind)
         results = list(results)
         with step(f"check that {[r.device_id for r in results]} are devices of kind {kind!r}"):
-            live = self.live_devices()
+            devices = self.devices_allocated_against()
             for result in results:
                 assert result.driver == self.profile.driver, f"{result} is not from the driver"
-                device = live.get(result.device_id)
-                assert device is not None, (
-                    f"allocated device {result.device_id} is not in any published ResourceSlice"
-                )
+                device = allocated_device(result.device_id, devices, self.profile.driver)
                 problem = kind_problem(kind, expression, device, self.profile.driver)
                 assert problem is None, problem

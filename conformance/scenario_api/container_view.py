@@ -109,3 +109,28 @@ class ContainerView(WorkloadScope):
             view = self.view(pod, results, container)
             assert view.exact, view.explain(f"container {container} of pod {self.ref(pod)}")
             return view
+
+    def assert_sees_within(
+        self,
+        pod: str,
+        results: Iterable[AllocationResult],
+        allowed: Iterable[AllocationResult],
+        container: str = MAIN,
+    ) -> View:
+        """The container sees every device of `results`, and none but those of `allowed`
+        (the devices of the whole pod, for a device every container of the pod shares)."""
+        results, allowed = list(results), list(allowed)
+        devices = sorted(r.device_id for r in results)
+        with step(
+            f"check that container {container} of pod {self.ref(pod)} sees {devices}, and no "
+            "device the pod was not allocated"
+        ):
+            assert results, f"no allocation results to compare pod {pod} container {container} with"
+            view = View(expected=self.expected(results), seen=self.seen(pod, container))
+            outside = view.seen - self.expected(allowed)
+            who = f"container {container} of pod {self.ref(pod)}"
+            assert not view.missing and not outside, (
+                f"{who} should see {sorted(view.expected)} and no device outside its pod's "
+                f"claims {sorted(self.expected(allowed))}, but sees {sorted(view.seen)}"
+            )
+            return view

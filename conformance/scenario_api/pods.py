@@ -198,8 +198,11 @@ class PodOps(WorkloadScope):
 
     def _raise_if_sandbox_failed(self, name: str, timeout: waits.WaitTimeout) -> None:
         """A pod that timed out without a container ever started, on FailedCreatePodSandBox
-        warnings: the runtime's (the cluster's) problem, an error rather than a failure."""
+        warnings: the runtime's (the cluster's) problem, an error rather than a failure,
+        unless the driver's NRI plugin refused the sandbox (a failure)."""
         cause = harness_causes.sandbox_failure(self.read_pod(name), self.events("Pod", name))
+        if cause and cause.by_driver:
+            raise AssertionError(f"{cause}\n{timeout}") from timeout
         if cause:
             raise HarnessError(f"{cause}: {harness_causes.NOT_THE_DRIVER}\n{timeout}") from timeout
 

@@ -22,6 +22,7 @@ from conformance.kube.field_manager import FIELD_MANAGER
 from conformance.kube.objects import ClusterObjects
 from conformance.model.devices import class_expressions
 from conformance.model.opaque_config import expectation_problems, last_opaque_block, shown_text
+from conformance.scenario_api.kind_check import allocated_device
 from conformance.scenario_api.workloads import Workloads, describing_selector, look_alikes
 
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
@@ -43,7 +44,8 @@ def test_admin_access_claim_gets_a_device_in_use(workload: Workloads, k8s: K8sCl
     workload.claim("user")
     workload.run("user", ["user"], abort_on_prepare_failure=True)
     (used,) = workload.results("user")
-    device = workload.live_devices()[used.device_id]
+    devices = workload.devices_allocated_against()
+    device = allocated_device(used.device_id, devices, workload.profile.driver)
     selector = describing_selector(device)
     assert selector, f"device {device.id} publishes no attributes to select it by"
     # All matching devices of its node: the device in use (and any look-alike) for certain.

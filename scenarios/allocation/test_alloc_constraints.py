@@ -7,6 +7,7 @@ import pytest
 
 from conformance.kube.claim_requests import first_available, match_attribute, subrequest
 from conformance.model.outcome import not_run
+from conformance.scenario_api.kind_check import allocated_device
 from conformance.scenario_api.workloads import Workloads
 
 
@@ -32,8 +33,12 @@ def test_match_attribute_yields_devices_with_the_same_value(workload: Workloads)
         results = workload.results(name)
         assert sorted(r.request for r in results) == ["one", "two"], results
         assert len({r.device_id for r in results}) == 2, f"one device twice: {results}"
-        live = workload.live_devices()
-        values = {r.device_id: live[r.device_id].attributes.get(attribute) for r in results}
+        devices = workload.devices_allocated_against()
+        driver = workload.profile.driver
+        values = {
+            r.device_id: allocated_device(r.device_id, devices, driver).attributes.get(attribute)
+            for r in results
+        }
         assert None not in values.values() and len(set(values.values())) == 1, (
             f"matchAttribute {attribute}: the allocated devices publish {values}"
         )

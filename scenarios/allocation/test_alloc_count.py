@@ -31,13 +31,14 @@ def test_all_mode_allocates_every_matching_device_of_the_node(workload: Workload
     pod = workload.run("pod", ["claim"], abort_on_prepare_failure=True)
     node = pod["spec"]["nodeName"]
     _, expression = profile.kind_class_and_expression(KIND_B)
-    live = workload.live_devices()
+    results = workload.results("claim")
+    # Published now or, for a device withdrawn while allocated, at the run's start.
+    devices = workload.devices_allocated_against(results)
     expected = {
         i
-        for i, d in live.items()
+        for i, d in devices.items()
         if d.node == node and selector_verdict(expression, d, profile.driver)
     }
-    results = workload.results("claim")
     assert {r.device_id for r in results} == expected, (
         f"allocationMode All on {node}: allocated {sorted(r.device_id for r in results)}, "
         f"the node publishes these matching devices: {sorted(expected)}"

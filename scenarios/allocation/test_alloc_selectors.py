@@ -8,6 +8,7 @@ import pytest
 from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.model.node_selection import node_matches
+from conformance.scenario_api.kind_check import allocated_device
 from conformance.scenario_api.workloads import Workloads, selector_verdict
 
 KIND_A, KIND_B = "selector:kind-a", "selector:kind-b"
@@ -30,7 +31,8 @@ def test_selector_allocates_only_a_matching_device(workload: Workloads, k8s: K8s
         f"pod runs on {node_name}, which status.allocation.nodeSelector does not allow: "
         f"{allocation.get('nodeSelector')}"
     )
-    device = workload.live_devices()[results[0].device_id]
+    devices = workload.devices_allocated_against()
+    device = allocated_device(results[0].device_id, devices, workload.profile.driver)
     assert device.node in (None, node_name), (
         f"device {device.id} is published for node {device.node}, the pod runs on {node_name}"
     )
@@ -52,10 +54,11 @@ def test_two_kinds_get_two_different_devices_of_their_kinds(workload: Workloads)
     assert got_a.device_id != got_b.device_id, f"both kinds got {got_a.device_id}"
     workload.assert_of_kind(KIND_A, [got_a])
     workload.assert_of_kind(KIND_B, [got_b])
-    live = workload.live_devices()
+    devices = workload.devices_allocated_against()
     for result, other in ((got_a, KIND_B), (got_b, KIND_A)):
         _, expression = profile.kind_class_and_expression(other)
-        assert selector_verdict(expression, live[result.device_id], profile.driver) is not True, (
+        device = allocated_device(result.device_id, devices, profile.driver)
+        assert selector_verdict(expression, device, profile.driver) is not True, (
             f"device {result.device_id} also matches the other kind's selector {expression!r}: "
             "the profile's kinds must be disjoint"
         )

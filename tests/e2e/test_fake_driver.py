@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fakedriver.client.channel import FAKE_DRIVER_NAMESPACE, FakeDriverControl
 
+from conformance.images import harness
 from conformance.install import installer
 from conformance.kube import objects, state, waits
 from conformance.kube.builders import Builders, PodClaim
@@ -192,3 +193,29 @@ def test_plugin_restart_keeps_workload_and_new_claims_work(
     restarts = [c.get("restartCount", 0) for c in running["status"]["containerStatuses"]]
     assert restarts == [0]
     _run_claim_pod(k8s, build, ns, workload_image, "after", "fa-24")
+
+
+def test_plugin_pods_stayed_alive_under_their_liveness_probe(k8s, fake_driver):
+    """Last in the file, after the tests above (faults, a deleted plugin pod): each plugin pod
+    runs this checkout's image with the liveness probe, answers /livez through the API server's
+    pod proxy, and was never restarted nor failed a liveness probe."""
+    pods = k8s.core.list_namespaced_pod(
+        FAKE_DRIVER_NAMESPACE, label_selector="app.kubernetes.io/name=fake-dra-kubelet-plugin"
+    ).items
+    assert len(pods) == 2, [p.metadata.name for p in pods]
+    for pod in pods:
+        (container,) = pod.spec.containers
+        assert container.image == harness.fake_driver_image_ref()
+        assert container.liveness_probe.http_get.path == "/livez"
+        (status,) = pod.status.container_statuses
+        assert status.restart_count == 0, f"{pod.metadata.name}: {status.last_state}"
+        answer = k8s.core.connect_get_namespaced_pod_proxy_with_path(
+            f"{pod.metadata.name}:{container.ports[0].container_port}",
+            FAKE_DRIVER_NAMESPACE,
+            "livez",
+        )
+        assert answer.startswith("alive: "), answer
+    unhealthy = k8s.core.list_namespaced_event(
+        FAKE_DRIVER_NAMESPACE, field_selector="reason=Unhealthy"
+    ).items
+    assert [e.message for e in unhealthy if "Liveness probe failed" in (e.message or "")] == []

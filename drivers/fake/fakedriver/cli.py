@@ -22,6 +22,7 @@ from fakedriver.control_watch import ControlWatcher
 from fakedriver.device_status import ApiClaimStatusWriter
 from fakedriver.driver import DriverOptions, FakeDriver
 from fakedriver.kubeapi import ApiError, KubeRest, load_api_client
+from fakedriver.liveness import LivenessCheck
 from fakedriver.publisher import ApiSliceClient, node_owner_reference
 from fakedriver.ready import DEFAULT_READY_FILE, ReadinessServer
 from fakedriver.status import ConfigMapStatusSink
@@ -116,8 +117,8 @@ def _add_service_arguments(p: argparse.ArgumentParser) -> None:
         "--ready-port",
         type=int,
         default=0,
-        help="serve GET /readyz (200 once ready, from the marker) on this port for an HTTP "
-        "readiness probe; 0: no server",
+        help="serve GET /readyz (200 once ready, from the marker) and GET /livez (200 while "
+        "both sockets answer) on this port for HTTP probes; 0: no server",
     )
     p.add_argument(
         "--control-namespace",
@@ -271,8 +272,17 @@ def _run(
         args.node_name,
         len(driver.inventory.devices),
     )
+    opts = driver.options
+    liveness = LivenessCheck(
+        opts.registration_socket,  # type: ignore[arg-type]
+        opts.dra_socket,  # type: ignore[arg-type]
+        dra_version=opts.dra_versions[0],
+        excused=driver.registration_excuse,
+    )
     readiness = (
-        ReadinessServer(args.ready_port, args.ready_file).start() if args.ready_port else None
+        ReadinessServer(args.ready_port, args.ready_file, liveness=liveness.check).start()
+        if args.ready_port
+        else None
     )
     driver.start(control)
     # Binding conditions are reported before the pod binds, so before any prepare: from a

@@ -219,6 +219,11 @@ class FakeDriver:
     def _refuse_registration(self) -> str:
         return registration.refuse_registration(self.faults, self.registered_once)
 
+    def registration_excuse(self) -> str:
+        """Why the registration socket may be missing or refuse GetInfo on purpose ("" if it
+        must answer): the liveness check does not count that as a dead plugin."""
+        return registration.withheld(self.faults) or self._refuse_registration()
+
     def advertised_versions(self) -> list[str]:
         """The services GetInfo advertises."""
         return registration.advertised(self.faults, self.options.supported_versions())

@@ -1,6 +1,8 @@
 """Readiness marker: written once the kubelet registered the plugin and the
 first ResourceSlices were published. `ReadinessServer` answers the DaemonSet's HTTP
-readiness probe from it (GET /readyz); ``python3 -m fakedriver.ready`` checks it by hand.
+readiness probe from it (GET /readyz), and its liveness probe from a check of the plugin's
+sockets when given one (GET /livez, fakedriver.liveness); ``python3 -m fakedriver.ready``
+checks the marker by hand.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -45,23 +48,33 @@ def check(path: str | Path) -> tuple[bool, str]:
 
 
 READY_PATH = "/readyz"
+LIVE_PATH = "/livez"
+
+Check = Callable[[], tuple[bool, str]]
 
 
 class ReadinessServer:
     """GET /readyz: 200 while the marker says registered and published, else 503 with the
     reason. An HTTP probe costs the kubelet one request where an exec probe started a process
     in the container, so the DaemonSet can probe every second and a restarted plugin counts as
-    ready about a second after it is, not up to a probe period later."""
+    ready about a second after it is, not up to a probe period later. GET /livez (with
+    `liveness`): 200 while that check passes, else 503 with its one-line reason."""
 
-    def __init__(self, port: int, ready_file: str | Path, host: str = "") -> None:
+    def __init__(
+        self, port: int, ready_file: str | Path, host: str = "", liveness: Check | None = None
+    ) -> None:
         marker = Path(ready_file)
+        routes: dict[str, Check] = {READY_PATH: lambda: check(marker)}
+        if liveness is not None:
+            routes[LIVE_PATH] = liveness
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
-                if self.path.split("?", 1)[0] != READY_PATH:
-                    self._answer(404, f"not found; the probe path is {READY_PATH}")
+                probe = routes.get(self.path.split("?", 1)[0])
+                if probe is None:
+                    self._answer(404, f"not found; the probe paths are {', '.join(routes)}")
                     return
-                ok, message = check(marker)
+                ok, message = probe()
                 self._answer(200 if ok else 503, message)
 
             def _answer(self, code: int, message: str) -> None:

@@ -28,6 +28,7 @@ from fakedriver.grpcapi import (
     pluginregistration_v1_pb2_grpc,
 )
 from fakedriver.health import HealthMonitor
+from fakedriver.liveness import from_probe
 from fakedriver.prepare import ClaimRef, DevicePreparer
 
 log = logging.getLogger(__name__)
@@ -52,11 +53,17 @@ class RegistrationService(pluginregistration_v1_pb2_grpc.RegistrationServicer):
         self._on_status = on_status
 
     def GetInfo(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        # The liveness probe asks every few seconds: only the kubelet's calls are news.
+        probe = from_probe(context)
+        caller = "liveness probe" if probe else "kubelet"
         if reason := self._refuse():
-            log.warning("kubelet GetInfo refused: %s", reason)
+            level = logging.DEBUG if probe else logging.WARNING
+            log.log(level, "%s GetInfo refused: %s", caller, reason)
             context.abort(grpc.StatusCode.UNAVAILABLE, reason)
-        log.info(
-            "kubelet GetInfo: endpoint %s, versions %s",
+        log.log(
+            logging.DEBUG if probe else logging.INFO,
+            "%s GetInfo: endpoint %s, versions %s",
+            caller,
             self._info.endpoint,
             ",".join(self._info.supported_versions),
         )

@@ -114,6 +114,10 @@ def test_driver_process_end_to_end(
         url = f"http://127.0.0.1:{ready_port}/readyz"
         with urllib.request.urlopen(url, timeout=60) as answer:  # the DaemonSet's probe
             assert answer.status == 200
+        # Liveness: the process dials its own two sockets and both answer.
+        live = f"http://127.0.0.1:{ready_port}/livez"
+        with urllib.request.urlopen(live, timeout=60) as answer:
+            assert (answer.status, answer.read().decode().split(":")[0]) == (200, "alive")
 
         # A fault through the control ConfigMap: republished and reported.
         control = apiserver_k8s.core.create_namespaced_config_map(

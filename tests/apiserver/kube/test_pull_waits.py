@@ -78,10 +78,9 @@ def test_a_deployments_pods_that_cannot_pull_end_the_wait_as_a_harness_error(
     _fast(lambda: wait_ready_pods(workload, "app", 1, timeout=60))
 
 
-def test_a_timeout_on_sandbox_failures_is_a_harness_error(
-    apiserver_k8s: K8sClients, api_namespace: str, tmp_path: Path
-) -> None:
-    created = apiserver_k8s.core.create_namespaced_pod(api_namespace, _pod_with_image("user"))
+def _pod_failing_its_sandbox(k8s: K8sClients, namespace: str, message: str) -> None:
+    """Pod `user`, still creating, with a FailedCreatePodSandBox warning carrying `message`."""
+    created = k8s.core.create_namespaced_pod(namespace, _pod_with_image("user"))
     creating = {
         **PULL_FAILED,
         "containerStatuses": [
@@ -91,21 +90,31 @@ def test_a_timeout_on_sandbox_failures_is_a_harness_error(
             }
         ],
     }
-    apiserver_k8s.core.patch_namespaced_pod_status("user", api_namespace, {"status": creating})
-    apiserver_k8s.core.create_namespaced_event(
-        api_namespace,
+    k8s.core.patch_namespaced_pod_status("user", namespace, {"status": creating})
+    k8s.core.create_namespaced_event(
+        namespace,
         {
             "metadata": {"name": "user.sandbox"},
             "type": "Warning",
             "reason": "FailedCreatePodSandBox",
-            "message": "Failed to create pod sandbox: failed to setup network for sandbox",
+            "message": message,
             "involvedObject": {
                 "kind": "Pod",
-                "namespace": api_namespace,
+                "namespace": namespace,
                 "name": "user",
                 "uid": created.metadata.uid,
             },
         },
+    )
+
+
+def test_a_timeout_on_sandbox_failures_is_a_harness_error(
+    apiserver_k8s: K8sClients, api_namespace: str, tmp_path: Path
+) -> None:
+    _pod_failing_its_sandbox(
+        apiserver_k8s,
+        api_namespace,
+        "Failed to create pod sandbox: failed to setup network for sandbox",
     )
     workload = Workloads(apiserver_k8s, Builders("r"), api_namespace, run_context(tmp_path))
     with pytest.raises(HarnessError) as err:
@@ -116,4 +125,23 @@ def test_a_timeout_on_sandbox_failures_is_a_harness_error(
         "(FailedCreatePodSandBox: Failed to create pod sandbox: failed to setup network for "
         "sandbox): a problem of the cluster or the harness, not of the driver"
     ), text
+    assert isinstance(err.value.__cause__, waits.WaitTimeout)
+
+
+def test_a_timeout_on_a_sandbox_the_drivers_nri_plugin_refused_is_a_failure(
+    apiserver_k8s: K8sClients, api_namespace: str, tmp_path: Path
+) -> None:
+    message = (
+        "Failed to create pod sandbox: rpc error: code = Unknown desc = NRI RunPodSandbox "
+        "failed: failed to get link for interface macvlan0: Link not found"
+    )
+    _pod_failing_its_sandbox(apiserver_k8s, api_namespace, message)
+    workload = Workloads(apiserver_k8s, Builders("r"), api_namespace, run_context(tmp_path))
+    with pytest.raises(AssertionError) as err:
+        workload.wait_running("user", timeout=1)
+    assert not isinstance(err.value, HarnessError)
+    assert str(err.value).startswith(
+        f"an NRI plugin refused the sandbox of pod {api_namespace}/user, which is the "
+        f"driver's failure (FailedCreatePodSandBox: {message})"
+    ), str(err.value)
     assert isinstance(err.value.__cause__, waits.WaitTimeout)

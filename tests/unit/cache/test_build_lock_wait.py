@@ -4,10 +4,10 @@ notices a holder that died: two real processes on one lock file."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,11 +16,14 @@ from conformance.cache import LockHolder, waiting_line
 
 ROOT = Path(__file__).resolve().parents[3]
 
+# The holder keeps the lock until the test says "go" (its stdin), then for argv[1] seconds: on a
+# loaded machine a waiter can take seconds to start, so no fixed sleep decides who waits.
 HOLDER = """
 import sys, time
 from conformance.cache import build_lock
 with build_lock("dra-test", "the test image"):
     print("held", flush=True)
+    sys.stdin.readline()
     time.sleep(float(sys.argv[1]))
 """
 
@@ -36,6 +39,7 @@ def _start(script: str, tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "DRA_CONFORMANCE_CACHE": str(tmp_path), "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
         [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -50,14 +54,29 @@ def _hold(tmp_path: Path, seconds: float) -> subprocess.Popen[str]:
     return holder
 
 
+def _release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None
+    holder.stdin.write("go\n")
+    holder.stdin.flush()
+
+
+def _first_line(waiter: subprocess.Popen[str]) -> str:
+    """The waiter's first stderr line: it is waiting once it has said so."""
+    assert waiter.stderr is not None
+    return waiter.stderr.readline()
+
+
 def test_a_waiter_names_the_holder_at_once_then_beats(tmp_path: Path) -> None:
-    holder = _hold(tmp_path, 2.5)
+    holder = _hold(tmp_path, 1.6)
     waiter = _start(WAITER, tmp_path)
-    out, err = waiter.communicate(timeout=60)
+    first = _first_line(waiter)
+    _release(holder)
+    out, rest = waiter.communicate(timeout=120)
     holder.wait(timeout=30)
+    err = first + rest
     lines = err.splitlines()
     assert f"waiting for the test image being built by pid {holder.pid} (-c " in lines[0]
-    assert "started 0s ago)" in lines[0] or "started 1s ago)" in lines[0]
+    assert re.search(r"started \d+s ago\)", lines[0]), lines[0]
     beats = [ln for ln in lines if "still waiting for the test image" in ln]
     assert len(beats) >= 2, err
     assert "the lock is free after" in lines[-1] and "died" not in err
@@ -67,9 +86,10 @@ def test_a_waiter_names_the_holder_at_once_then_beats(tmp_path: Path) -> None:
 def test_a_dead_holder_is_noticed(tmp_path: Path) -> None:
     holder = _hold(tmp_path, 600)
     waiter = _start(WAITER, tmp_path)
-    time.sleep(1.5)  # the waiter is waiting
+    first = _first_line(waiter)
     holder.send_signal(signal.SIGKILL)
-    out, err = waiter.communicate(timeout=60)
+    out, rest = waiter.communicate(timeout=120)
+    err = first + rest
     holder.wait(timeout=30)
     assert f"pid {holder.pid} (-c " in err
     assert "died while building the test image: the OS released its lock" in err, err
@@ -77,10 +97,11 @@ def test_a_dead_holder_is_noticed(tmp_path: Path) -> None:
 
 
 def test_the_holder_file_is_gone_after_the_build(tmp_path: Path) -> None:
-    holder = _hold(tmp_path, 1.0)
+    holder = _hold(tmp_path, 0)
     sidecar = tmp_path / "locks" / "dra-test.holder.json"
     written = LockHolder.read(sidecar)  # while held
     assert written is not None and written.pid == holder.pid and written.what == "the test image"
+    _release(holder)
     holder.wait(timeout=30)
     assert not sidecar.exists()
 

@@ -4,6 +4,7 @@ an unprivileged DaemonSet, and the catalog ConfigMap in sync with catalog.yaml."
 from __future__ import annotations
 
 import yaml
+from fakedriver import liveness
 from fakedriver.manifests import catalog_configmap
 
 from unit.fakedriver.conftest import DRIVER, FAKE_DIR
@@ -51,6 +52,13 @@ def test_daemonset():
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     ready_port = next(a for a in container["args"] if a.startswith("--ready-port="))
     assert ports[probe["port"]] == int(ready_port.split("=", 1)[1])
+    # Liveness on the same port: the plugin's own sockets answer within the probe's timeout.
+    for kind in ("livenessProbe", "startupProbe"):
+        assert container[kind]["httpGet"] == {"path": "/livez", "port": probe["port"]}
+        assert container[kind]["timeoutSeconds"] > liveness.DEADLINE_SECONDS
+    live = container["livenessProbe"]
+    # A loaded CI machine gets a minute of failed probes before the plugin is restarted.
+    assert live["periodSeconds"] * live["failureThreshold"] >= 60
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     host = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"] if "hostPath" in v}
     assert host == {

@@ -99,10 +99,52 @@ def test_a_sandbox_failure_is_named_while_no_container_started() -> None:
     cause = sandbox_failure(
         creating, [_event("Scheduled", kind="Normal"), _event("FailedCreatePodSandBox")]
     )
-    assert cause == (
+    assert cause is not None and not cause.by_driver
+    assert str(cause) == (
         "the container runtime cannot create the sandbox of pod ns/user (FailedCreatePodSandBox: "
         "Failed to create pod sandbox: rpc error: failed to setup network)"
     )
+
+
+# The kubelet's event for a sandbox that containerd's NRI hook refused (a dranet plugin
+# whose interface is already in another pod), and one of the CNI (the cluster's).
+NRI_REFUSED = (
+    "Failed to create pod sandbox: rpc error: code = Unknown desc = NRI RunPodSandbox failed: "
+    "failed to get link for interface macvlan0: Link not found"
+)
+CNI_FAILED = (
+    "Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for "
+    'sandbox "0c2f": plugin type="ptp" failed (add): failed to allocate for range 0'
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "by_driver"),
+    [
+        (NRI_REFUSED, True),
+        (
+            "Failed to create pod sandbox: rpc error: code = Unknown desc = NRI RunPodSandbox "
+            "failed: using host network can not claim host devices",
+            True,
+        ),
+        (CNI_FAILED, False),
+        (
+            "Failed to create pod sandbox: rpc error: code = DeadlineExceeded desc = context "
+            "deadline exceeded",
+            False,
+        ),
+    ],
+)
+def test_a_sandbox_an_nri_plugin_refused_is_the_drivers_failure(
+    message: str, by_driver: bool
+) -> None:
+    creating = pod([container_status("main", container_state("ContainerCreating"))])
+    event = {**_event("FailedCreatePodSandBox"), "message": message}
+    cause = sandbox_failure(creating, [_event("FailedCreatePodSandBox"), event])
+    assert cause is not None and cause.by_driver is by_driver
+    assert cause.message == message  # the newest event's message is the reason
+    assert ("driver's failure" in str(cause)) is by_driver, str(cause)
+    assert message in str(cause)
 
 
 def test_a_sandbox_failure_does_not_count_once_a_container_ran_or_for_another_pod() -> None:

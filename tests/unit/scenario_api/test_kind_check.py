@@ -12,7 +12,12 @@ from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice
 from conformance.model.frozen import FrozenMap
 from conformance.scenario_api.claims import ClaimOps
-from conformance.scenario_api.kind_check import is_of_kind, kind_problem
+from conformance.scenario_api.kind_check import (
+    allocated_against,
+    allocated_device,
+    is_of_kind,
+    kind_problem,
+)
 
 D = "gpu.example.com"
 SIMPLE = f'device.attributes["{D}"].model == "m"'
@@ -59,7 +64,7 @@ def test_an_evaluation_error_is_not_of_the_kind_and_says_why() -> None:
 def _workloads(expression: str) -> SimpleNamespace:
     """What `ClaimOps.assert_of_kind` reads of its workloads: profile and slices."""
     profile = SimpleNamespace(driver=D, kind_class_and_expression=lambda kind: (D, expression))
-    return SimpleNamespace(profile=profile, live_devices=lambda: {"w1/gpu-0": gpu()})
+    return SimpleNamespace(profile=profile, devices_allocated_against=lambda: {"w1/gpu-0": gpu()})
 
 
 @pytest.mark.usefixtures("cel")
@@ -68,3 +73,26 @@ def test_assert_of_kind() -> None:
     ClaimOps.assert_of_kind(_workloads(RICH), "k", [result])  # type: ignore[arg-type]
     with pytest.raises(AssertionError, match="is not of kind 'k'"):
         ClaimOps.assert_of_kind(_workloads(SIMPLE.replace('"m"', '"x"')), "k", [result])  # type: ignore[arg-type]
+
+
+def test_a_device_withdrawn_while_allocated_is_checked_as_published_at_the_start() -> None:
+    at_start = [gpu("gpu-0", model="old"), gpu("gpu-1")]
+    live = {"w1/gpu-1": gpu("gpu-1", model="n")}  # gpu-0 left the slice, gpu-1 changed
+    devices = allocated_against(live, at_start)
+    assert allocated_device("w1/gpu-0", devices, D).attributes[f"{D}/model"] == "old"
+    assert allocated_device("w1/gpu-1", devices, D).attributes[f"{D}/model"] == "n"
+    # Given the allocated ids, a device withdrawn but not allocated is not counted.
+    assert sorted(allocated_against(live, at_start, {"w1/gpu-1"})) == ["w1/gpu-1"]
+    assert sorted(allocated_against(live, at_start, {"w1/gpu-0"})) == ["w1/gpu-0", "w1/gpu-1"]
+
+
+def test_a_device_published_neither_now_nor_at_the_start_fails_with_a_sentence() -> None:
+    devices = allocated_against({"w1/gpu-1": gpu("gpu-1")}, [])
+    with pytest.raises(AssertionError) as err:
+        allocated_device("w1/gpu-9", devices, D)
+    assert str(err.value).startswith(
+        f"allocated device w1/gpu-9 of driver {D} is in no ResourceSlice, neither now nor at "
+        "the run's start, so its attributes cannot be checked (pool w1 publishes ['w1/gpu-1'])"
+    ), str(err.value)
+    with pytest.raises(AssertionError, match="pool w2 publishes nothing"):
+        allocated_device("w2/gpu-0", devices, D)

@@ -4,13 +4,16 @@ published device in CEL, and comparing what a container sees with what it was al
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conformance.cel.selection import matching_devices
+from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice
 from conformance.model.frozen import FrozenMap
 from conformance.model.profile_parse import load_profile
+from conformance.scenario_api.container_view import ContainerView
 from conformance.scenario_api.workloads import (
     View,
     describing_selector,
@@ -120,3 +123,23 @@ def test_selector_verdict_is_the_schedulers() -> None:
     assert selector_verdict(f'device.attributes["{D}"].model in ["m"]', gpu, D) is True
     assert selector_verdict(f'device.attributes["{D}"].model.endsWith("n")', gpu, D) is False
     assert selector_verdict(f'device.attributes["{D}"].index == 0', gpu, D) is False  # no index
+
+
+def _container_seeing(seen: set[str]) -> SimpleNamespace:
+    """What `ContainerView.assert_sees_within` reads: identifiers expected and seen."""
+    return SimpleNamespace(
+        expected=lambda results: frozenset(r.device_id for r in results),
+        seen=lambda pod, container: frozenset(seen),
+        ref=lambda pod: f"ns/{pod}",
+    )
+
+
+def test_a_pod_scoped_container_may_see_its_pods_other_devices_but_none_else() -> None:
+    first, second = AllocationResult("dev", D, "w1", "a"), AllocationResult("dev", D, "w1", "b")
+    check = ContainerView.assert_sees_within
+    check(_container_seeing({"w1/a", "w1/b"}), "pod", [second], [first, second], "c")  # type: ignore[arg-type]
+    check(_container_seeing({"w1/b"}), "pod", [second], [first, second], "c")  # type: ignore[arg-type]
+    with pytest.raises(AssertionError, match=r"should see \['w1/b'\] .* but sees \['w1/a'\]"):
+        check(_container_seeing({"w1/a"}), "pod", [second], [first, second], "c")  # type: ignore[arg-type]
+    with pytest.raises(AssertionError, match="no device outside its pod's claims"):
+        check(_container_seeing({"w1/b", "w1/z"}), "pod", [second], [first, second], "c")  # type: ignore[arg-type]
