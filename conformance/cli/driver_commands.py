@@ -373,7 +373,7 @@ def _run(args: argparse.Namespace) -> int:
         if _installs_on_kind(args):  # a missing image fails here, not after a 5-minute cluster
             from conformance.install.image import check_image_obtainable
 
-            check_image_obtainable(getattr(profile.install, "image", None))
+            check_image_obtainable(getattr(profile.install, "image", None), args.name)
         if args.cluster == "existing" and not (args.kubeconfig or os.environ.get("KUBECONFIG")):
             raise ConformanceError(
                 "--cluster existing needs a kubeconfig",

@@ -21,6 +21,15 @@ def node_has_image(node: str, ref: str) -> bool:
     return code == 0 and ref in out.decode()
 
 
+def every_node_has_image(cluster_name: str, ref: str) -> bool:
+    """Whether the kind cluster `cluster_name` exists and each of its nodes has `ref` already
+    (a load would skip them all)."""
+    nodes = docker_client.client().containers.list(
+        filters={"label": f"io.x-k8s.kind.cluster={cluster_name}"}
+    )
+    return bool(nodes) and all(node_has_image(n.name, ref) for n in nodes)
+
+
 def load_into_cluster(
     kind_binary: Path, cluster: str, nodes: list[str], ref: str, progress: Progress
 ) -> None:

@@ -55,17 +55,21 @@ def image_source(spec: ImageSpec) -> str | None:
     return None if spec.load else "nodes"
 
 
-def check_image_obtainable(spec: ImageSpec | None) -> None:
+def check_image_obtainable(spec: ImageSpec | None, kind_cluster: str | None = None) -> None:
     """Before any cluster work: the driver's image can be had (built here, in the local engine,
-    or pullable from its registry), else one line saying which image and what to do."""
+    on every node of the kind cluster `kind_cluster` already, or pullable from its registry),
+    else one line saying which image and what to do."""
     if spec is None or image_source(spec) is not None:
         return
     from docker.errors import APIError, DockerException
 
     from conformance import docker_client
+    from conformance.cluster import kind_images
 
     assert spec.ref is not None
     if docker_client.image_exists(spec.ref):
+        return
+    if kind_cluster and kind_images.every_node_has_image(kind_cluster, spec.ref):
         return
     try:
         docker_client.client().api.inspect_distribution(spec.ref)
@@ -123,7 +127,9 @@ def prepare_image(
     if spec.load and target.cluster_name:
         from conformance.cluster import kind_images
 
-        if image_source(spec) is None:  # loaded from the local engine: pulled there first
+        if image_source(spec) is None and not kind_images.every_node_has_image(
+            target.cluster_name, ref
+        ):  # loaded from the local engine: pulled there first
             _pull(ref, progress)
         kind_images.load_into_kind(target.cluster_name, ref, progress)
     return ref
