@@ -4,6 +4,7 @@ the harness's workload image and whatever image a driver install built here."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance import docker_client
@@ -31,12 +32,21 @@ def every_node_has_image(cluster_name: str, ref: str) -> bool:
 
 
 def load_into_cluster(
-    kind_binary: Path, cluster: str, nodes: list[str], ref: str, progress: Progress
+    kind_binary: Path,
+    cluster: str,
+    nodes: list[str],
+    ref: str,
+    progress: Progress,
+    ensure_local: Callable[[], None] | None = None,
 ) -> None:
+    """Load `ref` into the nodes that lack it; `ensure_local` first puts it into the local
+    engine (a pull), called only when some node needs it."""
     with build_lock(f"load-{cluster}", f"{ref}", progress.note, f"being loaded into {cluster}"):
         missing = [n for n in nodes if not node_has_image(n, ref)]
         if not missing:
             return
+        if ensure_local is not None:
+            ensure_local()
         # The stage ends inside the check: `done` only after kind said the load worked.
         with progress.stage(f"load {ref} into {len(missing)} node(s)"):
             result = subprocess.run(
@@ -85,7 +95,12 @@ def load_workload_image(cluster: KindCluster, progress: Progress) -> str:
     return ref
 
 
-def load_into_kind(cluster_name: str, ref: str, progress: Progress) -> None:
+def load_into_kind(
+    cluster_name: str,
+    ref: str,
+    progress: Progress,
+    ensure_local: Callable[[], None] | None = None,
+) -> None:
     """Load `ref` into every node of the kind cluster created by dra-conformance."""
     cluster = kind.cluster_for(cluster_name, 1, "v1.37.2", True, progress)
-    load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress)
+    load_into_cluster(cluster.kind, cluster.name, cluster.nodes(), ref, progress, ensure_local)

@@ -127,9 +127,7 @@ def prepare_image(
     if spec.load and target.cluster_name:
         from conformance.cluster import kind_images
 
-        if image_source(spec) is None and not kind_images.every_node_has_image(
-            target.cluster_name, ref
-        ):  # loaded from the local engine: pulled there first
-            _pull(ref, progress)
-        kind_images.load_into_kind(target.cluster_name, ref, progress)
+        # Loaded from the local engine: pulled there first, when a node lacks it.
+        pull = (lambda: _pull(ref, progress)) if image_source(spec) is None else None
+        kind_images.load_into_kind(target.cluster_name, ref, progress, pull)
     return ref
