@@ -35,8 +35,13 @@ CAPABILITIES: frozenset[str] = frozenset(
 )
 
 # Profile fields a requirement can be gated on, like a capability: a driver whose devices have
-# no such thing leaves the field out, and the requirement is not applicable.
-PROFILE_FIELDS: frozenset[str] = frozenset({"capacity"})
+# no such thing leaves the field out, and the requirement is not applicable (also when its
+# capability is probed: without the field the test has nothing to ask for). The profile's YAML
+# name, as the catalog and the reasons say it -> the Profile attribute that holds it.
+PROFILE_FIELDS: Mapping[str, str] = {
+    "capacity": "capacity",
+    "extendedResource": "extended_resource",
+}
 
 # Former capabilities that are fault abilities now -> the fault kind to configure instead.
 FAULT_ABILITIES: Mapping[str, str] = {

@@ -233,7 +233,7 @@ class Profile:
     def gating_fields(self) -> frozenset[str]:
         """The profile fields requirements are gated on (capabilities.PROFILE_FIELDS) that
         this profile sets."""
-        return frozenset(name for name in PROFILE_FIELDS if getattr(self, name))
+        return frozenset(name for name, attr in PROFILE_FIELDS.items() if getattr(self, attr))
 
     @property
     def device_kinds(self) -> tuple[str, ...]:

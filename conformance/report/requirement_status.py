@@ -68,7 +68,7 @@ def requirement_status(
 
 
 PROBED_REASON = (
-    "the profile does not declare {capabilities} (probed: observed {observed}; outside the verdict)"
+    "the profile does not declare {capabilities} (probed: {observed}; outside the verdict)"
 )
 
 

@@ -134,7 +134,7 @@ def test_a_probed_capability_is_observed_outside_the_verdict(
     assert result.failed, result.explain()  # the probed test did fail...
     for req, observed in (("DRA-LOSS-004", "not working"), ("DRA-ALLOC-013", "working")):
         assert rows[req]["status"] == "not-applicable", result.explain()  # ...and decides nothing
-        assert f"(probed: observed {observed}; outside the verdict)" in rows[req]["reason"]
+        assert f"(probed: {observed}; outside the verdict)" in rows[req]["reason"]
     seen = result.summary["capabilities_seen"]
     assert seen["health-reporting"]["declared"] is False, seen
     assert seen["health-reporting"]["observed"] == "not working", seen

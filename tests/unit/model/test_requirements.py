@@ -103,7 +103,7 @@ def test_loads_entries_with_gates(tmp_path: Path) -> None:
         (
             {**ENTRY, "gates": {"profile_fields": ["capacities"]}},
             "requirements[0].gates.profile_fields[0]: unknown profile field 'capacities' "
-            "(known: capacity)",
+            "(known: capacity, extendedResource)",
         ),
         (
             {**ENTRY, "level": "SHOULD", "why_must": "KEP-4381."},

@@ -181,3 +181,31 @@ def test_the_requirements_of_what_the_profile_lacks_end_with_the_reason(
     assert sorted(ended) == sorted(ids), result.stdout.str()
     for rid, message in ended.items():
         assert message is not None and message.startswith(ending), (rid, message)
+
+
+def test_a_probed_capability_without_its_profile_field_is_not_applicable(
+    here: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Probing runs a requirement of an undeclared capability, but without the block that says
+    # what to ask for (the extended resource's name and class) there is nothing to run: not
+    # applicable with the reason, never a crash recorded as "observed not working".
+    _stub_every_gate(monkeypatch)
+    profile = _profile(here.path / "derived.yaml", ABSENCES["no extended resource"][0])
+    ids = [r.id for r in CATALOG.requirements if "extendedResource" in r.profile_fields]
+    assert len(ids) >= 4, ids
+    wanted = [arg for rid in ids for arg in ("--dra-requirement", rid)]
+    result = _run(
+        here,
+        *("--dra-profile", str(profile), "--dra-cluster", "existing", "--dra-probe-capabilities"),
+        *("--dra-workload-image", "localhost/w:1", "--dra-report-dir", str(here.path / "run")),
+        *("--junitxml", str(here.path / "junit.xml"), *wanted, str(SCENARIOS)),
+    )
+    ended = {}
+    for case in ET.parse(here.path / "junit.xml").getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        skipped = case.find("skipped")
+        ended[props.get("requirement")] = skipped.get("message") if skipped is not None else None
+    assert sorted(ended) == sorted(ids), result.stdout.str()
+    for rid, message in ended.items():
+        assert message is not None and message.startswith("not applicable: "), (rid, message)
+        assert "the profile declares no extendedResource" in message, (rid, message)

@@ -47,10 +47,10 @@ def test_a_probed_failure_never_decides_and_is_observed_not_working() -> None:
     by_id = {r.id: r for r in results}
     assert by_id["SHARE"].status is RequirementStatus.NOT_APPLICABLE
     assert by_id["SHARE"].reason == (
-        "the profile does not declare shared-claims (probed: observed not working; outside the "
+        "the profile does not declare shared-claims (probed: not working; outside the "
         "verdict)"
     )
-    assert by_id["ADMIN"].reason.endswith("(probed: observed working; outside the verdict)")
+    assert by_id["ADMIN"].reason.endswith("(probed: working; outside the verdict)")
     verdict = decide_verdict(results)
     assert verdict.verdict != CONFORMANT and verdict.reasons[0].startswith("OPAQUE (MAY, promised")
     seen = capabilities_seen(CATALOG, results, records, declared)
