@@ -4,25 +4,22 @@
   cluster; apart from the main tier and niced, so it takes the CPU the clusters leave and its
   minutes are not on the critical path;
 - main: the e2e tier without the broken-driver, chaos, gate and upgrade checks, on the cluster
-  `dra-conformance-e2e`, which its last test deletes (the Sonobuoy plugin's test included: it
-  runs the core suite inside that cluster);
+  `dra-conformance-e2e`, which its last test deletes;
 - broken shards: `tests/e2e/broken`, `tests/e2e/chaos` and `tests/e2e/test_gate.py` (it breaks
   the fake driver too), split in two, each shard on a cluster of its own
   (`dra-conformance-e2e-broken-1`, `-2`): each check switches a fake-driver misbehaviour on, or
   disturbs the cluster, for the whole cluster, so it cannot share one with another tier, and
-  these checks mostly wait out timeouts of states a broken driver never reaches, not the CPU.
-- upgrade: `tests/e2e/upgrade/test_gate_rehearse.py`, `dra-conformance gate --from v1.36.3
-  --to v1.37.2 --rehearse` over core requirements and the allocation selectors, on kind clusters
-  of its own (the gate's runs create and delete them one after the other); then, on a cluster
-  created when the gate's are gone, `tests/e2e/test_run.py` (the whole suite `-n 4` and its
-  reports), which in the main tier would make it the last shard by some fifteen minutes, and
-  after it three broken-driver checks (`UPGRADE_SHARD_BROKEN`) on that cluster.
+  these checks mostly wait out timeouts of states a broken driver never reaches, not the CPU;
+- whole-suite: `tests/e2e/test_run.py` (the whole suite `-n 4` and its reports), which in the
+  main tier would make it the last shard by some fifteen minutes, then a third of the
+  broken-driver checks (`WHOLE_SUITE_SHARD_BROKEN`), on a cluster of its own.
 
 Tests marked `e2e_by_hand` are left out: past the CI budget on the 2-core CI machine (the
 whole suite against a second driver, two machines sharing one lease book, the second and
 third misbehaviour of a requirement that has one in CI, a legal variant of a driver that
-passes). Run them by hand with `pytest -m e2e_by_hand tests/e2e`; bench/suite.md has their
-results.
+passes, the Kubernetes upgrade gate with its in-place rehearsal, the Sonobuoy plugin's
+in-cluster run). Run them by hand with `pytest -m e2e_by_hand tests/e2e`; bench/suite.md and
+bench/cluster.md have their results.
 
 Each shard's output goes to reports/tests/<shard>.log and is printed when it ends; its cluster
 is deleted afterwards (also on failure or Ctrl-C). DRA_CONFORMANCE_E2E_BROKEN_CLUSTER names a
@@ -46,25 +43,15 @@ BROKEN_DIR = "tests/e2e/broken"
 # the broken-driver checks, which run one at a time on a cluster of their own.
 CHAOS_DIR = "tests/e2e/chaos"
 CLUSTER_PREFIX = "dra-conformance-e2e-broken"
+# The upgrade gate and its in-place rehearsals run by hand (bench/cluster.md): a v1.36.3
+# cluster, two gated runs and a node-by-node upgrade were a fifth of the tier's CPU.
 UPGRADE_DIR = "tests/e2e/upgrade"
-# The broken-driver rehearsal (a fourth cluster for another 13 minutes) made `make test` 56
-# minutes warm, past the CI budget: it runs by hand (`pytest tests/e2e/upgrade`, recorded in
-# bench/cluster.md), the shard runs the gate with its rehearsal only.
-UPGRADE_SHARD = f"{UPGRADE_DIR}/test_gate_rehearse.py"
-# The clusters the gate's runs create (conformance/cli/gate_command.py); each run deletes its
-# own, these names are for a shard that was stopped midway.
-UPGRADE_CLUSTERS = (
-    "dra-gate-1-36-3",
-    "dra-gate-1-37-2",
-    "dra-rehearse-broken",  # tests/e2e/upgrade/test_rehearse_broken.py
-    "dra-rehearse-1-36-3",  # an older rehearsal's own cluster
-)
-# After the gate, on a cluster of the upgrade shard's own (the gate's runs name their own):
-# the main tier's longest file, moved off its critical path (bench/suite.md).
+# The whole suite and its reports, on a cluster of its own: the main tier's longest file, moved
+# off its critical path (bench/suite.md).
 WHOLE_SUITE_RUN = "tests/e2e/test_run.py"
-UPGRADE_CLUSTER = "dra-conformance-e2e-second"
+WHOLE_SUITE_CLUSTER = "dra-conformance-e2e-whole"
 # `gate --baseline` breaks the fake driver to gate red, like a broken-driver check: it runs in
-# the first broken shard instead of on the critical path.
+# the second broken shard instead of on the critical path.
 GATE_BASELINE = "tests/e2e/test_gate.py"
 # The second driver swaps the fake driver out and back: like a broken-driver check, it runs in
 # the second broken shard, the shorter one, last.
@@ -75,9 +62,9 @@ NOT_IN_MAIN = (*BROKEN_PATHS, UPGRADE_DIR, WHOLE_SUITE_RUN)
 # Every pytest run of the tiers leaves out what runs by hand (see the module's docstring).
 NOT_BY_HAND = ("-m", "not e2e_by_hand")
 LOGS = ROOT / "reports" / "tests"
-# The first shard's files, chosen so both shards take about as long (measured side by side on
-# one machine, bench/suite.md: 2481 s and 2182 s). Every other file of the two folders goes to
-# the second shard, so a new file is never left out.
+# The first shard's files, chosen so the three shards take about as long (per-file times of
+# one `.ci/run` side by side, bench/suite.md). Every other file of the two folders goes to the
+# second shard, so a new file is never left out.
 FIRST_SHARD = tuple(
     f"{BROKEN_DIR}/test_broken_{suite}.py"
     for suite in (
@@ -89,14 +76,20 @@ FIRST_SHARD = tuple(
         "no_preemption",
         "readiness",
         "lifecycle_race",
-        "lifecycle_cdi",
     )
-) + (GATE_BASELINE, f"{CHAOS_DIR}/test_chaos_interrupts.py")
-# Broken-driver checks the upgrade shard runs on its cluster once the whole suite's run is
-# over: the broken shards had no room left for them (bench/suite.md).
-UPGRADE_SHARD_BROKEN = tuple(
+)
+# Broken-driver checks the whole-suite shard runs on its cluster once the whole suite's run is
+# over.
+WHOLE_SUITE_SHARD_BROKEN = tuple(
     f"{BROKEN_DIR}/test_broken_{suite}.py"
-    for suite in ("lifecycle_republish", "device_status", "device_taint_none")
+    for suite in (
+        "lifecycle_republish",
+        "device_status",
+        "device_taint_none",
+        "device_loss",
+        "driver_update",
+        "device_metadata",
+    )
 )
 
 
@@ -107,7 +100,6 @@ class Shard:
     log: Path
     own_cluster: bool = False
     nice: int = 0  # added to the shard's niceness (its pytest and every child)
-    leftovers: tuple[str, ...] = ()  # more clusters to delete when it ends
     process: subprocess.Popen[bytes] | None = None
     started: float = 0.0
     ended: float | None = None
@@ -145,25 +137,24 @@ def delete_cluster(name: str) -> None:
 
 
 def broken_shards() -> list[Shard]:
-    upgrade = Shard(
-        UPGRADE_CLUSTER,
-        [UPGRADE_SHARD, WHOLE_SUITE_RUN, *UPGRADE_SHARD_BROKEN],
-        LOGS / "upgrade.log",
-        leftovers=UPGRADE_CLUSTERS,
+    whole = Shard(
+        WHOLE_SUITE_CLUSTER,
+        [WHOLE_SUITE_RUN, *WHOLE_SUITE_SHARD_BROKEN],
+        LOGS / "whole-suite.log",
     )
     own = os.environ.get("DRA_CONFORMANCE_E2E_BROKEN_CLUSTER")
     if own:
-        mine = [*BROKEN_PATHS, *(f"--ignore={p}" for p in UPGRADE_SHARD_BROKEN)]
-        return [Shard(own, mine, LOGS / "broken.log", own_cluster=True), upgrade]
+        mine = [*BROKEN_PATHS, *(f"--ignore={p}" for p in WHOLE_SUITE_SHARD_BROKEN)]
+        return [Shard(own, mine, LOGS / "broken.log", own_cluster=True), whole]
     # the rest
-    elsewhere = (*FIRST_SHARD, *UPGRADE_SHARD_BROKEN)
-    second = [BROKEN_DIR, CHAOS_DIR, SECOND_DRIVER, *(f"--ignore={p}" for p in elsewhere)]
+    elsewhere = (*FIRST_SHARD, *WHOLE_SUITE_SHARD_BROKEN)
+    second = [*BROKEN_PATHS, *(f"--ignore={p}" for p in elsewhere)]
     return [
         *(
             Shard(f"{CLUSTER_PREFIX}-{n}", args, LOGS / f"broken-{n}.log")
             for n, args in ((1, list(FIRST_SHARD)), (2, second))
         ),
-        upgrade,
+        whole,
     ]
 
 
@@ -243,8 +234,7 @@ def main(extra: list[str]) -> int:
         rc = shard.process.wait()
         shard_rcs.append(rc)
         if shard.cluster is not None and not shard.own_cluster:
-            for name in dict.fromkeys((shard.cluster, *shard.leftovers)):
-                delete_cluster(name)
+            delete_cluster(shard.cluster)
         print(shard.log.read_text(errors="replace"), flush=True)
         took = (shard.ended or time.monotonic()) - shard.started
         where = f" (cluster {shard.cluster})" if shard.cluster else ""

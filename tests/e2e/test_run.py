@@ -457,6 +457,9 @@ def test_broken_profile_exits_nonzero_with_clear_message(tmp_path):
     assert not (tmp_path / "report").exists()
 
 
+# The chaos shard's Ctrl-C of the whole process group judges the same (nothing of the run left);
+# this one signals the controller alone, past the CI budget (bench/suite.md).
+@pytest.mark.e2e_by_hand
 def test_sigint_mid_run_leaves_no_test_namespace(kind_cluster, fake_driver, k8s, tmp_path):
     run_id = f"e2e-sigint-{int(time.time())}"
     cmd = [

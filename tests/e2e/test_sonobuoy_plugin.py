@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import yaml
 from helpers.rbac_chart import render_account
 from runs import run_cli
@@ -28,6 +29,10 @@ from conformance.install.manifests import apply_manifests, delete_manifests
 from conformance.kube.client import K8sClients
 from conformance.model.profile import SUITE_ROOT, Profile
 from conformance.progress import Progress
+
+# Past the CI budget: the suite's and Sonobuoy's images in the nodes and the core suite run
+# twice (bench/suite.md).
+pytestmark = pytest.mark.e2e_by_hand
 
 PLUGIN = SUITE_ROOT / "deploy/sonobuoy/dra-conformance.yaml"
 NAMESPACE = "dra-conformance"

@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from fakedriver.client.channel import ALL_NODES, FakeDriverControl
 from runs import run_cli
 
@@ -19,6 +20,9 @@ from conformance.kube.readiness import selected_nodes
 from conformance.model.profile import SUITE_ROOT
 from conformance.model.profile_parse import load_profile
 from conformance.progress import Progress
+
+# Past the CI budget: a cluster of its own and an in-place upgrade (bench/cluster.md).
+pytestmark = pytest.mark.e2e_by_hand
 
 FROM, TO = "v1.36.3", "v1.37.2"
 CLUSTER = "dra-rehearse-broken"
