@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.cache import cache_root
 from conformance.errors import ConformanceError
 from conformance.report.allure import CATEGORIES
 
@@ -63,12 +64,12 @@ class AllureCli:
 
 
 def npm_prefix() -> Path:
-    """Where the npm package lives: `$DRA_CONFORMANCE_NPM_PREFIX`, else the user cache."""
+    """Where the npm package lives: `$DRA_CONFORMANCE_NPM_PREFIX`, else `npm/` of the build
+    cache (`$DRA_CONFORMANCE_CACHE` included, so a bundle loaded into another cache finds it)."""
     env = os.environ.get(NPM_PREFIX_ENV)
     if env:
         return Path(env).expanduser()
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "dra-conformance" / "npm"
+    return cache_root() / "npm"
 
 
 def install_command(prefix: Path | None = None) -> list[str]:

@@ -155,7 +155,13 @@ class RunContext:
 
     @property
     def profile_source(self) -> str:
-        return str(self.profile.source)
+        # Relative to where the run was started when it lies below it: a report names the
+        # profile the way its reader can find it, not by the runner's home directory.
+        source = Path(self.profile.source)
+        try:
+            return str(source.relative_to(Path.cwd()))
+        except ValueError:
+            return str(source)
 
     # --- conveniences for scenarios --------------------------------------------------------
 
