@@ -145,7 +145,7 @@ def missing_faults_reason(required_kinds: Iterable[str], profile: Any) -> str | 
 
 def missing_faults_remedy(required_kinds: Iterable[str], profile: Any) -> str:
     missing = missing_faults(required_kinds, profile)
-    source = getattr(profile, "source", None) or "the profile"
+    source = getattr(profile, "shown_source", None) or "the profile"
     return (
         f"give the profile a fault method for {', '.join(missing)} ({_fields(missing)} in "
         f"{source}; docs/profile.md, Faults)"

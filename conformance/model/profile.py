@@ -230,6 +230,15 @@ class Profile:
         return self.device_classes[DEFAULT_KIND]
 
     @property
+    def shown_source(self) -> str:
+        """The profile's path as reports and remedies show it: relative to the directory the
+        run was started in when it lies below it (never the runner's home), else as given."""
+        try:
+            return str(self.source.relative_to(Path.cwd()))
+        except ValueError:
+            return str(self.source)
+
+    @property
     def gating_fields(self) -> frozenset[str]:
         """The profile fields requirements are gated on (capabilities.PROFILE_FIELDS) that
         this profile sets."""

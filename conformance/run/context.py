@@ -155,13 +155,7 @@ class RunContext:
 
     @property
     def profile_source(self) -> str:
-        # Relative to where the run was started when it lies below it: a report names the
-        # profile the way its reader can find it, not by the runner's home directory.
-        source = Path(self.profile.source)
-        try:
-            return str(source.relative_to(Path.cwd()))
-        except ValueError:
-            return str(source)
+        return self.profile.shown_source
 
     # --- conveniences for scenarios --------------------------------------------------------
 

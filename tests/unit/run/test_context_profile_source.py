@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.faults.registry import missing_faults_remedy
 from conformance.model.profile_parse import load_profile
 from conformance.run.context import ClusterInfo, RunContext
 
@@ -42,3 +43,10 @@ def test_a_profile_elsewhere_keeps_its_path(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert _context(tmp_path).profile_source == str(FAKE_PROFILE)
+
+
+def test_a_fault_remedy_names_the_profile_the_same_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(FAKE_PROFILE.parents[2])
+    profile = FAKE_PROFILE.parents[2] / "docs" / "examples" / "k8s-test-driver" / "profile.yaml"
+    remedy = missing_faults_remedy(["withdraw"], load_profile(profile))
+    assert "in docs/examples/k8s-test-driver/profile.yaml;" in remedy, remedy
