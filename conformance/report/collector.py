@@ -29,7 +29,7 @@ from conformance.report.allure_html import (
     generate_html_report,
 )
 from conformance.report.catalog import catalog_for, known_issues_for
-from conformance.report.cut_short import DIAGNOSTICS, complete_report
+from conformance.report.cut_short import DIAGNOSTICS, ReportsWhole, complete_report
 from conformance.report.driver_figures import driver_figures
 from conformance.report.evidence import EVIDENCE, build_evidence
 from conformance.report.facts import (
@@ -87,6 +87,7 @@ def install_report_collector(config: pytest.Config) -> ReportCollector:
             return plugin
     collector = ReportCollector(config)
     config.pluginmanager.register(collector, PLUGIN_NAME)
+    config.pluginmanager.register(ReportsWhole(), f"{PLUGIN_NAME}-whole-reports")
     return collector
 
 

@@ -7,6 +7,11 @@ the set-up report, but only a call, a failure, a skip or a teardown names the te
 that is a nameless pass. The workers' Allure listener may have recorded it as passed or skipped,
 or not at all, and may have left results of tests whose reports never reached the controller.
 
+A Ctrl-C can also land while one report goes round the plugins: the controller's records then
+have it and junit.xml has not (seen: a passed test whose teardown junitxml never finalized, its
+requirement missing). `ReportsWhole` holds SIGINT and SIGTERM until every plugin has seen the
+report, then lets the signal act.
+
 So the controller, once the workers are down, writes each incomplete test into junit.xml as an
 error naming it, types its Allure results as that error, and sets aside the Allure results of
 tests it holds no record of (kept for reading in diagnostics/, never part of the per-test story).
@@ -17,9 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import signal
+import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -34,6 +43,49 @@ from conformance.report.verify_cross import allure_junit_id
 DIAGNOSTICS = "diagnostics"  # the run directory's folder of what was kept for reading
 UNRECORDED_ALLURE = "unrecorded-allure-results"  # under diagnostics/
 _BROKEN = "broken"  # Allure's status of an error
+_HELD = (signal.SIGINT, signal.SIGTERM)  # both end a run through KeyboardInterrupt
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM that arrive in the block act when it ends (a second one at once).
+    Only Python-level handlers are held, in the main thread, where they run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in _HELD}
+    held = [s for s, handler in previous.items() if callable(handler)]
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        if caught:  # asked twice: nobody waits for the report
+            previous[signum](signum, frame)  # type: ignore[operator]
+        caught.append(signum)
+
+    for signum in held:
+        signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for signum in held:
+            signal.signal(signum, previous[signum])
+    if caught:
+        previous[caught[0]](caught[0], None)  # type: ignore[operator]
+
+
+class ReportsWhole:
+    """A pytest plugin: a test or collection report reaches every plugin (the controller's
+    records, junitxml, Allure, xdist) or, when the signal came before it, none."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        with signals_held():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collectreport(self, report: pytest.CollectReport) -> Generator[None, None, None]:
+        with signals_held():
+            return (yield)
 
 
 def is_incomplete(record: TestRecord) -> bool:

@@ -5,6 +5,8 @@ junitxml writes from the same reports the controller's records are built from.""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,10 +14,12 @@ import pytest
 from _pytest.junitxml import LogXML
 
 from conformance.report.cut_short import (
+    ReportsWhole,
     complete_allure,
     complete_junit,
     complete_junit_file,
     is_incomplete,
+    signals_held,
 )
 from conformance.report.junit_records import records_from_junit
 from conformance.report.outcomes import (
@@ -31,6 +35,8 @@ from conformance.report.verify_cross import (
     junit_outcomes,
     read_allure_dir,
 )
+
+pytest_plugins = ["pytester"]
 
 CUT = "scenarios/claim_deletion/test_delete_claim_in_use.py::test_claim_deleted_in_use"
 DONE = "scenarios/node_drain/test_drain_cordon.py::test_uncordoned_node"
@@ -175,3 +181,54 @@ def test_an_incomplete_test_without_an_allure_result_gets_one(tmp_path: Path) ->
 
 CUT_MODULE = "scenarios.claim_deletion.test_delete_claim_in_use"
 DONE_MODULE = "scenarios.node_drain.test_drain_cordon"
+
+
+def test_a_signal_in_the_block_acts_when_it_ends_and_a_second_at_once() -> None:
+    with pytest.raises(KeyboardInterrupt), signals_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        reached = True  # the block went on after the signal
+    assert reached
+    with pytest.raises(KeyboardInterrupt), signals_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+        pytest.fail("the second signal did not act at once")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+CONFTEST = """
+import os, signal, pytest
+
+@pytest.hookimpl(tryfirst=True)  # the first plugin to see the report; junitxml comes later
+def pytest_runtest_logreport(report):
+    if report.when == "teardown" and report.nodeid.endswith("test_a"):
+        os.kill(os.getpid(), signal.SIGINT)
+"""
+
+TESTS = """
+def test_a(record_property):
+    record_property("requirement", "DRA-X-001")
+
+def test_b():
+    pass
+"""
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["held", "not-held"])
+def test_ctrl_c_while_a_report_goes_round_reaches_junit_whole_or_not_at_all(
+    pytester: pytest.Pytester, whole: bool
+) -> None:
+    """Without the hold, the interrupt lands between plugins: junitxml never finalizes test_a
+    (its properties lost) although an earlier plugin recorded its teardown."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_cut=TESTS)
+    plugins = [ReportsWhole()] if whole else []
+    run = pytester.inline_run(
+        "--junitxml=junit.xml", "-p", "no:cacheprovider", plugins=plugins, no_reraise_ctrlc=True
+    )
+    assert run.ret == pytest.ExitCode.INTERRUPTED
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    case = root.find("testsuite/testcase[@name='test_a']")
+    assert case is not None
+    found = case.find("properties/property[@name='requirement']") is not None
+    assert found is whole
+    assert root.find("testsuite/testcase[@name='test_b']") is None  # the run stopped there
