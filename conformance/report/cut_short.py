@@ -104,35 +104,47 @@ def junit_case(record: TestRecord) -> ET.Element:
     case = ET.Element(
         "testcase", {"classname": classname, "name": name, "time": f"{record.duration_s:.3f}"}
     )
-    properties = [*record.properties, *record.junit_properties()]
-    if properties:
-        block = ET.SubElement(case, "properties")
-        for prop_name, value in properties:
-            ET.SubElement(block, "property", {"name": prop_name, "value": str(value)})
+    _add_properties(case, record)
     seen = ", ".join(f"{when} {how}" for when, how in record.phases.items()) or "none"
     error = ET.SubElement(case, "error", {"message": INCOMPLETE})
     error.text = f"phases the controller received: {seen}"
     return case
 
 
+def _add_properties(case: ET.Element, record: TestRecord) -> None:
+    properties = [*record.properties, *record.junit_properties()]
+    if properties:
+        block = ET.Element("properties")
+        case.insert(0, block)
+        for name, value in properties:
+            ET.SubElement(block, "property", {"name": name, "value": str(value)})
+
+
 def complete_junit(root: ET.Element, records: Iterable[TestRecord]) -> bool:
-    """Drop the nameless testcases and add each incomplete test junit.xml does not name, as an
-    error (counted in its <testsuite>). True when `root` changed."""
+    """Drop the nameless testcases, add each incomplete test junit.xml does not name, as an
+    error (counted in its <testsuite>), and give one it names without properties the record's.
+    True when `root` changed."""
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     if not suites:
         return False
     changed = False
-    named: set[str] = set()
+    named: dict[str, ET.Element] = {}
     for suite in suites:
         for case in suite.findall("testcase"):
             if _named(case):
-                named.add(f"{case.get('classname', '')}::{case.get('name', '')}")
+                named[f"{case.get('classname', '')}::{case.get('name', '')}"] = case
             else:
                 suite.remove(case)
                 changed = True
     target = suites[0]
     for record in records:
-        if not is_incomplete(record) or junit_id(record.nodeid) in named:
+        case = named.get(junit_id(record.nodeid))
+        if not is_incomplete(record):
+            continue
+        if case is not None:  # a crashed worker's: junitxml writes properties at teardown only
+            if case.find("properties") is None and record.junit_properties():
+                _add_properties(case, record)
+                changed = True
             continue
         target.append(junit_case(record))
         for element in {target, root}:  # a <testsuites> wrapper may carry the totals too

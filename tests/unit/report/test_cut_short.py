@@ -232,3 +232,24 @@ def test_ctrl_c_while_a_report_goes_round_reaches_junit_whole_or_not_at_all(
     found = case.find("properties/property[@name='requirement']") is not None
     assert found is whole
     assert root.find("testsuite/testcase[@name='test_b']") is None  # the run stopped there
+
+
+def test_a_crashed_workers_test_keeps_its_requirement_in_junit(tmp_path: Path) -> None:
+    """xdist reports a test whose worker died as a failure of phase "???" made on the controller;
+    junitxml names it but writes properties at teardown only, which never comes."""
+    path, _, name = CUT.partition("::")
+    crash = pytest.TestReport(CUT, (path, None, path), {}, "failed", "worker 'gw0' crashed", "???")  # type: ignore[arg-type]
+    setup = _report(CUT, "setup", "DRA-DEL-001")
+    junit = tmp_path / "junit.xml"
+    writer = LogXML(str(junit), None)
+    writer.pytest_sessionstart()
+    record = TestRecord(CUT)
+    for report in (setup, crash):
+        record.add_report(report)
+        report.user_properties = [*report.user_properties, *record.junit_properties()]
+        writer.pytest_runtest_logreport(report)
+    writer.pytest_sessionfinish()
+    complete_junit_file(junit, [record])
+    (back,) = records_from_junit(ET.parse(junit).getroot())
+    assert (back.outcome, back.requirements) == (record.outcome, ["DRA-DEL-001"])
+    assert record.outcome is TestOutcome.ERROR
