@@ -47,6 +47,7 @@ What tests and the harness call:
 | `gate_latency` | the gate's p95 latency comparison (pure) |
 | `junit_records` | junit.xml read back into test records (`verify`) |
 | `verify_cross` | Allure results and the evidence archive against junit.xml |
+| `cut_short`   | tests a run cut short, in junit.xml and Allure as summary.json has them |
 | `sonobuoy`    | the requirement-level JUnit file Sonobuoy reads |
 | `matrix`      | several verified reports as one driver matrix (the data) |
 | `matrix_intake` | which reports enter a matrix: verified, signed or allowed unsigned |

@@ -29,6 +29,7 @@ from conformance.report.allure_html import (
     generate_html_report,
 )
 from conformance.report.catalog import catalog_for, known_issues_for
+from conformance.report.cut_short import DIAGNOSTICS, ReportsWhole, complete_report
 from conformance.report.driver_figures import driver_figures
 from conformance.report.evidence import EVIDENCE, build_evidence
 from conformance.report.facts import (
@@ -73,7 +74,6 @@ from conformance.report.run_figures import attach_run_figures, draw_charts
 from conformance.report.summary import SUMMARY_JSON, RunInfo, build_summary, write_summary
 
 PLUGIN_NAME = "dra-report-collector"
-DIAGNOSTICS = "diagnostics"
 
 
 def install_report_collector(config: pytest.Config) -> ReportCollector:
@@ -87,6 +87,7 @@ def install_report_collector(config: pytest.Config) -> ReportCollector:
             return plugin
     collector = ReportCollector(config)
     config.pluginmanager.register(collector, PLUGIN_NAME)
+    config.pluginmanager.register(ReportsWhole(), f"{PLUGIN_NAME}-whole-reports")
     return collector
 
 
@@ -273,6 +274,7 @@ class ReportCollector:
         run_dir = self.run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         junit_path = finalize_junit(self.config, run_dir)
+        complete_report(self.config, run_dir, self.records.values(), self.allure_results)
         run = self._run_info(exitstatus)
         summary = self._summarize(run, junit_path)
         charts = draw_charts(

@@ -44,6 +44,8 @@ STAMP = "dra_stamp"  # report attribute: {reserved property name: value}, set by
 SUITE_TEST_KEY = pytest.StashKey[str]()  # on an item of the suite: the requirement it proves
 PROBE_KEY = pytest.StashKey[tuple[str, ...]]()  # on an item run to probe capabilities
 FOREIGN_CLAIM = "only the suite's own tests under scenarios/ can decide a requirement"
+# An error's reason when the set-up came back and nothing after it (Ctrl-C, a crashed worker)
+INCOMPLETE = "incomplete: the test reported no call phase (interrupted or worker crashed)"
 
 
 def mark_suite_test(item: pytest.Item, requirement: str) -> None:
@@ -260,7 +262,7 @@ class TestRecord:
             for when in ("collect", "setup", "teardown", "call"):
                 if self.phases.get(when) == "failed":
                     return f"{when} error: {self.reasons.get(when, '')}".rstrip(": ")
-            return "incomplete: the test reported no call phase (interrupted or worker crashed)"
+            return INCOMPLETE
         skipped = self._skipped_phase()
         if skipped is None:
             return ""

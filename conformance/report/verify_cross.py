@@ -95,7 +95,7 @@ def allure_outcomes(results: Iterable[Mapping[str, Any]]) -> dict[str, AllureOut
     found: dict[str, AllureOutcome] = {}
     for result in latest.values():
         labels = {str(x.get("name")): str(x.get("value")) for x in result.get("labels") or []}
-        found[_allurejunit_id(result)] = AllureOutcome(
+        found[allure_junit_id(result)] = AllureOutcome(
             str(result.get("status")), labels.get(LABEL_OUTCOME)
         )
     return found
@@ -105,7 +105,7 @@ def _when(result: Mapping[str, Any]) -> tuple[int, int]:
     return int(result.get("stop") or 0), int(result.get("start") or 0)
 
 
-def _allurejunit_id(result: Mapping[str, Any]) -> str:
+def allure_junit_id(result: Mapping[str, Any]) -> str:
     """allure-pytest's fullName is "package[.Class]#function" and its name pytest's item name
     (with the parameter id), as the suite sets no Allure title: junit.xml's
     "classname::name"."""

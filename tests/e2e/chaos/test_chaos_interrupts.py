@@ -6,7 +6,8 @@
 After each, and after the cleanup it needs: nothing of the run is left on the cluster
 (namespaces, claims, DeviceTaintRules, PriorityClasses, cordons, injected faults), the tests it
 cut short are reported as error or not-run with the cause, summary.json is still written, and
-the verdict is never CONFORMANT (a Ctrl-C'd run has none: NO-VERDICT, exit 2).
+the verdict is never CONFORMANT (a Ctrl-C'd run has none: NO-VERDICT, exit 2), and the report
+the interrupted run wrote passes its own `verify`: its files agree (unsigned, exit 3).
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 from chaos_run import CUT_SHORT, nothing_left, start, statuses_of, summary_of
-from leftovers_check import NotYet, cordoning_worker, poll
+from leftovers_check import NotYet, cli, cordoning_worker, poll
 
 from conformance.cluster import kind
 from conformance.kube.client import K8sClients
 from conformance.model.naming import RUN_LABEL
-from conformance.model.profile import Profile
+from conformance.model.profile import SUITE_ROOT, Profile
 
 pytestmark = pytest.mark.e2e
 
@@ -63,6 +65,13 @@ def test_ctrl_c_a_third_into_a_run(
     assert summary["run"]["id"] == run_id
     statuses = statuses_of(summary)
     assert any(s in CUT_SHORT for s in statuses.values()), statuses
+    verify = subprocess.run(
+        cli("verify", str(report_dir)), cwd=SUITE_ROOT, capture_output=True, text=True, timeout=120
+    )
+    said = verify.stdout + verify.stderr
+    assert verify.returncode == 3, f"verify exit {verify.returncode}: {said}"
+    agree = f"unsigned: the files agree with each other ({summary['verdict_text']}, "
+    assert said.startswith(agree), said
     nothing_left(k8s, run_id, output)
 
 
