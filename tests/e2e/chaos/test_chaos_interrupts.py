@@ -65,6 +65,12 @@ def test_ctrl_c_a_third_into_a_run(
     assert summary["run"]["id"] == run_id
     statuses = statuses_of(summary)
     assert any(s in CUT_SHORT for s in statuses.values()), statuses
+    assert_verify_agrees(report_dir, summary)
+    nothing_left(k8s, run_id, output)
+
+
+def assert_verify_agrees(report_dir: Path, summary: dict) -> None:
+    """The report a cut-short run wrote passes its own `verify` (unsigned, the files agree)."""
     verify = subprocess.run(
         cli("verify", str(report_dir)), cwd=SUITE_ROOT, capture_output=True, text=True, timeout=120
     )
@@ -72,7 +78,6 @@ def test_ctrl_c_a_third_into_a_run(
     assert verify.returncode == 3, f"verify exit {verify.returncode}: {said}"
     agree = f"unsigned: the files agree with each other ({summary['verdict_text']}, "
     assert said.startswith(agree), said
-    nothing_left(k8s, run_id, output)
 
 
 def test_sigkill_of_a_worker_mid_test(
@@ -102,5 +107,6 @@ def test_sigkill_of_a_worker_mid_test(
     statuses = statuses_of(summary)
     assert statuses.get("DRA-DRAIN-001") in CUT_SHORT, (statuses, output[-3000:])
     assert "crash" in output.lower() or "worker" in output.lower(), output[-3000:]
+    assert_verify_agrees(report_dir, summary)
     # The worker undid nothing itself; the controller's end-of-run sweep covers it.
     nothing_left(k8s, run_id, output)
