@@ -159,17 +159,14 @@ def _stub_every_gate(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "read_cluster_facts", read_facts)
 
 
-@pytest.mark.parametrize("absence", [a for a, (_, ids, _) in ABSENCES.items() if ids])
-def test_the_requirements_of_what_the_profile_lacks_end_with_the_reason(
-    here: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, absence: str
-) -> None:
-    derive, ids, ending = ABSENCES[absence]
-    _stub_every_gate(monkeypatch)
-    profile = _profile(here.path / "derived.yaml", derive)
+def _skip_messages(
+    here: pytest.Pytester, profile: Path, ids: list[str], *options: str
+) -> dict[str | None, str | None]:
+    """Run `ids` on the stubbed cluster: requirement -> its skip message (None: not skipped)."""
     wanted = [arg for rid in ids for arg in ("--dra-requirement", rid)]
     result = _run(
         here,
-        *("--dra-profile", str(profile), "--dra-cluster", "existing"),
+        *("--dra-profile", str(profile), "--dra-cluster", "existing", *options),
         *("--dra-workload-image", "localhost/w:1", "--dra-report-dir", str(here.path / "run")),
         *("--junitxml", str(here.path / "junit.xml"), *wanted, str(SCENARIOS)),
     )
@@ -179,7 +176,17 @@ def test_the_requirements_of_what_the_profile_lacks_end_with_the_reason(
         skipped = case.find("skipped")
         ended[props.get("requirement")] = skipped.get("message") if skipped is not None else None
     assert sorted(ended) == sorted(ids), result.stdout.str()
-    for rid, message in ended.items():
+    return ended
+
+
+@pytest.mark.parametrize("absence", [a for a, (_, ids, _) in ABSENCES.items() if ids])
+def test_the_requirements_of_what_the_profile_lacks_end_with_the_reason(
+    here: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, absence: str
+) -> None:
+    derive, ids, ending = ABSENCES[absence]
+    _stub_every_gate(monkeypatch)
+    profile = _profile(here.path / "derived.yaml", derive)
+    for rid, message in _skip_messages(here, profile, ids).items():
         assert message is not None and message.startswith(ending), (rid, message)
 
 
@@ -193,19 +200,6 @@ def test_a_probed_capability_without_its_profile_field_is_not_applicable(
     profile = _profile(here.path / "derived.yaml", ABSENCES["no extended resource"][0])
     ids = [r.id for r in CATALOG.requirements if "extendedResource" in r.profile_fields]
     assert len(ids) >= 4, ids
-    wanted = [arg for rid in ids for arg in ("--dra-requirement", rid)]
-    result = _run(
-        here,
-        *("--dra-profile", str(profile), "--dra-cluster", "existing", "--dra-probe-capabilities"),
-        *("--dra-workload-image", "localhost/w:1", "--dra-report-dir", str(here.path / "run")),
-        *("--junitxml", str(here.path / "junit.xml"), *wanted, str(SCENARIOS)),
-    )
-    ended = {}
-    for case in ET.parse(here.path / "junit.xml").getroot().iter("testcase"):
-        props = {p.get("name"): p.get("value") for p in case.iter("property")}
-        skipped = case.find("skipped")
-        ended[props.get("requirement")] = skipped.get("message") if skipped is not None else None
-    assert sorted(ended) == sorted(ids), result.stdout.str()
-    for rid, message in ended.items():
+    for rid, message in _skip_messages(here, profile, ids, "--dra-probe-capabilities").items():
         assert message is not None and message.startswith("not applicable: "), (rid, message)
         assert "the profile declares no extendedResource" in message, (rid, message)
