@@ -86,19 +86,29 @@ class _Run:
 
     def startable(self) -> list[str]:
         chosen: list[str] = []
-        cpu_busy = sum(1 for n in self.running.values() if self.tasks[n].resource == "cpu")
+        compiles = sum(1 for n in self.running.values() if self.tasks[n].resource == "cpu")
+        for name in self.pending:
+            task = self.tasks[name]
+            if any(d not in self.results for d in task.deps):
+                continue
+            if task.resource == "cpu":
+                if compiles >= self.slots:
+                    continue
+                compiles += 1
+            chosen.append(name)
+        return chosen
+
+    def say_waits(self) -> None:
+        """A waiting task is named once every input it lacks is being made (not while one has
+        not started), and when it waits for the compile slot."""
+        compiling = sorted(n for n in self.running.values() if self.tasks[n].resource == "cpu")
         for name in self.pending:
             task = self.tasks[name]
             missing = [d for d in task.deps if d not in self.results]
-            if missing:
+            if missing and not any(d in self.pending for d in missing):
                 self._say_waiting(name, ", ".join(missing))
-            elif task.resource == "cpu" and cpu_busy >= self.slots:
-                busy = [n for n in self.running.values() if self.tasks[n].resource == "cpu"]
-                self._say_waiting(name, f"{', '.join(busy)} (one compile at a time)")
-            else:
-                chosen.append(name)
-                cpu_busy += task.resource == "cpu"
-        return chosen
+            elif not missing and task.resource == "cpu":
+                self._say_waiting(name, f"{', '.join(compiling)} (one compile at a time)")
 
     def _say_waiting(self, name: str, on: str) -> None:
         if self.said_waiting.get(name) != on:
@@ -140,6 +150,7 @@ def run(
             if first_error is None:
                 for name in state.startable():
                     state.start(pool, name)
+                state.say_waits()
             if not state.running:
                 break
             finished, _ = wait(list(state.running), return_when=FIRST_COMPLETED)
