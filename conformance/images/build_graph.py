@@ -1,11 +1,8 @@
-"""Run named build tasks as a dependency graph: network-bound work (`io`: module downloads,
-debootstrap) starts as soon as its inputs are ready, beside compiles (`cpu`), which run one at
-a time on a small machine so two `go build`s never thrash its cores.
-
-Tasks run in threads. The first task to fail stops new starts; the tasks already running are
-awaited (each writes its cache entry atomically or under its lock), then that task's own error
-is raised.
-"""
+"""Run named build tasks as a dependency graph, in threads: network-bound work (`io`: module
+downloads, debootstrap) starts as soon as its inputs are ready, beside compiles (`cpu`), which
+run one at a time on a small machine so two `go build`s never thrash its cores. The first task
+to fail stops new starts; the running ones are awaited (each writes its cache entry atomically
+or under its lock), then that task's own error is raised."""
 
 from __future__ import annotations
 
@@ -33,7 +30,7 @@ class Task:
 
 
 def cpu_slots(cores: int | None = None) -> int:
-    """Compiles at once: a compile uses every core, so one on up to 3 cores, one per two more."""
+    """Compiles at once: a compile uses every core, so one per two cores, at least one."""
     cores = cores or os.cpu_count() or 1
     return max(1, cores // 2)
 
@@ -71,16 +68,22 @@ def check(tasks: Iterable[Task]) -> dict[str, Task]:
 
 
 class _Run:
-    """One execution: which tasks are done, running and waiting, and what each one printed."""
+    """One execution: which tasks are done, running and waiting, and what was said of them.
+    A task is announced once it has run `announce_after` seconds, so a warm cache's no-op
+    tasks say nothing."""
 
-    def __init__(self, tasks: dict[str, Task], progress: Progress, slots: int) -> None:
+    def __init__(
+        self, tasks: dict[str, Task], progress: Progress, slots: int, announce_after: float
+    ) -> None:
         self.tasks = tasks
         self.progress = progress
         self.slots = slots
+        self.announce_after = announce_after
         self.results: dict[str, Any] = {}
         self.running: dict[Future[Any], str] = {}
         self.pending = list(tasks)  # in the order given: the caller's priority
         self.started: dict[str, float] = {}
+        self.announced: set[str] = set()
         self.times: dict[str, float] = {}
         self.said_waiting: dict[str, str] = {}
 
@@ -98,16 +101,43 @@ class _Run:
             chosen.append(name)
         return chosen
 
+    def start(self, pool: ThreadPoolExecutor, name: str) -> None:
+        self.pending.remove(name)
+        inputs = {d: self.results[d] for d in self.tasks[name].deps}
+        self.started[name] = time.monotonic()
+        self.running[pool.submit(self.tasks[name].run, inputs)] = name
+
+    def next_due(self) -> float | None:
+        """Seconds until the next running task is to be announced; None: all are."""
+        due = [
+            self.started[n] + self.announce_after - time.monotonic()
+            for n in self.running.values()
+            if n not in self.announced
+        ]
+        return max(0.0, min(due)) if due else None
+
+    def announce_due(self) -> None:
+        now = time.monotonic()
+        for name in sorted(self.running.values(), key=self.started.__getitem__):
+            if name not in self.announced and now - self.started[name] >= self.announce_after:
+                self._announce(name)
+
+    def _announce(self, name: str) -> None:
+        self.announced.add(name)
+        beside = sorted(n for n in self.running.values() if n != name)
+        suffix = f" (beside: {', '.join(beside)})" if beside else ""
+        self.progress.note(f"{name} [{self.tasks[name].resource}] started{suffix}")
+
     def say_waits(self) -> None:
-        """A waiting task is named once every input it lacks is being made (not while one has
-        not started), and when it waits for the compile slot."""
+        """A waiting task is named once every input it lacks is being made and announced, and
+        when it waits for the compile slot."""
         compiling = sorted(n for n in self.running.values() if self.tasks[n].resource == "cpu")
         for name in self.pending:
             task = self.tasks[name]
             missing = [d for d in task.deps if d not in self.results]
-            if missing and not any(d in self.pending for d in missing):
+            if missing and all(d in self.announced for d in missing):
                 self._say_waiting(name, ", ".join(missing))
-            elif not missing and task.resource == "cpu":
+            elif not missing and task.resource == "cpu" and set(compiling) <= self.announced:
                 self._say_waiting(name, f"{', '.join(compiling)} (one compile at a time)")
 
     def _say_waiting(self, name: str, on: str) -> None:
@@ -115,34 +145,31 @@ class _Run:
             self.said_waiting[name] = on
             self.progress.note(f"{name}: waiting for: {on}")
 
-    def start(self, pool: ThreadPoolExecutor, name: str) -> None:
-        task = self.tasks[name]
-        self.pending.remove(name)
-        beside = sorted(self.running.values())
-        suffix = f" (beside: {', '.join(beside)})" if beside else ""
-        self.progress.note(f"{name} [{task.resource}] started{suffix}")
-        inputs = {d: self.results[d] for d in task.deps}
-        self.started[name] = time.monotonic()
-        self.running[pool.submit(task.run, inputs)] = name
-
     def finish(self, future: Future[Any]) -> BaseException | None:
         name = self.running.pop(future)
         self.times[name] = time.monotonic() - self.started[name]
+        if name not in self.announced and self.times[name] >= self.announce_after:
+            self._announce(name)
         error = future.exception()
         if error is not None:
             self.progress.note(f"{name} FAILED after {fmt_duration(self.times[name])}")
             return error
         self.results[name] = future.result()
-        self.progress.note(f"{name} finished ({fmt_duration(self.times[name])})")
+        if name in self.announced:
+            self.progress.note(f"{name} finished ({fmt_duration(self.times[name])})")
         return None
 
 
 def run(
-    tasks: Iterable[Task], progress: Progress, slots: int | None = None
+    tasks: Iterable[Task],
+    progress: Progress,
+    slots: int | None = None,
+    announce_after: float = 1.0,
 ) -> tuple[dict[str, Any], GraphTimes]:
     """Run every task once its dependencies are done; return the results by name and the
-    times. `slots`: compiles at once (default: `cpu_slots()`)."""
-    state = _Run(check(tasks), progress, slots or cpu_slots())
+    times. `slots`: compiles at once (default: `cpu_slots()`); a task that ends within
+    `announce_after` seconds (one that finds its output there) prints nothing."""
+    state = _Run(check(tasks), progress, slots or cpu_slots(), announce_after)
     began = time.monotonic()
     first_error: BaseException | None = None
     with ThreadPoolExecutor(max_workers=max(1, len(state.tasks))) as pool:
@@ -150,20 +177,22 @@ def run(
             if first_error is None:
                 for name in state.startable():
                     state.start(pool, name)
+            state.announce_due()
+            if first_error is None:
                 state.say_waits()
             if not state.running:
                 break
-            finished, _ = wait(list(state.running), return_when=FIRST_COMPLETED)
-            for future in finished:
-                error = state.finish(future)
+            finished, _ = wait(
+                list(state.running), timeout=state.next_due(), return_when=FIRST_COMPLETED
+            )
+            for error in [state.finish(f) for f in finished]:
                 first_error = first_error or error
     times = GraphTimes(state.times, time.monotonic() - began)
     if first_error is not None:
-        never = ", ".join(state.pending)
-        if never:
-            progress.note(f"not started after the failure: {never}")
+        if state.pending:
+            progress.note(f"not started after the failure: {', '.join(state.pending)}")
         raise first_error
-    if len(state.times) > 1:
+    if state.announced:
         progress.note(
             f"build graph: {len(state.times)} tasks, {fmt_duration(times.sum_s)} of task time "
             f"in {fmt_duration(times.wall_s)} wall"

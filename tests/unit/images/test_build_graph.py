@@ -91,7 +91,7 @@ def test_downloads_run_beside_a_compile_and_say_so() -> None:
         rec.task("rootfs", sleep=0.1),
     ]
     progress, out = quiet()
-    _, times = run(tasks, progress, slots=1)
+    _, times = run(tasks, progress, slots=1, announce_after=0)
     assert rec.overlap("compile k8s", "fetch etcd") and rec.overlap("compile k8s", "rootfs")
     assert not rec.overlap("compile k8s", "compile etcd")
     text = out.getvalue()
@@ -120,7 +120,7 @@ def test_a_failure_is_raised_as_its_own_error_and_its_dependents_never_start() -
     ]
     progress, out = quiet()
     with pytest.raises(DownloadRefused, match="proxy said 403"):
-        run(tasks, progress, slots=1)
+        run(tasks, progress, slots=1, announce_after=0)
     assert "rootfs" in rec.spans  # the running task was awaited, not abandoned
     assert "compile k8s" not in rec.spans and "assemble" not in rec.spans
     assert "fetch k8s FAILED after" in out.getvalue()
@@ -138,3 +138,18 @@ def test_a_failure_is_raised_as_its_own_error_and_its_dependents_never_start() -
 def test_a_malformed_graph_is_refused_before_anything_runs(tasks: list[Task], message: str) -> None:
     with pytest.raises(BuildError, match=message.replace("[", r"\[").replace("]", r"\]")):
         run(tasks, quiet()[0])
+
+
+def test_tasks_that_find_their_output_say_nothing_and_a_long_one_is_announced() -> None:
+    rec = Recorder()
+    warm = [rec.task(n, sleep=0) for n in ("fetch", "rootfs")]
+    progress, out = quiet()
+    run([*warm, rec.task("compile", ("fetch",), "cpu", sleep=0)], progress, announce_after=0.5)
+    assert out.getvalue() == ""
+    slow = [rec.task("rootfs", sleep=1.0), rec.task("fetch", sleep=0)]
+    progress, out = quiet()
+    run([*slow, rec.task("compile", ("fetch",), "cpu", sleep=0)], progress, announce_after=0.5)
+    lines = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+    assert lines[0] == "rootfs [io] started"
+    assert lines[1].startswith("rootfs finished (")
+    assert "fetch" not in out.getvalue() and "compile" not in out.getvalue()
