@@ -2,8 +2,10 @@
 (conformance/images/components.py), the helm CLI, the selector helper (conformance/cel).
 
 Each component is built in a small wrapper module (`go mod init` + `go get`), because the
-upstream modules carry replace directives that `go install pkg@version` refuses. Outputs land in
-`<cache>/bin/<component>-<version>-<key>/`; a complete output directory is never rebuilt.
+upstream modules carry replace directives that `go install pkg@version` refuses. A build is a
+fetch (that module set up, every module its packages import downloaded: network-bound) then a
+compile (CPU-bound), so a build graph can run one component's fetch beside another's compile.
+Outputs land in `<cache>/bin/<component>-<version>-<key>/`; a complete one is never rebuilt.
 """
 
 from __future__ import annotations
