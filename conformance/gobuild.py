@@ -2,8 +2,10 @@
 (conformance/images/components.py), the helm CLI, the selector helper (conformance/cel).
 
 Each component is built in a small wrapper module (`go mod init` + `go get`), because the
-upstream modules carry replace directives that `go install pkg@version` refuses. Outputs land in
-`<cache>/bin/<component>-<version>-<key>/`; a complete output directory is never rebuilt.
+upstream modules carry replace directives that `go install pkg@version` refuses. A build is a
+fetch (that module set up, every module its packages import downloaded: network-bound) then a
+compile (CPU-bound), so a build graph can run one component's fetch beside another's compile.
+Outputs land in `<cache>/bin/<component>-<version>-<key>/`; a complete one is never rebuilt.
 """
 
 from __future__ import annotations
@@ -167,28 +169,61 @@ def is_built(component: GoComponent) -> bool:
     return all((out / b).is_file() for b in component.binaries)
 
 
+def work_dir(component: GoComponent) -> Path:
+    """The wrapper module a component is fetched into and compiled in."""
+    return cache_root() / "gobuild" / f"{component.name}-{component.version}"
+
+
+# Written in the work directory once every module the build needs is downloaded: its content
+# is the component's key, so a work directory set up for another build is never reused.
+FETCHED = ".fetched"
+
+
+def is_fetched(component: GoComponent) -> bool:
+    marker = work_dir(component) / FETCHED
+    return marker.is_file() and marker.read_text() == component.key
+
+
+def _lock(component: GoComponent) -> tuple[str, str]:
+    return f"go-{component.name}-{component.version}", f"{component.name} {component.version}"
+
+
+def fetch(component: GoComponent, progress: Progress) -> None:
+    """Set up the wrapper module and download every module the build needs (network-bound), so
+    that `build` only compiles; nothing when the output is built or already fetched."""
+    if is_built(component) or is_fetched(component):
+        return
+    lock, what = _lock(component)
+    with build_lock(lock, f"{what} (Go module download)", progress.note):
+        if not (is_built(component) or is_fetched(component)):
+            _fetch_unlocked(component, progress)
+
+
 def build(component: GoComponent, progress: Progress) -> Path:
-    """Build one component unless its output directory is complete; return that directory."""
+    """Build one component unless its output directory is complete; return that directory.
+    Fetches first unless `fetch` did."""
     out = output_dir(component)
     if is_built(component):
         return out
     # Two processes (a node-image build and a `cluster up`, pytest workers) must not share the
     # work directory: the second waits, then finds the output built.
-    lock = f"go-{component.name}-{component.version}"
-    with build_lock(lock, f"{component.name} {component.version} (Go build)", progress.note):
+    lock, what = _lock(component)
+    with build_lock(lock, f"{what} (Go build)", progress.note):
         if is_built(component):
             return out
-        return _build_unlocked(component, out, progress)
+        if not is_fetched(component):
+            _fetch_unlocked(component, progress)
+        return _compile_unlocked(component, out, progress)
 
 
-def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Path:
+def _fetch_unlocked(component: GoComponent, progress: Progress) -> None:
     go = go_binary()
-    work = cache_root() / "gobuild" / f"{component.name}-{component.version}"
+    work = work_dir(component)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    log = work / "build.log"
+    log = work / "fetch.log"
     run = functools.partial(_run, toolchain=component.toolchain)
-    with progress.stage(f"go build {component.name} {component.version}"):
+    with progress.stage(f"go get {component.name} {component.version} (module downloads)"):
         run([go, "mod", "init", f"local/build-{component.name}"], work, "go mod init")
         for old, new in component.replaces:
             run([go, "mod", "edit", f"-replace={old}={new}"], work, "go mod edit")
@@ -204,17 +239,31 @@ def _build_unlocked(component: GoComponent, out: Path, progress: Progress) -> Pa
             _copy_godebug(component, work)
         if component.main_source is not None:
             shutil.copyfile(component.main_source, work / "main.go")
+        # Loading the packages downloads every module they import, which `go build` would
+        # otherwise do between compiles.
+        cmd = [go, "list", "-deps", *_tags(component), *component.packages]
+        run(cmd, work, f"go list {component.name} (module downloads)", log)
+        (work / FETCHED).write_text(component.key)
+
+
+def _tags(component: GoComponent) -> list[str]:
+    return ["-tags", ",".join(component.tags)] if component.tags else []
+
+
+def _compile_unlocked(component: GoComponent, out: Path, progress: Progress) -> Path:
+    go = go_binary()
+    work = work_dir(component)
+    log = work / "build.log"
+    with progress.stage(f"go build {component.name} {component.version}"):
         tmp_out = out.with_name(out.name + ".tmp")
         shutil.rmtree(tmp_out, ignore_errors=True)
         tmp_out.mkdir(parents=True)
-        cmd = [go, "build", "-trimpath", "-ldflags", component.ldflags]
-        if component.tags:
-            cmd += ["-tags", ",".join(component.tags)]
+        cmd = [go, "build", "-trimpath", "-ldflags", component.ldflags, *_tags(component)]
         if len(component.packages) == 1:
             cmd += ["-o", str(tmp_out / component.binaries[0]), component.packages[0]]
         else:
             cmd += ["-o", str(tmp_out) + "/", *component.packages]
-        run(cmd, work, f"go build {component.name}", log)
+        _run(cmd, work, f"go build {component.name}", log, component.toolchain)
         if component.substitutes:
             (tmp_out / "SUBSTITUTES").write_text(
                 "".join(f"{s.why}\n" for s in component.substitutes)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 
-def _fmt(seconds: float) -> str:
+def fmt_duration(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
 
@@ -22,9 +22,11 @@ class Progress:
         self.stream = stream or sys.stderr
         self.heartbeat_s = heartbeat_s
         self.timings: dict[str, float] = {}
+        self._lock = threading.Lock()  # stages of a build graph print from several threads
 
     def _print(self, text: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.stream, flush=True)
+        with self._lock:
+            print(f"[{time.strftime('%H:%M:%S')}] {text}", file=self.stream, flush=True)
 
     def note(self, text: str) -> None:
         self._print(text)
@@ -37,17 +39,17 @@ class Progress:
 
         def beat() -> None:
             while not stop.wait(self.heartbeat_s):
-                self._print(f"  {name}: still running ({_fmt(time.monotonic() - start)})")
+                self._print(f"  {name}: still running ({fmt_duration(time.monotonic() - start)})")
 
         if self.heartbeat_s:  # None: no heartbeat lines
             threading.Thread(target=beat, daemon=True).start()
         try:
             yield
         except BaseException:
-            self._print(f"{name} FAILED after {_fmt(time.monotonic() - start)}")
+            self._print(f"{name} FAILED after {fmt_duration(time.monotonic() - start)}")
             raise
         finally:
             stop.set()
         elapsed = time.monotonic() - start
         self.timings[name] = elapsed
-        self._print(f"{name} done ({_fmt(elapsed)})")
+        self._print(f"{name} done ({fmt_duration(elapsed)})")

@@ -11,6 +11,7 @@ providers (conformance/cluster) run and load them.
 | `substitutes`  | stand-ins for Go modules the proxy refuses (v1.38's iptables helper)       |
 | `rootfs`       | the Debian bookworm root filesystem (debootstrap)                          |
 | `nodeimage`    | the kind node image, assembled offline                                     |
+| `build_graph`  | build tasks as a dependency graph: downloads beside one compile at a time  |
 | `harness`      | images the harness needs in the cluster (workload, fake driver)            |
 | `suite_image`  | the suite as a container image (in-cluster runs, Sonobuoy)                 |
 | `testdriver`   | the Kubernetes e2e DRA test driver image, built from k8s.io/kubernetes     |

@@ -11,15 +11,19 @@ import hashlib
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from conformance import docker_client, gobuild
 from conformance.cache import build_lock, cache_root
 from conformance.errors import BuildError
-from conformance.images import rootfs
+from conformance.gobuild import GoComponent
+from conformance.images import build_graph, rootfs
+from conformance.images.build_graph import Task
 from conformance.images.cached_image import build_once
-from conformance.images.components import CONTAINERD_COMMANDS, build_all, toolchain_for
+from conformance.images.components import CONTAINERD_COMMANDS, components
 from conformance.images.tarbuild import TarBuilder
 from conformance.images.versions import NodeVersions, node_image_key
 from conformance.progress import Progress
@@ -166,38 +170,111 @@ def build_node_image(v: NodeVersions, progress: Progress) -> str:
     return build_once(ref, f"node-image-{ref.rsplit(':', 1)[1]}", lambda: _build(v, ref, progress))
 
 
+GO_COMPONENTS = ("kubernetes", "containerd", "etcd", "kind")
+
+
+def _go_tasks(progress: Progress) -> list[Task]:
+    """Per component: its module downloads (io), then its compile (cpu). The fetch hands the
+    component on, the compile its output directory."""
+    tasks = []
+    for name in GO_COMPONENTS:
+
+        def fetch(r: Mapping[str, Any], name: str = name) -> GoComponent:
+            component = r["resolve Go components"][name]
+            gobuild.fetch(component, progress)
+            return component
+
+        tasks.append(Task(f"fetch {name}", fetch, ("resolve Go components",), "io"))
+    for name in GO_COMPONENTS:
+
+        def compile_(r: Mapping[str, Any], name: str = name) -> Path:
+            return gobuild.build(r[f"fetch {name}"], progress)
+
+        tasks.append(Task(f"compile {name}", compile_, (f"fetch {name}",), "cpu"))
+    return tasks
+
+
+def _image_tasks(v: NodeVersions, progress: Progress) -> list[Task]:
+    """The rootfs, the Go components and the images kubeadm runs, as a build graph (the order
+    is the priority among ready tasks: the Kubernetes compile, the longest, first)."""
+
+    def resolve(_: Mapping[str, Any]) -> dict[str, GoComponent]:
+        return {c.name: c for c in components(v, cache_root() / "gobuild")}
+
+    def image_list(r: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+        images = kubeadm_images(r["compile kubernetes"] / "kubeadm", v)
+        pause = [i for i in images if "/pause:" in i]
+        if not pause:
+            raise BuildError(f"kubeadm listed no pause image: {images}")
+        return [i for i in images if "/coredns" not in i and "/pause:" not in i], pause
+
+    def pause(r: Mapping[str, Any]) -> None:
+        k8s: GoComponent = r["fetch kubernetes"]
+        module = gobuild.module_dir(k8s.module, k8s.version, k8s.toolchain)
+        build_pause_image(module, r["kubeadm image list"][1], progress)
+
+    def control_plane(r: Mapping[str, Any]) -> None:
+        bins = {"kubernetes": r["compile kubernetes"], "etcd": r["compile etcd"]}
+        build_components_image(r["node rootfs"], bins, r["kubeadm image list"][0], progress)
+
+    return [
+        Task("resolve Go components", resolve),
+        Task("node rootfs", lambda _: rootfs.ensure_base_image(v, progress)),
+        *_go_tasks(progress),
+        Task("kubeadm image list", image_list, ("compile kubernetes",)),
+        # gcc on one small file: a second, too short to hold the compile slot for
+        Task("pause image", pause, ("kubeadm image list", "fetch kubernetes")),
+        Task(
+            "control-plane image",
+            control_plane,
+            ("node rootfs", "compile kubernetes", "compile etcd", "kubeadm image list"),
+        ),
+    ]
+
+
 def component_images(v: NodeVersions, progress: Progress) -> list[str]:
     """The images kubeadm of `v` runs (control plane, kube-proxy, etcd, then pause; CoreDNS is
     not installed offline), built into the local Docker where missing."""
-    base = rootfs.ensure_base_image(v, progress)
-    bins = build_all(v, progress)
-    images = kubeadm_images(bins["kubernetes"] / "kubeadm", v)
-    pause = [i for i in images if "/pause:" in i]
-    components = [i for i in images if "/coredns" not in i and "/pause:" not in i]
-    if not pause:
-        raise BuildError(f"kubeadm listed no pause image: {images}")
-    build_pause_image(
-        gobuild.module_dir("k8s.io/kubernetes", v.kubernetes, toolchain_for(v.kubernetes)),
-        pause,
-        progress,
-    )
-    build_components_image(base, bins, components, progress)
-    return components + pause
+    results, _ = build_graph.run(_image_tasks(v, progress), progress)
+    control_plane, pause = results["kubeadm image list"]
+    return control_plane + pause
+
+
+def node_image_tasks(v: NodeVersions, ref: str, progress: Progress) -> list[Task]:
+    """Every task of the node image's build; the last one, "node image", assembles it."""
+
+    def assemble(r: Mapping[str, Any]) -> str:
+        bins = {n: r[f"compile {n}"] for n in ("kubernetes", "containerd")}
+        kind: GoComponent = r["fetch kind"]
+        kind_dir = gobuild.module_dir(kind.module, kind.version, kind.toolchain)
+        control_plane, pause = r["kubeadm image list"]
+        return _assemble(v, ref, r["node rootfs"], bins, kind_dir, control_plane, pause, progress)
+
+    deps = ("node rootfs", "compile kubernetes", "compile containerd", "compile kind")
+    needs = (*deps, "fetch kind", "kubeadm image list", "pause image", "control-plane image")
+    return [*_image_tasks(v, progress), Task("node image", assemble, needs)]
 
 
 def _build(v: NodeVersions, ref: str, progress: Progress) -> str:
-    base = rootfs.ensure_base_image(v, progress)
-    bins = build_all(v, progress)
-    images = component_images(v, progress)
-    pause = [i for i in images if "/pause:" in i]
-    components = [i for i in images if "/pause:" not in i]
-    kind_dir = gobuild.module_dir("sigs.k8s.io/kind", v.kind)
+    return build_graph.run(node_image_tasks(v, ref, progress), progress)[0]["node image"]
+
+
+def _assemble(
+    v: NodeVersions,
+    ref: str,
+    base: str,
+    bins: dict[str, Path],
+    kind_dir: Path,
+    control_plane: list[str],
+    pause: list[str],
+    progress: Progress,
+) -> str:
     client = docker_client.client()
     work = cache_root() / "node-build"
     work.mkdir(parents=True, exist_ok=True)
     with progress.stage(f"assemble node image {ref}"):
         archive = work / "images.tar"
-        save_images(components + pause, archive)
+        save_images(control_plane + pause, archive)
         container = client.containers.run(
             base,
             entrypoint=["sleep", "infinity"],
