@@ -78,17 +78,18 @@ def test_more_cores_allow_compiles_side_by_side() -> None:
     assert cpu_slots(1) == cpu_slots(2) == 1
     assert cpu_slots(8) == 4
     rec = Recorder()
-    run([rec.task(f"compile {n}", resource="cpu", sleep=0.2) for n in "ab"], quiet()[0], slots=2)
+    run([rec.task(f"compile {n}", resource="cpu", sleep=1.0) for n in "ab"], quiet()[0], slots=2)
     assert rec.overlap("compile a", "compile b")
 
 
 def test_downloads_run_beside_a_compile_and_say_so() -> None:
     rec = Recorder()
     tasks = [
-        rec.task("compile k8s", resource="cpu", sleep=0.3),
-        rec.task("fetch etcd", sleep=0.05),
+        # seconds apart, so a loaded machine's thread starts cannot reorder them
+        rec.task("compile k8s", resource="cpu", sleep=3.0),
+        rec.task("fetch etcd", sleep=1.5),
         rec.task("compile etcd", deps=("fetch etcd",), resource="cpu", sleep=0.05),
-        rec.task("rootfs", sleep=0.1),
+        rec.task("rootfs", sleep=2.0),
     ]
     progress, out = quiet()
     _, times = run(tasks, progress, slots=1, announce_after=0)
@@ -144,11 +145,12 @@ def test_tasks_that_find_their_output_say_nothing_and_a_long_one_is_announced() 
     rec = Recorder()
     warm = [rec.task(n, sleep=0) for n in ("fetch", "rootfs")]
     progress, out = quiet()
-    run([*warm, rec.task("compile", ("fetch",), "cpu", sleep=0)], progress, announce_after=0.5)
+    # Margins wide enough for a loaded 2-core machine, where starting a thread can take a while.
+    run([*warm, rec.task("compile", ("fetch",), "cpu", sleep=0)], progress, announce_after=30)
     assert out.getvalue() == ""
-    slow = [rec.task("rootfs", sleep=1.0), rec.task("fetch", sleep=0)]
+    slow = [rec.task("rootfs", sleep=3.0), rec.task("fetch", sleep=0)]
     progress, out = quiet()
-    run([*slow, rec.task("compile", ("fetch",), "cpu", sleep=0)], progress, announce_after=0.5)
+    run([*slow, rec.task("compile", ("fetch",), "cpu", sleep=0)], progress, announce_after=1.5)
     lines = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
     assert lines[0] == "rootfs [io] started"
     assert lines[1].startswith("rootfs finished (")
