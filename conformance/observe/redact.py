@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 REDACTED = "<redacted>"
+REDACTED_XML = "&lt;redacted&gt;"  # the marker inside XML text
 
 # Order matters: whole blocks first, then key/value forms, then free-standing token shapes.
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -68,6 +69,16 @@ def redact_text(text: str) -> str:
     return text
 
 
+def redact_text_of(name: str, text: str) -> str:
+    """`redact_text` for the content of file `name`: in XML the marker is escaped, so the file
+    stays well-formed, also when it was redacted before (a marker found again is escaped again,
+    never left as a raw tag)."""
+    cleaned = redact_text(text)
+    if name.endswith(".xml"):
+        cleaned = cleaned.replace(REDACTED, REDACTED_XML)
+    return cleaned
+
+
 def find_secrets(text: str) -> list[str]:
     """The credential-looking strings `redact_text` would remove (for checks and tests)."""
     found: list[str] = []
@@ -85,11 +96,9 @@ def redact_file(path: Path) -> bool:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    cleaned = redact_text(text)
+    cleaned = redact_text_of(path.name, text)
     if cleaned == text:
         return False
-    if path.suffix == ".xml":  # junit.xml stays well-formed
-        cleaned = cleaned.replace(REDACTED, "&lt;redacted&gt;")
     path.write_text(cleaned, encoding="utf-8")
     return True
 

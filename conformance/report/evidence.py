@@ -1,6 +1,6 @@
 """`evidence.tar.gz`: what a vendor publishes — summary, JUnit, Allure results, diagnostics.
 
-Every text file is passed through `redact_text` on its way into the archive, so a token that
+Every text file is passed through `redact_text_of` on its way into the archive, so a token that
 slipped into a diagnostics dump or a captured log never leaves the machine. The HTML report is
 not included (it is derived from allure-results and large).
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from conformance.model.naming import file_safe
-from conformance.observe.redact import redact_text
+from conformance.observe.redact import redact_text_of
 
 EVIDENCE = "evidence.tar.gz"
 DIAGNOSTICS = "diagnostics"
@@ -69,7 +69,7 @@ def _add_file(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
     except UnicodeDecodeError:
         pass  # binary attachment (screenshot): kept as is
     else:
-        data = redact_text(text).encode("utf-8")
+        data = redact_text_of(arcname, text).encode("utf-8")
     info = tarfile.TarInfo(arcname)
     info.size = len(data)
     info.mtime = int(path.stat().st_mtime or time.time())
