@@ -12,7 +12,12 @@ from conformance.kube.state import AllocationResult
 from conformance.model.devices import PublishedDevice, published_devices
 from conformance.observe.steps import attach_yaml, step
 from conformance.scenario_api.device_requests import kind_request
-from conformance.scenario_api.kind_check import allocated_against, allocated_device, kind_problem
+from conformance.scenario_api.kind_check import (
+    allocated_against,
+    allocated_device,
+    kind_problem,
+    node_device_ids,
+)
 from conformance.scenario_api.scope import WorkloadScope
 
 
@@ -123,6 +128,11 @@ class ClaimOps(WorkloadScope):
         slices = list_slices(self.k8s, self.profile.driver)
         attach_yaml(f"ResourceSlices of {self.profile.driver}", slices)
         return {d.id: d for d in published_devices(slices, self.profile.driver)}
+
+    def node_device_ids(self, node: str) -> frozenset[str]:
+        """The ids of `node`'s devices, published now or at the run's start
+        (`kind_check.node_device_ids`): what a device a pod got there is checked against."""
+        return node_device_ids(self.live_devices(), self.context.devices, node)
 
     def devices_allocated_against(
         self, allocated: Iterable[AllocationResult] | None = None

@@ -50,6 +50,15 @@ def allocated_against(
     return {**earlier, **live}
 
 
+def node_device_ids(
+    live: Mapping[str, PublishedDevice], at_start: Iterable[PublishedDevice], node: str
+) -> frozenset[str]:
+    """The ids of `node`'s devices, published now or at the run's start: a device the driver
+    withdrew while a pod holds it (a network interface in the pod's namespace) is still one of
+    that node's, and the scheduler allocated it from the slices as they were."""
+    return frozenset(i for i, d in allocated_against(live, at_start).items() if d.node == node)
+
+
 def allocated_device(
     device_id: str, devices: Mapping[str, PublishedDevice], driver: str
 ) -> PublishedDevice:

@@ -68,6 +68,6 @@ def test_driver_restart_keeps_pods_devices_and_serves_new_claims(
     workload.run("newcomer", ["newcomer"], node=node, abort_on_prepare_failure=False)
     [got] = workload.results("newcomer")
     assert got.driver == driver
-    published = {d.id for d in slices.current_devices(k8s, driver, node)}
+    published = workload.node_device_ids(node)
     assert got.device_id in published, f"newcomer got {got.device_id}, not a device of {node}"
     workload.assert_sees_exactly("newcomer", [got])

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conformance.kube import slices, state
+from conformance.kube import state
 from conformance.kube.client import K8sClients
 from conformance.kube.state import AllocationResult
 from conformance.model.outcome import not_run
@@ -79,6 +79,6 @@ def check_newcomer(k8s: K8sClients, workload: Workloads, name: str, node: str) -
     driver = workload.context.profile.driver
     [got] = workload.results(name)
     assert got.driver == driver
-    published = {d.id for d in slices.current_devices(k8s, driver, node)}
+    published = workload.node_device_ids(node)
     assert got.device_id in published, f"{name} got {got.device_id}, not a device of {node}"
     workload.assert_sees_exactly(name, [got])

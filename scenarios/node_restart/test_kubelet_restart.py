@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conformance.kube import slices, state
+from conformance.kube import state
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline, assert_undisturbed
 from conformance.scenario_api.republish import Republish
@@ -50,7 +50,7 @@ def test_kubelet_restart_keeps_pods_and_prepares_new_claims(
     record_metric(request, "kubelet_restart_to_new_pod", time.monotonic() - started, node=node)
     [got] = workload.results("newcomer")
     assert got.driver == driver
-    published = {d.id for d in slices.current_devices(k8s, driver, node)}
+    published = workload.node_device_ids(node)
     assert got.device_id in published, f"newcomer got {got.device_id}, not a device of {node}"
     workload.assert_sees_exactly("newcomer", [got])
 

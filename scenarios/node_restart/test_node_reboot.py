@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conformance.kube import slices, state, waits
+from conformance.kube import state, waits
 from conformance.report import record_metric
 from conformance.scenario_api.disruption import PodBaseline
 from conformance.scenario_api.republish import Republish
@@ -114,6 +114,6 @@ def test_node_restart_serves_new_claims(
     record_metric(request, "node_restart_to_new_pod", time.monotonic() - started, node=node)
     [got] = workload.results("newcomer")
     assert got.driver == driver
-    published = {d.id for d in slices.current_devices(k8s, driver, node)}
+    published = workload.node_device_ids(node)
     assert got.device_id in published, f"newcomer got {got.device_id}, not a device of {node}"
     workload.assert_sees_exactly("newcomer", [got])

@@ -17,6 +17,7 @@ from conformance.scenario_api.kind_check import (
     allocated_device,
     is_of_kind,
     kind_problem,
+    node_device_ids,
 )
 
 D = "gpu.example.com"
@@ -96,3 +97,12 @@ def test_a_device_published_neither_now_nor_at_the_start_fails_with_a_sentence()
     ), str(err.value)
     with pytest.raises(AssertionError, match="pool w2 publishes nothing"):
         allocated_device("w2/gpu-0", devices, D)
+
+
+def test_a_nodes_devices_include_those_withdrawn_since_the_start() -> None:
+    other = PublishedDevice("w2", "gpu-0", "w2")
+    at_start = [gpu("gpu-0"), gpu("gpu-1"), other]
+    live = {"w1/gpu-1": gpu("gpu-1")}  # gpu-0 is in a pod, and the driver withdrew it
+    assert node_device_ids(live, at_start, "w1") == {"w1/gpu-0", "w1/gpu-1"}
+    assert node_device_ids(live, at_start, "w2") == {"w2/gpu-0"}
+    assert node_device_ids({}, [], "w1") == frozenset()
