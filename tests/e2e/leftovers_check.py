@@ -84,7 +84,7 @@ def left_of(k8s: K8sClients, run_id: str) -> dict[str, list[str]]:
     }
 
 
-def cordoning_worker(run: Any, k8s: K8sClients, run_id: str, timeout: float = 240) -> int:
+def cordoning_worker(run: Any, k8s: K8sClients, run_id: str, timeout: float = 600) -> int:
     """The pid of the process that cordoned a node for `run_id` (recorded on the node), once
     one has; fails if the run ends first."""
     from conformance.kube.drain import CORDONED_BY_PID_ANNOTATION
