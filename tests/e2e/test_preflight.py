@@ -47,8 +47,10 @@ def test_an_image_the_nodes_cannot_pull_stops_the_run_with_the_remedy(
     assert "the nodes cannot pull it (" in line, line
     assert "--dra-workload-image REF (any image with sh, env and sleep" in line, line
     assert "dra-conformance driver install --name NAME" in line, line
-    # The pull failure ends it, not the 120 s podRunning timeout of a test.
-    assert elapsed < 100, f"{elapsed:.0f} s\n{output[-3000:]}"
+    # The pull failure ends it, not the 120 s podRunning timeout of a test (judged on what the
+    # run says, not on a wall clock that a loaded machine stretches: 181 s at load 60).
+    assert "ErrImagePull" in line or "ImagePullBackOff" in line, line
+    assert "timed out" not in output, f"{elapsed:.0f} s\n{output[-3000:]}"
     # Never a failure of the driver: no requirement ran, none failed.
     assert "NON-CONFORMANT" not in output, output[-6000:]
     summary_path = report / "summary.json"

@@ -45,9 +45,10 @@ def test_a_missing_driver_image_stops_the_run_before_any_cluster(tmp_path: Path)
     assert f"the driver image {MISSING} is not in the local Docker engine" in error[0]
     assert "no build for it" in error[0] and "it cannot be pulled (" in error[0]
     assert "docker pull" in result.stderr and "install.image" in result.stderr
-    assert took < 60, f"the refusal took {took:.0f} s"
     nodes = docker_client.client().containers.list(
         all=True, filters={"label": f"io.x-k8s.kind.cluster={name}"}
     )
     assert nodes == []
-    assert "kind create cluster" not in result.stderr
+    # Refused before any cluster: no node container, no creation started (the proof, not a
+    # wall clock a loaded machine stretches).
+    assert "kind create cluster" not in result.stderr, f"{took:.0f} s: {result.stderr[-2000:]}"
