@@ -144,7 +144,7 @@ def test_fake_driver_profile_loads() -> None:
     from conformance.model.capabilities import CAPABILITIES
 
     assert profile.capabilities == CAPABILITIES
-    assert profile.gating_fields == {"capacity"}  # DRA-ALLOC-002 applies
+    assert profile.gating_fields == {"capacity", "extendedResource"}  # ALLOC-002, EXT apply
     assert "extended-resource" in profile.device_kinds
     assert profile.kind_class_and_expression("class:partition") == (
         "partition.fake.dra-conformance.io",
@@ -160,7 +160,10 @@ def test_gpu_example_profile_loads() -> None:
     assert isinstance(profile.install, PreinstalledInstall)
     assert profile.faults.kinds == ("taint",)  # DeviceTaintRules: every driver
     assert profile.timeouts.get("podRunning") == 300.0
-    assert "shared-claims" in profile.capabilities and profile.gating_fields == {"capacity"}
+    assert "shared-claims" in profile.capabilities and profile.gating_fields == {
+        "capacity",
+        "extendedResource",
+    }
 
 
 def test_manifests_resolve_relative_to_the_profile(tmp_path: Path) -> None:

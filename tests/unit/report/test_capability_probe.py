@@ -47,8 +47,7 @@ def test_a_probed_failure_never_decides_and_is_observed_not_working() -> None:
     by_id = {r.id: r for r in results}
     assert by_id["SHARE"].status is RequirementStatus.NOT_APPLICABLE
     assert by_id["SHARE"].reason == (
-        "the profile does not declare shared-claims (probed: not working; outside the "
-        "verdict)"
+        "the profile does not declare shared-claims (probed: not working; outside the verdict)"
     )
     assert by_id["ADMIN"].reason.endswith("(probed: working; outside the verdict)")
     verdict = decide_verdict(results)

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -181,6 +182,15 @@ def test_an_incomplete_test_without_an_allure_result_gets_one(tmp_path: Path) ->
 
 CUT_MODULE = "scenarios.claim_deletion.test_delete_claim_in_use"
 DONE_MODULE = "scenarios.node_drain.test_drain_cordon"
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_acts() -> Iterator[None]:
+    """Python's Ctrl-C handler, as in a terminal: a shell without job control starts its
+    background commands with SIGINT ignored, and `make test` may run as one."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def test_a_signal_in_the_block_acts_when_it_ends_and_a_second_at_once() -> None:
