@@ -29,9 +29,9 @@ from conformance.report.allure_html import (
     generate_html_report,
 )
 from conformance.report.catalog import catalog_for, known_issues_for
-from conformance.report.cut_short import DIAGNOSTICS, ReportsWhole, complete_report
+from conformance.report.cut_short import ReportsWhole, complete_report
 from conformance.report.driver_figures import driver_figures
-from conformance.report.evidence import EVIDENCE, build_evidence
+from conformance.report.evidence import DIAGNOSTICS, EVIDENCE, build_evidence
 from conformance.report.facts import (
     WORKERINPUT_RUN_DIR,
     WORKERINPUT_RUN_FACTS,

@@ -35,12 +35,12 @@ import pytest
 
 from conformance.report.allure import LABEL_OUTCOME
 from conformance.report.allure_run import RESULT_SUFFIX
+from conformance.report.evidence import DIAGNOSTICS
 from conformance.report.junit import JUNIT_XML, junit_source
 from conformance.report.junit_records import junit_id
 from conformance.report.outcomes import INCOMPLETE, TestOutcome, TestRecord
 from conformance.report.verify_cross import allure_junit_id
 
-DIAGNOSTICS = "diagnostics"  # the run directory's folder of what was kept for reading
 UNRECORDED_ALLURE = "unrecorded-allure-results"  # under diagnostics/
 _BROKEN = "broken"  # Allure's status of an error
 _HELD = (signal.SIGINT, signal.SIGTERM)  # both end a run through KeyboardInterrupt
@@ -137,10 +137,8 @@ def complete_junit(root: ET.Element, records: Iterable[TestRecord]) -> bool:
                 suite.remove(case)
                 changed = True
     target = suites[0]
-    for record in records:
+    for record in (r for r in records if is_incomplete(r)):
         case = named.get(junit_id(record.nodeid))
-        if not is_incomplete(record):
-            continue
         if case is not None:  # a crashed worker's: junitxml writes properties at teardown only
             if case.find("properties") is None and record.junit_properties():
                 _add_properties(case, record)
